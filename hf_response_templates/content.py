@@ -1,0 +1,643 @@
+"""Content parsers: turn the raw text of a region into its value.
+
+A content parser is a function `(text: str, args: Mapping) -> value`. Parsers live in a registry
+keyed by name; `register_content_parser` adds your own. Each registered parser declares
+
+* `streamable`: its chunks are part of the final value (`region_chunk` events with `dirty=False`);
+  structured parsers stream raw text with `dirty=True`;
+* `args`: the `content_args` it accepts, as `{name: validator}`, checked when a template is loaded.
+
+Built-in parsers: `text`, `int`, `float`, `bool`, `json`, `xml-inline`, `kv-lines`, `python-call-list`.
+None of them ever evaluates model text as code.
+"""
+
+from __future__ import annotations
+
+import json
+import re as _stdre
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from .errors import RegexTimeoutError, TemplateError
+
+__all__ = [
+    "ContentParser",
+    "register_content_parser",
+    "get_content_parser",
+    "content_parsers",
+    "DEFAULT_REGEX_TIMEOUT",
+    "MAX_NESTING",
+]
+
+#: Seconds one regex call may run before it is abandoned (see `RegexTimeoutError`).
+DEFAULT_REGEX_TIMEOUT = 1.0
+#: Deepest nesting of lists/dicts the `json` and `python-call-list` parsers accept.
+MAX_NESTING = 200
+
+ParseFn = Callable[[str, Mapping[str, Any]], Any]
+ArgCheck = Callable[[Any, str, str], Any]  # (value, field, key) -> compiled value
+
+
+@dataclass(frozen=True)
+class ContentParser:
+    """A registered content parser.
+
+    `compile_args(args, field)` validates `content_args` once, at template load time, and returns the
+    object handed to `parse` for every region (so regexes are compiled once).
+    """
+
+    name: str
+    parse: ParseFn
+    streamable: bool = False
+    args: Mapping[str, ArgCheck] | None = None  # None: accept any args unchecked
+
+    def compile_args(self, args: Any, field: str) -> Mapping[str, Any]:
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise TemplateError(
+                f"must be a dict of arguments for the {self.name!r} parser, got {type(args).__name__}",
+                field=field,
+                key="content_args",
+            )
+        if self.args is None:
+            return dict(args)
+        unknown = sorted(set(args) - set(self.args))
+        if unknown:
+            allowed = ", ".join(sorted(self.args)) or "none"
+            raise TemplateError(
+                f"unknown argument(s) {unknown} for the {self.name!r} parser (accepted: {allowed})",
+                field=field,
+                key="content_args",
+            )
+        out = {k: self.args[k](v, field, f"content_args.{k}") for k, v in args.items()}
+        missing = [k for k, check in self.args.items() if getattr(check, "required", False) and k not in out]
+        if missing:
+            raise TemplateError(
+                f"the {self.name!r} parser requires {missing}", field=field, key=f"content_args.{missing[0]}"
+            )
+        return out
+
+
+_REGISTRY: dict[str, ContentParser] = {}
+
+
+def register_content_parser(
+    name: str,
+    parse: ParseFn,
+    *,
+    streamable: bool = False,
+    args: Mapping[str, type | tuple[type, ...]] | None = None,
+    overwrite: bool = False,
+) -> ContentParser:
+    """Register a content parser usable as `"content": name` in templates.
+
+    Args:
+        name: the name templates refer to.
+        parse: `parse(text, args) -> value`. Raise `ValueError` on bad input: the region is then
+            reported as malformed instead of failing the stream.
+        streamable: chunks are part of the final value (`dirty=False`), as for `text`.
+        args: accepted `content_args` as `{name: type or tuple of types}`; `None` accepts anything.
+        overwrite: replace an existing parser of that name (built-ins included).
+
+    Example:
+        >>> register_content_parser("upper", lambda text, args: text.strip().upper(), streamable=True)
+        ContentParser(name='upper', ...)
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError("content parser name must be a non-empty string")
+    if name in _REGISTRY and not overwrite:
+        raise ValueError(f"a content parser named {name!r} is already registered (pass overwrite=True)")
+    checks = None if args is None else {k: _typed(t) for k, t in args.items()}
+    parser = ContentParser(name, parse, streamable, checks)
+    _REGISTRY[name] = parser
+    return parser
+
+
+def get_content_parser(name: str, *, field: str = "?", key: str = "content") -> ContentParser:
+    """The registered parser called `name`; `TemplateError` naming `field` if there is none."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise TemplateError(
+            f"unknown content parser {name!r}; available: {', '.join(sorted(_REGISTRY))} "
+            "(register your own with hf_response_templates.register_content_parser)",
+            field=field,
+            key=key,
+        ) from None
+
+
+def content_parsers() -> dict[str, ContentParser]:
+    """A copy of the registry."""
+    return dict(_REGISTRY)
+
+
+# --------------------------------------------------------------------------- argument validators
+
+
+def _typed(types: type | tuple[type, ...]) -> ArgCheck:
+    def check(value: Any, field: str, key: str) -> Any:
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in _as_tuple(types))
+        if not ok:
+            want = " or ".join(t.__name__ for t in _as_tuple(types))
+            raise TemplateError(f"must be {want}, got {type(value).__name__}", field=field, key=key)
+        return value
+
+    return check
+
+
+def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _required(check: ArgCheck) -> ArgCheck:
+    check.required = True  # type: ignore[attr-defined]
+    return check
+
+
+def _nonempty_str(value: Any, field: str, key: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise TemplateError("must be a non-empty string", field=field, key=key)
+    return value
+
+
+def _string_delims(value: Any, field: str, key: str) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    if not isinstance(value, list):
+        raise TemplateError("must be a list of [open, close] string pairs", field=field, key=key)
+    for i, pair in enumerate(value):
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not all(isinstance(s, str) and s for s in pair)
+        ):
+            raise TemplateError(
+                f"item {i} must be a pair [open, close] of non-empty strings, got {pair!r}", field=field, key=key
+            )
+        pairs.append((pair[0], pair[1]))
+    return tuple(pairs)
+
+
+def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
+    from .template import MAX_PATTERN_LENGTH  # local: template imports this module
+
+    if not isinstance(value, str) or not value:
+        raise TemplateError("must be a non-empty regex string", field=field, key=key)
+    if len(value) > MAX_PATTERN_LENGTH:
+        raise TemplateError(f"is longer than {MAX_PATTERN_LENGTH} characters", field=field, key=key)
+    try:
+        pattern = regex.compile(value, regex.DOTALL)
+    except regex.error as e:
+        raise TemplateError(f"is not a valid regex ({e}): {value!r}", field=field, key=key) from None
+    missing = {"key", "value"} - set(pattern.groupindex)
+    if missing:
+        raise TemplateError(
+            f"must have the named groups (?P<key>...) and (?P<value>...); missing {sorted(missing)}",
+            field=field,
+            key=key,
+        )
+    if pattern.search("") is not None:
+        raise TemplateError("matches the empty string, so it would match everywhere", field=field, key=key)
+    return pattern
+
+
+def _value_parser(value: Any, field: str, key: str) -> Callable[[str], Any]:
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        raise TemplateError(
+            'must be a dict like {"name": "json", "args": {...}}', field=field, key=key
+        )
+    unknown = set(value) - {"name", "args"}
+    if unknown:
+        raise TemplateError(f"unknown keys {sorted(unknown)} (accepted: name, args)", field=field, key=key)
+    parser = get_content_parser(value["name"], field=field, key=f"{key}.name")
+    args = parser.compile_args(value.get("args"), field)
+    parse = parser.parse
+    return lambda text: parse(text, args)
+
+
+# --------------------------------------------------------------------------- basic types
+
+
+def _strip(text: str, args: Mapping[str, Any]) -> str:
+    return text.strip() if args.get("strip", True) else text
+
+
+def parse_text(text: str, args: Mapping[str, Any]) -> str:
+    return text.strip() if args.get("strip", True) else text
+
+
+def parse_int(text: str, args: Mapping[str, Any]) -> int:
+    raw = text.strip()
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"not an integer: {raw!r}") from None
+
+
+def parse_float(text: str, args: Mapping[str, Any]) -> float:
+    raw = text.strip()
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"not a number: {raw!r}") from None
+
+
+_TRUE = frozenset({"true", "1"})
+_FALSE = frozenset({"false", "0"})
+
+
+def parse_bool(text: str, args: Mapping[str, Any]) -> bool:
+    raw = text.strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ValueError(f"not a boolean (expected true/false/1/0): {text.strip()!r}")
+
+
+# --------------------------------------------------------------------------- json
+
+
+_NUMBER = _stdre.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_BARE_KEY = _stdre.compile(r"[A-Za-z_$][\w$-]*")
+_WS = _stdre.compile(r"[ \t\n\r]*")
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def parse_json(text: str, args: Mapping[str, Any]) -> Any:
+    """JSON, optionally with bare keys (`unquoted_keys`) or custom string delimiters (`string_delims`)."""
+    try:
+        if not args.get("unquoted_keys") and not args.get("string_delims"):
+            try:
+                return json.loads(text)
+            except RecursionError:
+                raise ValueError(f"JSON nested too deeply (more than the interpreter's recursion limit)") from None
+        return _LaxJSON(text, bool(args.get("unquoted_keys")), args.get("string_delims") or ()).parse()
+    except ValueError as e:
+        if args.get("allow_non_json"):
+            return text.strip()
+        raise ValueError(f"invalid JSON: {e}") from None
+
+
+class _LaxJSON:
+    """A small recursive-descent JSON reader with the two dialect knobs of the `json` parser.
+
+    Standard strings are decoded by the standard library's `scanstring`; custom-delimited strings
+    are taken verbatim between their delimiters. Nesting is limited to `MAX_NESTING`.
+    """
+
+    def __init__(self, text: str, unquoted_keys: bool, string_delims: tuple[tuple[str, str], ...]):
+        self.s = text
+        self.unquoted = unquoted_keys
+        self.delims = string_delims
+
+    def fail(self, what: str, pos: int) -> None:
+        raise ValueError(f"{what} at character {pos}")
+
+    def ws(self, pos: int) -> int:
+        return _WS.match(self.s, pos).end()
+
+    def parse(self) -> Any:
+        value, pos = self.value(self.ws(0), 0)
+        pos = self.ws(pos)
+        if pos != len(self.s):
+            self.fail("extra data after the JSON value", pos)
+        return value
+
+    def custom_string(self, pos: int) -> tuple[str, int] | None:
+        for open_, close in self.delims:
+            if self.s.startswith(open_, pos):
+                start = pos + len(open_)
+                end = self.s.find(close, start)
+                if end < 0:
+                    self.fail(f"unterminated string opened by {open_!r}", pos)
+                return self.s[start:end], end + len(close)
+        return None
+
+    def string(self, pos: int) -> tuple[str, int] | None:
+        custom = self.custom_string(pos) if self.delims else None
+        if custom is not None:
+            return custom
+        if pos < len(self.s) and self.s[pos] == '"':
+            return _scanstring(self.s, pos + 1, True)
+        return None
+
+    def value(self, pos: int, depth: int) -> tuple[Any, int]:
+        s = self.s
+        if pos >= len(s):
+            self.fail("expected a value, got end of text", pos)
+        got = self.string(pos)
+        if got is not None:
+            return got
+        c = s[pos]
+        if c == "{" or c == "[":
+            if depth >= MAX_NESTING:
+                self.fail(f"nested more than {MAX_NESTING} levels deep", pos)
+            return (self.obj if c == "{" else self.arr)(pos + 1, depth + 1)
+        m = _NUMBER.match(s, pos)
+        if m:
+            num = m.group()
+            return (int(num) if num.lstrip("-").isdigit() else float(num)), m.end()
+        for word, val in (("true", True), ("false", False), ("null", None), ("NaN", float("nan")),
+                          ("Infinity", float("inf")), ("-Infinity", float("-inf"))):
+            if s.startswith(word, pos):
+                return val, pos + len(word)
+        self.fail(f"unexpected character {c!r}", pos)
+        raise AssertionError  # unreachable
+
+    def key(self, pos: int) -> tuple[str, int]:
+        got = self.string(pos)
+        if got is not None:
+            return got
+        if self.unquoted:
+            m = _BARE_KEY.match(self.s, pos)
+            if m:
+                return m.group(), m.end()
+        self.fail("expected a key", pos)
+        raise AssertionError
+
+    def obj(self, pos: int, depth: int) -> tuple[dict, int]:
+        out: dict[str, Any] = {}
+        pos = self.ws(pos)
+        if self.s.startswith("}", pos):
+            return out, pos + 1
+        while True:
+            k, pos = self.key(self.ws(pos))
+            pos = self.ws(pos)
+            if not self.s.startswith(":", pos):
+                self.fail("expected ':'", pos)
+            v, pos = self.value(self.ws(pos + 1), depth)
+            out[k] = v
+            pos = self.ws(pos)
+            if self.s.startswith(",", pos):
+                pos += 1
+            elif self.s.startswith("}", pos):
+                return out, pos + 1
+            else:
+                self.fail("expected ',' or '}'", pos)
+
+    def arr(self, pos: int, depth: int) -> tuple[list, int]:
+        out: list[Any] = []
+        pos = self.ws(pos)
+        if self.s.startswith("]", pos):
+            return out, pos + 1
+        while True:
+            v, pos = self.value(self.ws(pos), depth)
+            out.append(v)
+            pos = self.ws(pos)
+            if self.s.startswith(",", pos):
+                pos += 1
+            elif self.s.startswith("]", pos):
+                return out, pos + 1
+            else:
+                self.fail("expected ',' or ']'", pos)
+
+
+# --------------------------------------------------------------------------- xml-inline, kv-lines
+
+
+def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat sequence of tags matched by `tag_pattern` (groups `key` and `value`) -> dict."""
+    pattern: regex.Pattern = args["tag_pattern"]
+    value_parser = args.get("value_parser")
+    merge = args.get("merge_duplicates", False)
+    out: dict[str, Any] = {}
+    merged: set[str] = set()
+    try:
+        for m in pattern.finditer(text, timeout=DEFAULT_REGEX_TIMEOUT):
+            key, raw = m.group("key"), m.group("value")
+            if key is None:
+                continue
+            value = value_parser(raw if raw is not None else "") if value_parser else (raw or "")
+            if merge and key in out:
+                if key not in merged:
+                    out[key] = [out[key]]
+                    merged.add(key)
+                out[key].append(value)
+            else:
+                out[key] = value
+    except TimeoutError:
+        raise RegexTimeoutError(
+            field=None,
+            key="content_args.tag_pattern",
+            pattern=pattern.pattern,
+            timeout=DEFAULT_REGEX_TIMEOUT,
+            text=text,
+        ) from None
+    return out
+
+
+def parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """`key<kv_sep>value` lines -> dict; empty lines and lines without the separator are skipped."""
+    line_sep = args.get("line_sep", "\n")
+    kv_sep = args.get("kv_sep", ":")
+    strip = args.get("strip", True)
+    value_parser = args.get("value_parser")
+    out: dict[str, Any] = {}
+    for line in text.split(line_sep):
+        if kv_sep not in line or not line.strip():
+            continue
+        key, value = line.split(kv_sep, 1)
+        if strip:
+            key, value = key.strip(), value.strip()
+        out[key] = value_parser(value) if value_parser else value
+    return out
+
+
+# --------------------------------------------------------------------------- python-call-list
+
+_IDENT = _stdre.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.-][A-Za-z_0-9]+)*")
+_PY_NUMBER = _stdre.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_PY_CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
+_PY_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f",
+               "/": "/", "0": "\0", "a": "\a", "v": "\v"}
+
+
+class _CallListReader:
+    """A strict reader for pythonic tool calls: `[name(key=value, ...), ...]`.
+
+    Grammar (whitespace allowed between tokens):
+        calls   := '[' [call (',' call)* [',']] ']'  |  call (',' call)*
+        call    := NAME '(' [kwarg (',' kwarg)* [',']] ')'        NAME: dotted/dashed identifier
+        kwarg   := IDENT '=' value
+        value   := string | number | True | False | None | true | false | null
+                 | '[' [value (',' value)* [',']] ']' | '(' ... ')' | '{' [string ':' value ...] '}'
+    Strings use single or double quotes with backslash escapes (\\n, \\t, \\uXXXX, ...). Nothing is
+    evaluated: model text never reaches `eval` or `ast`.
+    """
+
+    def __init__(self, text: str):
+        self.s = text
+
+    def fail(self, what: str, pos: int) -> None:
+        raise ValueError(f"python-call-list: {what} at character {pos}")
+
+    def ws(self, pos: int) -> int:
+        return _WS.match(self.s, pos).end()
+
+    def parse(self) -> list[dict[str, Any]]:
+        pos = self.ws(0)
+        if self.s.startswith("[", pos):
+            calls, pos = self.seq(pos + 1, "]", self.call)
+        else:
+            calls = []
+            while True:
+                call, pos = self.call(pos)
+                calls.append(call)
+                pos = self.ws(pos)
+                if not self.s.startswith(",", pos):
+                    break
+                pos = self.ws(pos + 1)
+        pos = self.ws(pos)
+        if pos != len(self.s):
+            self.fail("unexpected text after the calls", pos)
+        return calls
+
+    def seq(self, pos: int, close: str, item: Callable[[int], tuple[Any, int]]) -> tuple[list, int]:
+        out = []
+        pos = self.ws(pos)
+        while not self.s.startswith(close, pos):
+            value, pos = item(pos)
+            out.append(value)
+            pos = self.ws(pos)
+            if self.s.startswith(",", pos):
+                pos = self.ws(pos + 1)
+            elif not self.s.startswith(close, pos):
+                self.fail(f"expected ',' or {close!r}", pos)
+        return out, pos + 1
+
+    def call(self, pos: int) -> tuple[dict[str, Any], int]:
+        pos = self.ws(pos)
+        m = _IDENT.match(self.s, pos)
+        if not m:
+            self.fail("expected a function name", pos)
+        name, pos = m.group(), self.ws(m.end())
+        if not self.s.startswith("(", pos):
+            self.fail(f"expected '(' after {name!r}", pos)
+        pairs, pos = self.seq(pos + 1, ")", self.kwarg)
+        arguments: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in arguments:
+                self.fail(f"argument {key!r} repeated in call to {name!r}", pos)
+            arguments[key] = value
+        return {"name": name, "arguments": arguments}, pos
+
+    def kwarg(self, pos: int) -> tuple[tuple[str, Any], int]:
+        m = _stdre.compile(r"[A-Za-z_]\w*").match(self.s, pos)
+        if not m:
+            self.fail("expected a keyword argument (name=value; positional arguments are not supported)", pos)
+        pos = self.ws(m.end())
+        if not self.s.startswith("=", pos):
+            self.fail(f"expected '=' after argument name {m.group()!r}", pos)
+        value, pos = self.value(self.ws(pos + 1), 0)
+        return (m.group(), value), pos
+
+    def value(self, pos: int, depth: int) -> tuple[Any, int]:
+        s = self.s
+        if pos >= len(s):
+            self.fail("expected a value, got end of text", pos)
+        c = s[pos]
+        if c in "'\"":
+            return self.string(pos)
+        if c in "[({":
+            if depth >= MAX_NESTING:
+                self.fail(f"nested more than {MAX_NESTING} levels deep", pos)
+            if c == "{":
+                pairs, pos = self.seq(pos + 1, "}", lambda p: self.pair(p, depth + 1))
+                return dict(pairs), pos
+            return self.seq(pos + 1, "]" if c == "[" else ")", lambda p: self.value(p, depth + 1))
+        m = _PY_NUMBER.match(s, pos)
+        if m:
+            num = m.group()
+            try:
+                value = int(num) if _stdre.fullmatch(r"[+-]?\d+", num) else float(num)
+            except ValueError as e:  # e.g. more digits than int() accepts
+                self.fail(str(e), pos)
+            return value, m.end()
+        m = _stdre.compile(r"[A-Za-z_]\w*").match(s, pos)
+        if m and m.group() in _PY_CONSTANTS:
+            return _PY_CONSTANTS[m.group()], m.end()
+        self.fail(f"expected a value (string, number, True/False/None, list, tuple or dict), got {c!r}", pos)
+        raise AssertionError
+
+    def pair(self, pos: int, depth: int) -> tuple[tuple[str, Any], int]:
+        if pos >= len(self.s) or self.s[pos] not in "'\"":
+            self.fail("dict keys must be strings", pos)
+        key, pos = self.string(pos)
+        pos = self.ws(pos)
+        if not self.s.startswith(":", pos):
+            self.fail("expected ':'", pos)
+        value, pos = self.value(self.ws(pos + 1), depth)
+        return (key, value), pos
+
+    def string(self, pos: int) -> tuple[str, int]:
+        s, quote = self.s, self.s[pos]
+        out = []
+        i = pos + 1
+        while True:
+            j = i
+            while j < len(s) and s[j] != quote and s[j] != "\\":
+                j += 1
+            out.append(s[i:j])
+            if j >= len(s):
+                self.fail("unterminated string", pos)
+            if s[j] == quote:
+                return "".join(out), j + 1
+            esc = s[j + 1 : j + 2]
+            if esc in _PY_ESCAPES:
+                out.append(_PY_ESCAPES[esc])
+                i = j + 2
+            elif esc == "u" and _stdre.fullmatch(r"[0-9a-fA-F]{4}", s[j + 2 : j + 6]):
+                code = int(s[j + 2 : j + 6], 16)
+                i = j + 6
+                if 0xD800 <= code <= 0xDBFF and s[i : i + 2] == "\\u":
+                    low = s[i + 2 : i + 6]
+                    if _stdre.fullmatch(r"[dD][c-fC-F][0-9a-fA-F]{2}", low):
+                        code = 0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)
+                        i += 6
+                out.append(chr(code))
+            elif esc == "\n":
+                i = j + 2  # backslash-newline continues the string
+            else:
+                self.fail(f"unsupported escape '\\{esc}' in string", j)
+
+
+def parse_python_call_list(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`[get_weather(city="Paris", days=3)]` -> `[{"name": "get_weather", "arguments": {...}}]`."""
+    return _CallListReader(text).parse()
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def _register_builtins() -> None:
+    strip = _typed(bool)
+    _REGISTRY["text"] = ContentParser("text", parse_text, True, {"strip": strip})
+    _REGISTRY["int"] = ContentParser("int", parse_int, True, {})
+    _REGISTRY["float"] = ContentParser("float", parse_float, True, {})
+    _REGISTRY["bool"] = ContentParser("bool", parse_bool, True, {})
+    _REGISTRY["json"] = ContentParser(
+        "json",
+        parse_json,
+        False,
+        {"unquoted_keys": _typed(bool), "string_delims": _string_delims, "allow_non_json": _typed(bool)},
+    )
+    _REGISTRY["xml-inline"] = ContentParser(
+        "xml-inline",
+        parse_xml_inline,
+        False,
+        {"tag_pattern": _required(_tag_pattern), "value_parser": _value_parser, "merge_duplicates": _typed(bool)},
+    )
+    _REGISTRY["kv-lines"] = ContentParser(
+        "kv-lines",
+        parse_kv_lines,
+        False,
+        {"line_sep": _nonempty_str, "kv_sep": _nonempty_str, "strip": strip, "value_parser": _value_parser},
+    )
+    _REGISTRY["python-call-list"] = ContentParser("python-call-list", parse_python_call_list, False, {})
+
+
+_register_builtins()

@@ -1,0 +1,214 @@
+"""Delimiter matching with hold-back: which delimiter fires next, and how much text is safe to emit.
+
+Theory of operation
+-------------------
+At any moment the parser watches a small set of delimiters (a `Watch`): the opens of every
+explicit field plus the implicit field's close while no explicit region is open, or just the close
+of the open region. `Watch.scan(window, pos, eos)` looks at `window[pos:]` (the text not yet routed)
+and answers one of two things:
+
+* a delimiter to commit now: `(start, end, delimiter, captures)`; text before `start` belongs to the
+  current region, `window[start:end]` is the delimiter;
+* or a hold position `h`: `window[pos:h]` can be routed now, `window[h:]` must wait, because it may
+  still turn out to be (part of) a delimiter.
+
+The rule, for literal and regex delimiters alike: a delimiter is *pending* if it is a partial match
+(runs into the end of the window) or a complete match that more text could still change (it ends at
+the window's edge and could grow). The hold position is the earliest start of a pending delimiter.
+The best complete match is the earliest one (then the longest, then the template's priority: opens
+before closes, fields in declaration order); it is committed only if it starts strictly before the
+hold position, since an earlier pending delimiter could still turn out to be the real one.
+
+Linear time: literal delimiters are found with one C-level search of an alternation, and their
+possible partial match is found by searching only the last `max_len - 1` characters for a suffix
+that is a proper prefix of a watched literal. Regex delimiters use the `regex` module's partial
+matching over the same window. The parser only keeps the held text (plus, for templates with regex
+delimiters, a little context so lookbehinds and `^` behave), so nothing already routed is searched
+again.
+
+Nothing here keeps state: a `Watch` is immutable and shared by every parser of a template.
+"""
+
+from __future__ import annotations
+
+import re as _stdre
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+OPEN, CLOSE = 0, 1
+
+#: How many characters of already-routed text regex delimiters can look behind at.
+LOOKBEHIND_CONTEXT = 256
+
+
+class DelimiterTimeout(Exception):
+    """Internal: a delimiter's regex timed out (the parser turns it into `RegexTimeoutError`)."""
+
+    def __init__(self, delimiter: Delimiter, text: str):
+        super().__init__(delimiter.source)
+        self.delimiter = delimiter
+        self.text = text
+
+
+@dataclass(frozen=True, eq=False)
+class Delimiter:
+    """One delimiter of one field: literal(s) or a regex."""
+
+    field: str
+    kind: int  # OPEN or CLOSE
+    key: str  # "open", "open_pattern", "close", "close_pattern"
+    literals: tuple[str, ...] | None
+    pattern: Any  # regex.Pattern for regex delimiters, None for literals
+    source: str
+    rank: int = 0  # priority among delimiters of one Watch (lower wins ties)
+    group_names: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def is_literal(self) -> bool:
+        return self.literals is not None
+
+
+def _nested_prefixes(literal: str) -> str:
+    """A regex matching exactly the proper, non-empty prefixes of `literal`."""
+    parts = [_stdre.escape(c) for c in literal[:-1]]
+    out = ""
+    for p in reversed(parts[1:]):
+        out = f"(?:{p}{out})?"
+    return parts[0] + out
+
+
+class Watch:
+    """An immutable set of delimiters watched together, in priority order."""
+
+    __slots__ = ("delimiters", "regexes", "lit_find", "lit_suffix", "lit_lookup", "lit_floor", "only_literals")
+
+    def __init__(self, delimiters: list[Delimiter]):
+        self.delimiters = tuple(delimiters)
+        lookup: dict[str, Delimiter] = {}
+        for d in delimiters:
+            for lit in d.literals or ():
+                lookup.setdefault(lit, d)  # the first (highest-priority) delimiter owns a shared literal
+        self.lit_lookup = lookup
+        self.regexes = tuple(d for d in delimiters if d.literals is None)
+        self.only_literals = not self.regexes
+        if lookup:
+            ordered = sorted(lookup, key=len, reverse=True)
+            self.lit_find = _stdre.compile("|".join(_stdre.escape(s) for s in ordered)).search
+            longer = [s for s in ordered if len(s) > 1]
+            self.lit_suffix = (
+                _stdre.compile("(?:" + "|".join(_nested_prefixes(s) for s in longer) + r")\Z").search
+                if longer
+                else None
+            )
+            self.lit_floor = len(ordered[0]) - 1  # a partial literal is at most this long
+        else:
+            self.lit_find = self.lit_suffix = None
+            self.lit_floor = 0
+
+    def scan(
+        self, window: str, pos: int, eos: bool, zw_at: int, disabled: frozenset | set, timeout: float | None
+    ) -> tuple[int, int, Delimiter, dict | None] | int:
+        """See the module docstring. `zw_at`: a window index where a zero-width delimiter was just
+        committed (no zero-width match may fire there again), or -1. `disabled`: delimiters to skip."""
+        n = len(window)
+        hold = n
+        best: tuple | None = None
+        if self.lit_find is not None:
+            m = self.lit_find(window, pos)
+            if not eos and self.lit_suffix is not None:
+                s = self.lit_suffix(window, max(pos, n - self.lit_floor))
+                if s is not None:
+                    hold = s.start()
+            if self.only_literals:
+                if m is not None and m.start() < hold:
+                    return m.start(), m.end(), self.lit_lookup[m.group()], None
+                return hold
+            if m is not None:
+                d = self.lit_lookup[m.group()]
+                best = (m.start(), m.start() - m.end(), d.rank, m.end(), d, None)
+        for d in self.regexes:
+            if d in disabled:
+                continue
+            found = _search_regex(d, window, pos, eos, zw_at, timeout)
+            if found is None:
+                continue
+            start, end, groups, pending = found
+            if pending:
+                if start < hold:
+                    hold = start
+                continue
+            key = (start, start - end, d.rank, end, d, groups)
+            if best is None or key[:3] < best[:3]:
+                best = key
+        if best is not None and best[0] < hold:
+            return best[0], best[3], best[4], best[5]
+        return hold
+
+
+def _search_regex(
+    d: Delimiter, window: str, pos: int, eos: bool, zw_at: int, timeout: float | None
+) -> tuple[int, int, dict | None, bool] | None:
+    """Leftmost match of a regex delimiter: `(start, end, captures, pending)` or None."""
+    pat = d.pattern
+    n = len(window)
+    try:
+        if eos:
+            m = pat.search(window, pos, timeout=timeout)
+            if m is not None and m.start() == m.end() == zw_at:
+                m = pat.search(window, zw_at + 1, timeout=timeout) if zw_at < n else None
+            if m is None:
+                return None
+            return m.start(), m.end(), _groups(m), False
+        m = pat.search(window, pos, partial=True, timeout=timeout)
+        if m is not None and not m.partial and m.start() == m.end() == zw_at:
+            m = pat.search(window, zw_at + 1, partial=True, timeout=timeout) if zw_at < n else None
+        if m is None:
+            return None
+        start, end = m.span()
+        if m.partial:
+            return start, end, None, True
+        # `regex` prefers a complete match anywhere over an earlier partial one: look for one.
+        if start > pos:
+            earlier = _earlier_partial(pat, window, pos, start, timeout)
+            if earlier is not None:
+                return earlier, n, None, True
+        if end == n:
+            return start, end, None, True  # at the edge: more text could extend or move the match
+        # A match before the edge can still rely on the edge (`$` before a final newline, lookaheads).
+        probe = pat.match(window + "\x00", start, timeout=timeout)
+        if probe is None or probe.span() != (start, end) or probe.groupdict() != m.groupdict():
+            return start, end, None, True
+        return start, end, _groups(m), False
+    except TimeoutError:
+        raise DelimiterTimeout(d, window[pos:]) from None
+
+
+def _earlier_partial(pat: Any, window: str, pos: int, limit: int, timeout: float | None) -> int | None:
+    """The earliest position in [pos, limit) where a partial match of `pat` starts, or None."""
+    p = pos
+    while p < limit:
+        cand = pat.search(window, p, limit, partial=True, timeout=timeout)
+        if cand is None:
+            return None
+        p = cand.start()
+        if p >= limit:
+            return None
+        real = pat.match(window, p, partial=True, timeout=timeout)
+        if real is not None and real.partial:
+            return p
+        p += 1
+    return None
+
+
+def _groups(m: Any) -> dict | None:
+    g = m.groupdict()
+    if not g:
+        return None
+    return {k: v for k, v in g.items() if v is not None}
+
+
+def compile_regex(source: str) -> Any:
+    """Compile a template regex the portable way: unicode, DOTALL, no MULTILINE."""
+    return regex.compile(source, regex.DOTALL)

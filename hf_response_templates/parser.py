@@ -1,0 +1,401 @@
+"""`ResponseParser`: the streaming state machine; `parse_response`: the one-shot entry point.
+
+Theory of operation
+-------------------
+The parser is sans-IO: text goes in through `feed()`, events come out as plain dicts. It never
+imports Transformers and never blocks.
+
+State is small: the region being written (`_current`: a field or `None`), whether it is an explicit
+region (opened by a delimiter) or the implicit one, whether its `region_open` was emitted yet, its
+body (a list of chunks, joined once at close), and the text not yet routed (`_buf`: only what may
+still be the start of a delimiter). Everything that changes state lives in `_run` (routing text and
+committing delimiters, decided by `delimiters.Watch.scan`) and `_on_delimiter`; region values are
+computed in `_close_region` and stored in `_store`. Three states, by what is watched:
+
+* idle (no explicit region open): every explicit field's open, plus the implicit field's close.
+  Text goes to the implicit field, which opens lazily on its first character; with no implicit
+  field, text here is outside every region and is dropped (the template declares it so).
+* inside explicit field F: only F's close (nothing, if F has none: it runs to the end of stream).
+* ended: the implicit field's close was seen, so the message is over; later text (a newline, pad
+  tokens, a hallucinated next turn) is not part of the message.
+
+Model output can never make `feed()` raise: a region whose content fails to parse is reported by a
+`region_malformed` event and kept in `message["unparsed"]`; a regex that times out is reported by an
+`error` event and disabled. `parse_response(strict=True)` turns those into exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from . import content as _content
+from .delimiters import LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
+from .errors import RegexTimeoutError, ResponseParseError
+from .template import FieldSpec, ResponseTemplate, load_template
+from .tools import tool_schemas
+
+__all__ = ["ResponseParser", "parse_response"]
+
+_PREFIX_REQUIRED = (
+    "`prefix` is required: pass the prompt that came before generation (the text or token ids given to "
+    "the model). Chat templates often pre-write part of the assistant message (an opening <think>, a "
+    "prefill), and without the prompt the parser would silently misread it. If the generation already "
+    'holds the whole message, pass prefix="" to opt out explicitly.'
+)
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, dict)) and not value)
+
+
+class ResponseParser:
+    """Incrementally parse one generated sequence into events and, at the end, a message.
+
+    Args:
+        template: a response template dict or a compiled `ResponseTemplate`.
+        prefix: the prompt before the generation (required; `""` opts out). It is cut after the
+            last start anchor and run through the parser; resulting events are in `initial_events`.
+        tools: tool schemas (or Python functions) whose JSON schemas type tool-call arguments.
+        trace: also emit `delimiter` and `text_dropped` events, so that every character of the
+            stream is accounted for (useful to debug a template).
+        regex_timeout: seconds one regex search may take (default `content.DEFAULT_REGEX_TIMEOUT`).
+
+    Example:
+        >>> parser = ResponseParser(template, prefix="<|im_start|>assistant\\n")
+        >>> events = parser.initial_events + parser.feed("<think>Hi") + parser.feed("</think>Hello")
+        >>> message, final_events = parser.finalize()
+    """
+
+    __slots__ = (
+        "_tpl",
+        "_tools",
+        "_trace",
+        "_timeout",
+        "_message",
+        "_default_keys",
+        "_assigned",
+        "_current",
+        "_explicit",
+        "_opened",
+        "_body",
+        "_captures",
+        "_watch",
+        "_ended",
+        "_buf",
+        "_ctx",
+        "_ctx_on",
+        "_consumed",
+        "_gen_start",
+        "_zw_at",
+        "_disabled",
+        "_malformed",
+        "_errors",
+        "_region_start",
+        "_finalized",
+        "initial_events",
+    )
+
+    def __init__(
+        self,
+        template: Mapping[str, Any] | ResponseTemplate,
+        prefix: str | None = None,
+        *,
+        tools: Iterable[Any] | None = None,
+        trace: bool = False,
+        regex_timeout: float | None = None,
+    ):
+        tpl = load_template(template)
+        if prefix is None:
+            raise ValueError(_PREFIX_REQUIRED)
+        if not isinstance(prefix, str):
+            raise TypeError(
+                f"prefix must be a str here, got {type(prefix).__name__}; token ids are decoded by "
+                "tokenizer.parse_response / tokenizer.get_response_parser"
+            )
+        self._tpl = tpl
+        self._tools = tool_schemas(tools) if tools else None
+        self._trace = trace
+        self._timeout = regex_timeout if regex_timeout is not None else _content.DEFAULT_REGEX_TIMEOUT
+        self._message: dict[str, Any] = tpl.new_message()
+        self._default_keys = frozenset(self._message)
+        self._assigned: set[str] = set()
+        self._current: FieldSpec | None = tpl.implicit_field
+        self._explicit = False
+        self._opened = False
+        self._body: list[str] = []
+        self._captures: dict[str, str] | None = None
+        self._watch: Watch | None = tpl.idle_watch
+        self._ended = False
+        self._buf = ""
+        self._ctx = ""
+        self._ctx_on = tpl.has_regex
+        self._consumed = 0  # stream offset of the start of `_buf` (stream = cut prefix + generation)
+        self._gen_start = 0
+        self._zw_at = -1
+        self._disabled: set[Any] = set()
+        self._malformed: list[ResponseParseError] = []
+        self._errors: list[ResponseParseError] = []
+        self._region_start = 0
+        self._finalized = False
+        self.initial_events: list[dict[str, Any]] = []
+        cut = tpl.cut_prefix(prefix)
+        if cut:
+            self._run(cut, self.initial_events, False)
+        self._gen_start = len(cut)
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def template(self) -> ResponseTemplate:
+        return self._tpl
+
+    @property
+    def captures(self) -> dict[str, str]:
+        """Named groups captured by the delimiters of the open explicit region (e.g. a tool name)."""
+        return dict(self._captures) if (self._explicit and self._captures) else {}
+
+    @property
+    def current_field(self) -> str | None:
+        """The field being written now (None between regions or after the message ended)."""
+        return self._current.name if (self._current is not None and self._opened) else None
+
+    @property
+    def errors(self) -> list[ResponseParseError]:
+        """Problems met so far: malformed regions, regex timeouts, and (after `finalize`) missing required fields."""
+        return list(self._errors)
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        """Add generated text; return the events it completes. Never raises for model output."""
+        if self._finalized:
+            raise RuntimeError("this ResponseParser was already finalized; create a new one for a new stream")
+        events: list[dict[str, Any]] = []
+        if text:
+            self._run(text, events, False)
+        return events
+
+    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """End of generation: flush held text, close what is open, return `(message, events)`.
+
+        `message` has the `defaults` keys plus every field that captured something. If a region
+        failed to parse, its raw text is kept in `message["unparsed"]` as
+        `[{"field", "text", "error", "position"}]` (see also `errors`).
+        """
+        if self._finalized:
+            raise RuntimeError("this ResponseParser was already finalized")
+        events: list[dict[str, Any]] = []
+        self._run("", events, True)
+        if self._opened:
+            self._close_region(events)
+            self._opened = False
+        for f in self._tpl.fields:
+            if not f.optional and f.name not in self._assigned:
+                self._errors.append(
+                    ResponseParseError(
+                        "is required ('optional': false) but the model never wrote it", field=f.name
+                    )
+                )
+        keep = self._default_keys
+        message = {k: v for k, v in self._message.items() if k in keep or not _is_empty(v)}
+        if self._malformed:
+            message["unparsed"] = [e.as_dict() for e in self._malformed]
+        self._finalized = True
+        return message, events
+
+    # ------------------------------------------------------------------ the state machine
+
+    def _run(self, text: str, events: list[dict[str, Any]], eos: bool) -> None:
+        ctx = self._ctx
+        window = ctx + self._buf + text if ctx else self._buf + text
+        pos = len(ctx)
+        w0 = self._consumed - pos  # stream offset of window[0]
+        zw = self._zw_at - w0 if self._zw_at >= w0 else -1
+        while True:
+            watch = self._watch
+            if watch is None:
+                result: Any = len(window)
+            else:
+                try:
+                    result = watch.scan(window, pos, eos, zw, self._disabled, self._timeout)
+                except DelimiterTimeout as t:
+                    self._on_timeout(t, w0 + pos, events)
+                    continue
+            if result.__class__ is int:
+                if result > pos:
+                    self._route(window[pos:result], events, w0 + pos)
+                    pos = result
+                break
+            start, end, delim, groups = result
+            if start > pos:
+                self._route(window[pos:start], events, w0 + pos)
+            if start == end:
+                zw = start
+            self._on_delimiter(delim, groups, window[start:end], events, w0 + end)
+            pos = end
+        self._buf = window[pos:]
+        self._consumed = w0 + pos
+        if self._ctx_on:
+            self._ctx = window[max(0, pos - LOOKBEHIND_CONTEXT) : pos]
+        if zw >= 0:
+            self._zw_at = w0 + zw
+
+    def _route(self, text: str, events: list[dict[str, Any]], at: int) -> None:
+        cur = self._current
+        if cur is None:
+            if self._trace:
+                reason = "after_end" if self._ended else "outside_regions"
+                events.append({"type": "text_dropped", "text": text, "reason": reason})
+            return
+        if not self._opened:
+            self._opened = True
+            self._region_start = at
+            events.append({"type": "region_open", "field": cur.name})
+        self._body.append(text)
+        events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+
+    def _on_delimiter(self, d: Any, groups: dict | None, text: str, events: list[dict[str, Any]], end: int) -> None:
+        if self._trace:
+            kind = "open" if d.kind == OPEN else "close"
+            events.append({"type": "delimiter", "field": d.field, "kind": kind, "text": text})
+        tpl = self._tpl
+        if d.kind == OPEN:
+            if self._opened:
+                self._close_region(events)  # the implicit region ends where an explicit one opens
+            field = tpl.by_name[d.field]
+            self._current = field
+            self._explicit = True
+            self._opened = True
+            self._body = []
+            self._captures = groups
+            self._region_start = end
+            self._watch = tpl.close_watches[field.index]
+            events.append({"type": "region_open", "field": field.name})
+            return
+        if groups:
+            self._captures = {**self._captures, **groups} if self._captures else groups
+        if self._opened:
+            self._close_region(events)
+        self._opened = False
+        self._body = []
+        self._captures = None
+        if self._explicit:
+            self._explicit = False
+            self._current = tpl.implicit_field
+            self._watch = tpl.idle_watch
+        else:  # the implicit field's close: the message is over
+            self._current = None
+            self._watch = None
+            self._ended = True
+
+    def _close_region(self, events: list[dict[str, Any]]) -> None:
+        field = self._current
+        assert field is not None
+        body = "".join(self._body)
+        self._body = []
+        position = self._region_start - self._gen_start
+        pos = position if position >= 0 else None
+        try:
+            value = field.parse(body, self._captures)
+            if self._tools:
+                value = self._tools.type_tool_calls(value)
+            if field.join is not None and not isinstance(value, str):
+                raise ValueError(f"'join' needs every match to parse to a string, got {type(value).__name__}")
+        except RegexTimeoutError as e:
+            e.field, e.text, e.position = field.name, body, pos
+            self._malformed_region(field, body, e, events)
+            return
+        except Exception as e:  # any content-parser failure is a malformed region, never a crash
+            error = ResponseParseError(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e),
+                                       field=field.name, text=body, position=pos)
+            self._malformed_region(field, body, error, events)
+            return
+        if self._store(field, value):
+            events.append({"type": "region_close", "field": field.name, "value": value})
+        else:
+            error = ResponseParseError(
+                "does not repeat ('repeats' is false) and already has a value; this second match was not "
+                "merged into the message (set 'repeats': true to collect every match)",
+                field=field.name,
+                text=body,
+                position=pos,
+            )
+            self._malformed_region(field, body, error, events)
+
+    def _malformed_region(
+        self, field: FieldSpec, body: str, error: ResponseParseError, events: list[dict[str, Any]]
+    ) -> None:
+        self._malformed.append(error)
+        self._errors.append(error)
+        events.append({"type": "region_malformed", "field": field.name, "text": body, "error": error.error})
+
+    def _store(self, field: FieldSpec, value: Any) -> bool:
+        """Put a region's value into the message; False if it cannot be merged (a non-repeating
+        field that already holds a different kind of value)."""
+        name = field.name
+        msg = self._message
+        first = name not in self._assigned
+        self._assigned.add(name)
+        if field.join is not None:
+            msg[name] = value if first else msg[name] + field.join + value
+        elif field.repeats:
+            if first:
+                msg[name] = [value]
+            else:
+                msg[name].append(value)
+        elif first or _is_empty(msg[name]):
+            msg[name] = value
+        elif _is_empty(value):
+            pass  # e.g. whitespace between two tool calls reopening the implicit field
+        elif isinstance(value, str) and isinstance(msg[name], str):
+            msg[name] = msg[name] + "\n" + value
+        else:
+            return False
+        return True
+
+    def _on_timeout(self, t: DelimiterTimeout, at: int, events: list[dict[str, Any]]) -> None:
+        d = t.delimiter
+        self._disabled.add(d)
+        position = at - self._gen_start
+        error = RegexTimeoutError(
+            field=d.field or None,
+            key=d.key,
+            pattern=d.source,
+            timeout=self._timeout,
+            text=t.text,
+            position=position if position >= 0 else None,
+        )
+        self._errors.append(error)
+        events.append({"type": "error", "field": d.field, "key": d.key, "error": str(error)})
+
+
+def parse_response(
+    text: str,
+    template: Mapping[str, Any] | ResponseTemplate,
+    *,
+    prefix: str | None = None,
+    tools: Iterable[Any] | None = None,
+    strict: bool = True,
+    regex_timeout: float | None = None,
+) -> dict[str, Any]:
+    """Parse one complete generation into a message dict.
+
+    Args:
+        text: the generated text (special tokens kept).
+        template: a response template dict or a compiled `ResponseTemplate`.
+        prefix: the prompt before the generation (required; `""` opts out).
+        tools: tool schemas (or Python functions) used to type tool-call arguments.
+        strict: raise `ResponseParseError` if a region fails to parse (bad JSON in a tool call, an
+            unresolved transform path) or a required field is missing. With `strict=False` the message
+            is returned anyway and failed regions keep their raw text in `message["unparsed"]`.
+
+    Example:
+        >>> parse_response("<think>Hm</think>Hi!<|im_end|>", template, prefix="")
+        {'role': 'assistant', 'reasoning_content': 'Hm', 'content': 'Hi!'}
+    """
+    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
+    if text:
+        parser._run(text, [], False)
+    message, _ = parser.finalize()
+    if strict and parser._errors:
+        raise parser._errors[0]
+    return message

@@ -1,0 +1,396 @@
+"""Validate a response template and compile it once into an immutable `ResponseTemplate`.
+
+`load_template(dict)` checks every key of the SPEC's tables and raises `TemplateError` naming the
+field and key, then compiles delimiters, content parsers and transforms. The result is immutable and
+cached by the template's content, so passing the same dict again costs one `json.dumps`.
+Untrusted templates are data only: nothing in them is evaluated or imported, and their size is
+bounded (`MAX_FIELDS`, `MAX_PATTERN_LENGTH`, `MAX_LITERAL_LENGTH`, transform depth and size).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import regex
+
+from .content import get_content_parser
+from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex
+from .errors import TemplateError
+from .transform import compile_transform, placeholder_roots
+
+__all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH"]
+
+MAX_FIELDS = 64
+MAX_PATTERN_LENGTH = 4096
+MAX_LITERAL_LENGTH = 1024
+MAX_LITERALS = 64
+_CACHE_SIZE = 256
+
+_TOP_KEYS = {"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"}
+_FIELD_KEYS = {
+    "open",
+    "open_pattern",
+    "close",
+    "close_pattern",
+    "repeats",
+    "join",
+    "optional",
+    "content",
+    "content_args",
+    "transform",
+    "transform_each",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class FieldSpec:
+    """One compiled field. `parse(body, captures)` turns a region's raw text into its value."""
+
+    name: str
+    index: int
+    open: Delimiter | None
+    close: Delimiter | None
+    content: str
+    streamable: bool
+    repeats: bool
+    join: str | None
+    optional: bool
+    parse: Callable[[str, dict | None], Any]
+
+    @property
+    def implicit(self) -> bool:
+        return self.open is None
+
+
+@dataclass(frozen=True, eq=False)
+class ResponseTemplate:
+    """A validated, compiled response template. Create with `load_template`; never mutated.
+
+    Attributes:
+        fields: the fields in declaration order.
+        implicit_field: the field with no open delimiter (captures leftover text), or None.
+        start_anchor: the anchor (literal or compiled regex) that cuts the prefix.
+    """
+
+    fields: tuple[FieldSpec, ...]
+    by_name: Mapping[str, FieldSpec]
+    implicit_field: FieldSpec | None
+    start_anchor: Delimiter
+    has_regex: bool
+    idle_watch: Watch | None  # no explicit region open (implicit or null region)
+    close_watches: tuple[Watch | None, ...]  # by field index, while that explicit region is open
+    _defaults_json: str
+    _defaults_simple: tuple[tuple[str, Any], ...] | None
+    _source_json: str
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    @property
+    def source(self) -> dict[str, Any]:
+        """A fresh copy of the template as a plain dict (what `save_pretrained` writes)."""
+        return json.loads(self._source_json)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """A fresh copy of `defaults`."""
+        return self.new_message()
+
+    def new_message(self) -> dict[str, Any]:
+        """A message pre-filled with `defaults`, sharing nothing mutable with the template."""
+        if self._defaults_simple is not None:
+            return dict(self._defaults_simple)
+        return json.loads(self._defaults_json)
+
+    def cut_prefix(self, prefix: str) -> str:
+        """The part of `prefix` after the last start anchor (the whole prefix if there is none)."""
+        anchor = self.start_anchor
+        if anchor.literals is not None and len(anchor.literals) == 1:
+            lit = anchor.literals[0]
+            i = prefix.rfind(lit)
+            return prefix if i < 0 else prefix[i + len(lit) :]
+        last = None
+        for m in anchor.pattern.finditer(prefix):
+            last = m
+        return prefix if last is None else prefix[last.end() :]
+
+    def __repr__(self) -> str:
+        return f"ResponseTemplate(fields={list(self.field_names)}, implicit={getattr(self.implicit_field, 'name', None)!r})"
+
+
+_cache: OrderedDict[str, ResponseTemplate] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTemplate:
+    """Validate and compile a response template (cached by content).
+
+    Example:
+        >>> tpl = load_template({
+        ...     "start_anchor": "<|im_start|>assistant\\n",
+        ...     "fields": {"content": {"close": "<|im_end|>"}},
+        ... })
+        >>> tpl.field_names
+        ('content',)
+
+    Raises:
+        TemplateError: the template is invalid; the message names the field and key.
+    """
+    if isinstance(template, ResponseTemplate):
+        return template
+    if not isinstance(template, Mapping):
+        raise TemplateError(f"must be a dict, got {type(template).__name__}")
+    try:
+        key = json.dumps(template, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise TemplateError(f"must be JSON-compatible data (str, number, bool, null, list, dict): {e}") from None
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    compiled = _compile(copy.deepcopy(dict(template)))
+    with _cache_lock:
+        _cache[key] = compiled
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return compiled
+
+
+def _compile(spec: dict[str, Any]) -> ResponseTemplate:
+    unknown = sorted(set(spec) - _TOP_KEYS)
+    if unknown:
+        raise TemplateError(
+            f"unknown top-level key(s) {unknown}; allowed: {sorted(_TOP_KEYS)}", key=unknown[0]
+        )
+    version = spec.get("version", 1)
+    if version != 1 or isinstance(version, bool):
+        raise TemplateError(f"unsupported version {version!r}; this package reads version 1", key="version")
+    defaults = spec.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise TemplateError(f"must be a dict, got {type(defaults).__name__}", key="defaults")
+    fields_raw = spec.get("fields")
+    if not isinstance(fields_raw, dict) or not fields_raw:
+        raise TemplateError('must be a non-empty dict of {field_name: field_spec}', key="fields")
+    if len(fields_raw) > MAX_FIELDS:
+        raise TemplateError(f"has {len(fields_raw)} fields; at most {MAX_FIELDS} are allowed", key="fields")
+
+    anchor = _delimiter(spec, "start_anchor", "start_anchor_pattern", field=None, kind=OPEN, rank=0)
+    if anchor is None:
+        raise TemplateError(
+            "needs exactly one of 'start_anchor' (a literal such as \"<|im_start|>assistant\\n\") or "
+            "'start_anchor_pattern' (a regex): it marks where the assistant message starts in the prompt",
+            key="start_anchor",
+        )
+
+    fields: list[FieldSpec] = []
+    for index, (name, raw) in enumerate(fields_raw.items()):
+        fields.append(_compile_field(name, raw, index))
+
+    implicit = [f for f in fields if f.implicit]
+    if len(implicit) > 1:
+        raise TemplateError(
+            f"fields {[f.name for f in implicit]} have no 'open'/'open_pattern'; at most one field may be "
+            "implicit (the one that captures text outside every other region). Give the others an 'open'",
+            field=implicit[1].name,
+            key="open",
+        )
+    implicit_field = implicit[0] if implicit else None
+
+    # Priority within a watch: opens (declaration order) before the implicit field's close.
+    idle = [f.open for f in fields if f.open is not None]
+    if implicit_field is not None and implicit_field.close is not None:
+        idle.append(implicit_field.close)
+    idle = [_with_rank(d, r) for r, d in enumerate(idle)]
+    close_watches = tuple(
+        Watch([f.close]) if (f.close is not None and not f.implicit) else None for f in fields
+    )
+    has_regex = any(d.literals is None for d in idle) or any(
+        w is not None and not w.only_literals for w in close_watches
+    )
+    simple = all(v is None or isinstance(v, (str, int, float, bool)) for v in defaults.values())
+    return ResponseTemplate(
+        fields=tuple(fields),
+        by_name=MappingProxyType({f.name: f for f in fields}),
+        implicit_field=implicit_field,
+        start_anchor=anchor,
+        has_regex=has_regex,
+        idle_watch=Watch(idle) if idle else None,
+        close_watches=close_watches,
+        _defaults_json=json.dumps(defaults),
+        _defaults_simple=tuple(defaults.items()) if simple else None,
+        _source_json=json.dumps(spec, ensure_ascii=False),
+    )
+
+
+def _with_rank(d: Delimiter, rank: int) -> Delimiter:
+    return Delimiter(d.field, d.kind, d.key, d.literals, d.pattern, d.source, rank, d.group_names)
+
+
+def _delimiter(
+    raw: Mapping[str, Any], lit_key: str, pat_key: str, *, field: str | None, kind: int, rank: int
+) -> Delimiter | None:
+    has_lit, has_pat = lit_key in raw, pat_key in raw
+    if has_lit and has_pat:
+        raise TemplateError(
+            f"has both '{lit_key}' and '{pat_key}'; use one (a literal, or a regex)", field=field, key=pat_key
+        )
+    if has_lit:
+        value = raw[lit_key]
+        literals = [value] if isinstance(value, str) else value
+        if not isinstance(literals, list) or not literals or not all(isinstance(s, str) for s in literals):
+            raise TemplateError(
+                f"must be a string or a non-empty list of strings, got {value!r}", field=field, key=lit_key
+            )
+        if len(literals) > MAX_LITERALS:
+            raise TemplateError(f"lists more than {MAX_LITERALS} literals", field=field, key=lit_key)
+        for s in literals:
+            if not s:
+                raise TemplateError("must not be empty (an empty delimiter matches everywhere)", field=field, key=lit_key)
+            if len(s) > MAX_LITERAL_LENGTH:
+                raise TemplateError(f"is longer than {MAX_LITERAL_LENGTH} characters", field=field, key=lit_key)
+        literals = list(dict.fromkeys(literals))
+        pattern = regex.compile("|".join(regex.escape(s) for s in sorted(literals, key=len, reverse=True)))
+        return Delimiter(field or "", kind, lit_key, tuple(literals), pattern, " | ".join(literals), rank)
+    if has_pat:
+        source = raw[pat_key]
+        if not isinstance(source, str) or not source:
+            raise TemplateError(f"must be a non-empty regex string, got {source!r}", field=field, key=pat_key)
+        if len(source) > MAX_PATTERN_LENGTH:
+            raise TemplateError(f"is longer than {MAX_PATTERN_LENGTH} characters", field=field, key=pat_key)
+        try:
+            pattern = compile_regex(source)
+        except (regex.error, OverflowError, RecursionError) as e:
+            raise TemplateError(f"is not a valid regex ({e}): {source!r}", field=field, key=pat_key) from None
+        try:
+            empty = pattern.search("", timeout=1.0) is not None
+        except TimeoutError:  # pragma: no cover - an empty string cannot backtrack much
+            empty = True
+        if empty:
+            raise TemplateError(
+                f"{source!r} matches the empty string, so it would fire at every position and never advance; "
+                "make it require at least one character"
+                + (" (to run a region to the end of the stream, omit 'close')" if kind == CLOSE else ""),
+                field=field,
+                key=pat_key,
+            )
+        if "content" in pattern.groupindex:
+            raise TemplateError(
+                "names a group 'content', which is reserved for the parsed body in transforms; rename it",
+                field=field,
+                key=pat_key,
+            )
+        return Delimiter(
+            field or "", kind, pat_key, None, pattern, source, rank, frozenset(pattern.groupindex)
+        )
+    return None
+
+
+def _flag(raw: Mapping[str, Any], key: str, default: bool, field: str) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise TemplateError(f"must be true or false, got {value!r}", field=field, key=key)
+    return value
+
+
+def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
+    if not isinstance(name, str) or not name:
+        raise TemplateError(f"field names must be non-empty strings, got {name!r}", key="fields")
+    if not isinstance(raw, dict):
+        raise TemplateError(f"must be a dict of field keys, got {type(raw).__name__}", field=name)
+    unknown = sorted(set(raw) - _FIELD_KEYS)
+    if unknown:
+        raise TemplateError(
+            f"unknown key(s) {unknown}; allowed: {sorted(_FIELD_KEYS)}", field=name, key=unknown[0]
+        )
+    open_ = _delimiter(raw, "open", "open_pattern", field=name, kind=OPEN, rank=0)
+    close = _delimiter(raw, "close", "close_pattern", field=name, kind=CLOSE, rank=0)
+    repeats = _flag(raw, "repeats", False, name)
+    optional = _flag(raw, "optional", True, name)
+    transform_each = _flag(raw, "transform_each", False, name)
+
+    join = raw.get("join")
+    if join is not None:
+        if not isinstance(join, str):
+            raise TemplateError(f"must be a string separator, got {join!r}", field=name, key="join")
+        if not repeats:
+            raise TemplateError(
+                "only works with 'repeats': true (it joins the repeated matches into one string)",
+                field=name,
+                key="join",
+            )
+
+    content = raw.get("content", "text")
+    if not isinstance(content, str):
+        raise TemplateError(f"must be the name of a content parser, got {content!r}", field=name, key="content")
+    parser = get_content_parser(content, field=name)
+    args = parser.compile_args(raw.get("content_args"), name)
+    parse_content = parser.parse
+
+    groups = (open_.group_names if open_ else frozenset()) | (close.group_names if close else frozenset())
+    transform = raw.get("transform")
+    if transform_each and transform is None:
+        raise TemplateError("is true but the field has no 'transform' to apply to each element", field=name,
+                            key="transform_each")
+    if transform is None:
+        if groups:
+            raise TemplateError(
+                f"the delimiter patterns capture named group(s) {sorted(groups)}, but the field has no "
+                "'transform'; captures only reach the message through a transform such as "
+                '{"name": "{name}", "arguments": "{content}"}. Add one, or use unnamed groups (?:...)',
+                field=name,
+                key="transform",
+            )
+        apply = None
+    else:
+        apply = compile_transform(transform, field=name)
+        if not transform_each:
+            roots = placeholder_roots(transform) - groups - {"content"}
+            if roots:
+                raise TemplateError(
+                    f"uses placeholder(s) {sorted('{' + r + '}' for r in roots)} that are neither 'content' nor a "
+                    f"named group of open_pattern/close_pattern (groups: {sorted(groups) or 'none'})",
+                    field=name,
+                    key="transform",
+                )
+
+    def parse(body: str, captures: dict | None) -> Any:
+        value = parse_content(body, args)
+        if apply is None:
+            return value
+        if transform_each:
+            if not isinstance(value, list):
+                raise ValueError(
+                    f"transform_each needs the parsed content to be a list, got {type(value).__name__}"
+                )
+            out = []
+            for item in value:
+                if not isinstance(item, dict):
+                    raise ValueError(
+                        f"transform_each needs every list element to be a dict, got {type(item).__name__}"
+                    )
+                out.append(apply({**captures, **item} if captures else item))
+            return out
+        scope = {**captures, "content": value} if captures else {"content": value}
+        return apply(scope)
+
+    return FieldSpec(
+        name=name,
+        index=index,
+        open=open_,
+        close=close,
+        content=content,
+        streamable=parser.streamable,
+        repeats=repeats,
+        join=join,
+        optional=optional,
+        parse=parse,
+    )

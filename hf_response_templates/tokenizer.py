@@ -1,0 +1,1021 @@
+"""The Transformers integration: `parse_response`, `get_response_parser` and `response_template` on every
+tokenizer, plus streaming out of `generate`.
+
+Theory of operation
+-------------------
+This is the only module of the package that talks to Transformers, and it does so lazily: importing it
+(and so importing `hf_response_templates`) imports neither `transformers` nor `torch` nor `numpy`.
+
+* `_autoinstall()` (called by the package `__init__`) patches `transformers.PreTrainedTokenizerBase`
+  right away if `transformers.tokenization_utils_base` is already imported, and otherwise registers a tiny
+  `sys.meta_path` hook that patches it the moment Transformers finishes importing that module. The same
+  goes for `transformers.processing_utils.ProcessorMixin` (processors forward to their tokenizer).
+* `install()` patches now (importing Transformers); `uninstall()` restores whatever was there before.
+  Both are idempotent. Setting the environment variable `HF_RESPONSE_TEMPLATES_NO_PATCH=1` before the
+  import turns the automatic patching off.
+* Patching copies the members of `ResponseTemplateMixin` onto the class, replacing Transformers' own
+  `parse_response` / `get_response_parser` (5.x) or adding them (4.x), and wraps `__init__` so a
+  `response_template` key of `tokenizer_config.json` is loaded (and validated) on every version. The
+  setter mirrors the template into `init_kwargs`, which is what `save_pretrained` writes back on 4.x and
+  5.x alike; 5.x additionally writes `self.response_template` itself, which is the same value.
+
+Token ids are decoded with special tokens kept (chat delimiters are special tokens) and without
+clean-up of tokenization spaces, and a prompt given as ids is decoded *together* with the generation,
+then split where the prompt's own text ends, so tokenizers whose decoding depends on the previous
+token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 character) give exactly the
+text of the whole sequence.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib.abc
+import json
+import logging
+import numbers
+import os
+import queue
+import sys
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Union
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    import numpy as np
+    import torch
+    from transformers.generation.streamers import BaseStreamer
+
+    from .parser import ResponseParser
+    from .template import ResponseTemplate
+
+    IdsLike = Union[list[int], "np.ndarray", "torch.Tensor"]
+    SequenceLike = Union[str, IdsLike, Mapping[str, Any]]
+    BatchLike = Union[list[str], list[IdsLike], "np.ndarray", "torch.Tensor", Mapping[str, Any]]
+
+__all__ = [
+    "NoResponseTemplateError",
+    "ResponseEventStream",
+    "ResponseStreamer",
+    "ResponseTemplateMixin",
+    "install",
+    "is_installed",
+    "stream_events",
+    "uninstall",
+]
+
+logger = logging.getLogger(__name__)
+
+_TOKENIZER_MODULE = "transformers.tokenization_utils_base"
+_PROCESSOR_MODULE = "transformers.processing_utils"
+_STATE = "_hf_response_template_state"  # instance __dict__ key: (source dict, compiled or None, error or None)
+_MISSING = object()
+_NO_PATCH_ENV = "HF_RESPONSE_TEMPLATES_NO_PATCH"
+
+_PREFIX_REQUIRED = (
+    "`prefix=` is required: pass the prompt the model was given (a string or its token ids). Chat "
+    "templates often pre-write part of the assistant message (an opening `<think>`, a prefilled answer), "
+    "and without the prompt the parser would silently misread the message. If the generation really "
+    'contains the whole message, pass `prefix=""` (or `prefix=[]`) to opt out explicitly.'
+)
+
+
+class NoResponseTemplateError(AttributeError, ValueError):
+    """The tokenizer has no `response_template` (and none was passed).
+
+    It is both an `AttributeError` (what Transformers' own `parse_response` raises) and a `ValueError`.
+    """
+
+
+# --------------------------------------------------------------------------------------------------
+# The template stored on a tokenizer
+# --------------------------------------------------------------------------------------------------
+
+
+def _engine():
+    """The parsing engine, imported on first use (keeps this module import-cheap and cycle-free)."""
+    from . import errors, parser, template
+
+    return template.load_template, parser.ResponseParser, parser.parse_response, errors.TemplateError
+
+
+def _compile(value: Any) -> tuple[dict, Any]:
+    """Validate `value` (a template dict or a `ResponseTemplate`) -> (JSON-plain source dict, compiled)."""
+    load_template, _, _, TemplateError = _engine()
+    compiled = load_template(value)  # raises TemplateError for a bad template
+    source = getattr(compiled, "source", None)
+    if isinstance(value, Mapping):
+        source = value
+    try:
+        # What save_pretrained will write is JSON: normalise now (tuples -> lists, ...), so that the value
+        # read back from tokenizer_config.json equals the value read from the attribute, exactly.
+        plain = json.loads(json.dumps(source, ensure_ascii=False))
+    except (TypeError, ValueError) as exc:
+        raise TemplateError(f"the template must be JSON-serialisable to be saved with the tokenizer ({exc})") from exc
+    return plain, compiled
+
+
+def _looks_like_legacy_schema(value: Any) -> bool:
+    return isinstance(value, Mapping) and "fields" not in value and ("x-regex" in value or "properties" in value)
+
+
+def _get_response_template(self) -> dict | None:
+    state = self.__dict__.get(_STATE)
+    return None if state is None else copy.deepcopy(state[0])
+
+
+def _set_response_template(self, value: Any) -> None:
+    init_kwargs = self.__dict__.get("init_kwargs")
+    if value is None:
+        self.__dict__[_STATE] = None
+        if isinstance(init_kwargs, dict):
+            init_kwargs.pop("response_template", None)
+        return
+    if _looks_like_legacy_schema(value):
+        _, _, _, TemplateError = _engine()
+        raise TemplateError(
+            "this looks like a legacy `response_schema` (JSON schema with `x-regex`), which response "
+            "templates replace; see the README for the template format"
+        )
+    source, compiled = _compile(value)
+    self.__dict__[_STATE] = (source, compiled, None)
+    if isinstance(init_kwargs, dict):
+        init_kwargs["response_template"] = copy.deepcopy(source)
+
+
+def _load_saved_template(self, value: Any) -> None:
+    """Set a template that came from `tokenizer_config.json` / init kwargs.
+
+    A template this version cannot load must not make the tokenizer unloadable: it is kept verbatim
+    (so `save_pretrained` writes it back untouched), a warning is logged, and the error is raised
+    when the template is used.
+    """
+    _, _, _, TemplateError = _engine()
+    try:
+        _set_response_template(self, value)
+    except TemplateError as exc:
+        logger.warning("Ignoring the invalid response_template of %s: %s", type(self).__name__, exc)
+        self.__dict__[_STATE] = (copy.deepcopy(value), None, exc)
+        init_kwargs = self.__dict__.get("init_kwargs")
+        if isinstance(init_kwargs, dict):
+            init_kwargs["response_template"] = copy.deepcopy(value)
+
+
+def _resolve_template(tokenizer: Any, override: Any) -> Any:
+    """The compiled template to parse with: `override` if given, else the tokenizer's."""
+    load_template, _, _, TemplateError = _engine()
+    if override is not None:
+        if _looks_like_legacy_schema(override):
+            raise TemplateError(
+                "`schema` looks like a legacy `response_schema` (JSON schema with `x-regex`); pass a response "
+                "template instead"
+            )
+        return load_template(override)
+    state = tokenizer.__dict__.get(_STATE)
+    if state is None:
+        hint = ""
+        if getattr(tokenizer, "response_schema", None) is not None or "response_schema" in (
+            tokenizer.__dict__.get("init_kwargs") or {}
+        ):
+            hint = " It has a legacy `response_schema`, which response templates replace."
+        raise NoResponseTemplateError(
+            f"This tokenizer ({type(tokenizer).__name__}) has no `response_template`.{hint} Set one with "
+            "`tokenizer.response_template = template` (see `hf_response_templates.get_template`), or pass "
+            "a template as the second argument."
+        )
+    source, compiled, error = state
+    if compiled is None:
+        raise TemplateError(f"the tokenizer's saved response_template is invalid: {error}") from error
+    return compiled
+
+
+# --------------------------------------------------------------------------------------------------
+# Inputs: strings, token ids, arrays, tensors, batches
+# --------------------------------------------------------------------------------------------------
+
+_Item = Union[str, list]  # one sequence: decoded text, or a list of int token ids
+
+
+def _tensor_to_list(value: Any, what: str) -> tuple[Any, int]:
+    """A NumPy array / torch tensor (any device) / array-like -> (nested Python list, ndim)."""
+    if hasattr(value, "detach"):  # torch: leave autograd and the accelerator
+        value = value.detach()
+    if hasattr(value, "cpu") and callable(value.cpu):
+        value = value.cpu()
+    ndim = value.ndim
+    if ndim not in (1, 2):
+        raise ValueError(f"`{what}` as an array/tensor must be 1-D (one sequence) or 2-D (a batch), got {ndim}-D")
+    dtype = str(getattr(value, "dtype", ""))
+    if "int" not in dtype:
+        raise TypeError(f"`{what}` array/tensor must hold integer token ids, got dtype {dtype or type(value)}")
+    return value.tolist(), ndim
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "ndim") and hasattr(value, "tolist") and not isinstance(value, (list, tuple, str))
+
+
+def _ids(seq: Any, what: str) -> list[int]:
+    out = []
+    for token in seq:
+        if isinstance(token, bool) or not isinstance(token, numbers.Integral):
+            raise TypeError(f"`{what}` token ids must be integers, got {type(token).__name__}: {token!r}")
+        out.append(int(token))
+    return out
+
+
+def _normalize(value: Any, what: str) -> tuple[list[_Item], bool]:
+    """One sequence or a batch -> (list of items, batched?). An item is a str or a list of ints."""
+    if isinstance(value, str):
+        return [value], False
+    if isinstance(value, Mapping) or (hasattr(value, "keys") and hasattr(value, "__getitem__")):
+        if "input_ids" not in value:
+            raise TypeError(f"`{what}` given as a mapping must have an 'input_ids' key (e.g. a BatchEncoding)")
+        return _normalize(value["input_ids"], what)
+    if _is_array(value):
+        data, ndim = _tensor_to_list(value, what)
+        if ndim == 1:
+            return [_ids(data, what)], False
+        return [_ids(row, what) for row in data], True
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return [[]], False  # an empty list is one empty sequence (e.g. the `prefix=[]` opt-out)
+        first = value[0]
+        if isinstance(first, str):
+            if not all(isinstance(v, str) for v in value):
+                raise TypeError(f"`{what}`: a batch of strings must contain only strings")
+            return list(value), True
+        if isinstance(first, numbers.Integral) and not isinstance(first, bool):
+            return [_ids(value, what)], False
+        items: list[_Item] = []
+        for row in value:
+            if _is_array(row):
+                data, ndim = _tensor_to_list(row, what)
+                if ndim != 1:
+                    raise ValueError(f"`{what}`: each item of a batch must be one sequence (1-D), got {ndim}-D")
+                items.append(_ids(data, what))
+            elif isinstance(row, (list, tuple)):
+                items.append(_ids(row, what))
+            else:
+                raise TypeError(
+                    f"`{what}`: a batch must be a list of strings or a list of token-id sequences, "
+                    f"got an item of type {type(row).__name__}"
+                )
+        return items, True
+    raise TypeError(
+        f"`{what}` must be a str, a list of token ids, a 1-D/2-D array or tensor, a list of str or a list of "
+        f"token-id lists; got {type(value).__name__}"
+    )
+
+
+def _pair_up(
+    responses: list[_Item], response_batched: bool, prefixes: list[_Item], prefix_batched: bool
+) -> list[_Item]:
+    """One prefix per response: a single prefix (or a one-row batch) is broadcast over the batch."""
+    if not prefix_batched or len(prefixes) == 1:
+        return prefixes[:1] * len(responses)
+    if not response_batched:
+        raise ValueError(
+            f"Got one response but a batch of {len(prefixes)} prefixes; pass the prefix of that one response "
+            "(or a batch of responses)."
+        )
+    if len(prefixes) != len(responses):
+        raise ValueError(
+            f"Got {len(responses)} responses but {len(prefixes)} prefixes: `prefix` must be a single sequence "
+            "(used for every response) or one prefix per response."
+        )
+    return prefixes
+
+
+# --------------------------------------------------------------------------------------------------
+# Decoding
+# --------------------------------------------------------------------------------------------------
+
+# Keep special tokens (they are the delimiters); no "clean-up" that rewrites " ." / " 's"; and no spaces
+# around special tokens (4.x slow tokenizers add them by default, turning "<|im_start|>assistant" into
+# "<|im_start|> assistant").
+_DECODE_KWARGS = {
+    "skip_special_tokens": False,
+    "clean_up_tokenization_spaces": False,
+    "spaces_between_special_tokens": False,
+}
+
+
+def _decode_many(tokenizer: Any, sequences: list[list[int]]) -> list[str]:
+    if not sequences:
+        return []
+    try:
+        return list(tokenizer.batch_decode(sequences, **_DECODE_KWARGS))
+    except TypeError:  # a custom tokenizer whose decode takes no extra keyword arguments
+        return list(tokenizer.batch_decode(sequences, skip_special_tokens=False))
+
+
+def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
+    pad = getattr(tokenizer, "pad_token_id", None)
+    eos = getattr(tokenizer, "eos_token_id", None)
+    return (pad if isinstance(pad, int) else None), (eos if isinstance(eos, int) else None)
+
+
+def _strip_prefix_padding(ids: list[int], pad: int | None) -> list[int]:
+    """Left padding of a batched prompt."""
+    if pad is None:
+        return ids
+    start = 0
+    while start < len(ids) and ids[start] == pad:
+        start += 1
+    return ids[start:]
+
+
+def _strip_response_padding(ids: list[int], pad: int | None, eos: int | None) -> list[int]:
+    """Right padding after the end of a batched generation.
+
+    Trailing pad ids are dropped; a trailing run of EOS ids (the pad when `pad_token = eos_token`, or what
+    `generate` pads with when there is no pad token) is collapsed to the one EOS the model really wrote.
+    """
+    end = len(ids)
+    saw_eos = False
+    while end and (ids[end - 1] == pad or ids[end - 1] == eos):
+        saw_eos = saw_eos or ids[end - 1] == eos
+        end -= 1
+    return ids[:end] + [eos] if saw_eos else ids[:end]
+
+
+def _split_point(full: str, prefix: str) -> int:
+    """Where the prefix's text ends inside the joint decode of prefix + response."""
+    if full.startswith(prefix):
+        return len(prefix)
+    # The prompt ended inside a UTF-8 character (byte-level tokens): its decode ends with U+FFFD where
+    # the joint decode has the whole character. The character goes to the response, which completed it.
+    trimmed = prefix.rstrip("\ufffd")
+    if full.startswith(trimmed):
+        return len(trimmed)
+    # Decoding rules that rewrite text across the boundary: split where the two still agree.
+    return len(os.path.commonprefix([full, prefix]))
+
+
+def _decode_pairs(tokenizer: Any, responses: list[_Item], prefixes: list[_Item]) -> list[tuple[str, str]]:
+    """(prefix text, response text) per item, decoding token ids jointly where both are ids."""
+    pad, eos = _pad_ids(tokenizer)
+    jobs: list[list[int]] = []
+
+    def job(ids: list[int]) -> int:
+        jobs.append(ids)
+        return len(jobs) - 1
+
+    plan = []
+    for response, prefix in zip(responses, prefixes):
+        if isinstance(prefix, list):
+            prefix = _strip_prefix_padding(prefix, pad)
+        if isinstance(response, list):
+            response = _strip_response_padding(response, pad, eos)
+        if isinstance(prefix, list) and isinstance(response, list):
+            if not prefix:
+                plan.append(("", job(response), None))
+            else:
+                plan.append(("joint", job(prefix + response), job(prefix)))
+        else:
+            p = prefix if isinstance(prefix, str) else job(prefix)
+            r = response if isinstance(response, str) else job(response)
+            plan.append(("sep", r, p))
+    texts = _decode_many(tokenizer, jobs)
+    out = []
+    for kind, a, b in plan:
+        if kind == "joint":
+            full, pre = texts[a], texts[b]
+            cut = _split_point(full, pre)
+            out.append((full[:cut], full[cut:]))
+        elif kind == "":
+            out.append(("", texts[a]))
+        else:
+            out.append((b if isinstance(b, str) else texts[b], a if isinstance(a, str) else texts[a]))
+    return out
+
+
+def _single_prefix_text(tokenizer: Any, prefix: Any) -> str:
+    if prefix is None:
+        raise ValueError(_PREFIX_REQUIRED)
+    items, batched = _normalize(prefix, "prefix")
+    if batched and len(items) != 1:
+        raise ValueError(
+            f"`prefix=` must be a single sequence here (one parser follows one stream), got a batch of {len(items)}; "
+            "create one parser per sequence."
+        )
+    item = items[0]
+    if isinstance(item, str):
+        return item
+    pad, _ = _pad_ids(tokenizer)
+    return _decode_many(tokenizer, [_strip_prefix_padding(item, pad)])[0]
+
+
+def _underlying_tokenizer(obj: Any) -> Any:
+    """A tokenizer, or the tokenizer a processor wraps."""
+    if hasattr(obj, "batch_decode") and hasattr(obj, "convert_ids_to_tokens"):
+        return obj
+    inner = getattr(obj, "tokenizer", None)
+    if inner is None:
+        raise TypeError(f"{type(obj).__name__} is neither a tokenizer nor a processor with a `tokenizer`")
+    return inner
+
+
+# --------------------------------------------------------------------------------------------------
+# The mixin
+# --------------------------------------------------------------------------------------------------
+
+
+class ResponseTemplateMixin:
+    """The response-template API that `import hf_response_templates` gives every Transformers tokenizer.
+
+    Its members are copied onto `transformers.PreTrainedTokenizerBase` (so onto slow, fast and custom
+    tokenizers alike), replacing Transformers' own `parse_response` / `get_response_parser` where they
+    exist, with one behaviour on every version from 4.46 to 5.x. Processors get `parse_response` and
+    `get_response_parser` too, forwarding to their tokenizer.
+
+    Example:
+        >>> import hf_response_templates  # patches Transformers
+        >>> from hf_response_templates import get_template
+        >>> tokenizer.response_template = get_template("qwen3")        # validated now
+        >>> inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+        ...                                        return_tensors="pt", return_dict=True)
+        >>> out = model.generate(**inputs, max_new_tokens=512)
+        >>> prompt_len = inputs["input_ids"].shape[1]
+        >>> tokenizer.parse_response(out[0, prompt_len:], prefix=inputs["input_ids"][0])
+        {'role': 'assistant', 'reasoning_content': '...', 'content': '...'}
+    """
+
+    response_template = property(
+        _get_response_template,
+        _set_response_template,
+        doc="""The tokenizer's response template (a JSON-compatible dict), or `None`.
+
+        Assigning validates the template at once (raising `TemplateError`); assign a `ResponseTemplate`
+        or a dict, or `None` to remove it. Reading returns a copy of the dict (mutating it does not change
+        the tokenizer: assign a new one). `save_pretrained` writes it as the `response_template` key of
+        `tokenizer_config.json` and `from_pretrained` reads it back, equal to what was assigned.
+
+        Example:
+            >>> tokenizer.response_template = {"start_anchor": "<|im_start|>assistant\\n",
+            ...     "fields": {"content": {"close": "<|im_end|>"}}}
+            >>> tokenizer.save_pretrained("out")   # "response_template" is a key of out/tokenizer_config.json
+        """,
+    )
+
+    def parse_response(
+        self,
+        response: SequenceLike | BatchLike,
+        schema: dict | ResponseTemplate | None = None,
+        *,
+        prefix: SequenceLike | BatchLike | None = None,
+        tools: list[dict | Callable] | None = None,
+        strict: bool = True,
+    ) -> dict | list[dict]:
+        """Parse what a model generated into a message dict (or a list of them for a batch).
+
+        Args:
+            response: the generated output only (not the prompt): one sequence (`str`, list of token ids,
+                1-D array or tensor) or a batch (list of `str`, list of id lists, 2-D array or tensor, or a
+                mapping with `input_ids`). Tensors may live on any device. Token ids are decoded with special
+                tokens kept and without clean-up of tokenization spaces; trailing padding (pad tokens, repeated
+                EOS) of a batched `generate` is removed.
+            schema: a template to use instead of the tokenizer's `response_template` (Transformers' positional
+                name for it).
+            prefix: **required**, the prompt the model was given, as text or token ids (left padding is removed).
+                One prefix is used for every response of a batch, or pass one per response. When both are
+                token ids they are decoded together, so the text of the response is exactly its part of the
+                whole sequence. `prefix=""` / `prefix=[]` opts out.
+            tools: the tools of the request (JSON schemas or Python functions, as `apply_chat_template` takes
+                them); tool-call arguments are typed by the called tool's parameters.
+            strict: with `True`, a region whose content fails to parse raises `ResponseParseError`; with
+                `False` the message lists such regions under `"unparsed"`.
+
+        Returns:
+            One message dict for one sequence; a list of dicts for a batch (a one-item batch gives a one-item
+            list).
+
+        Raises:
+            ValueError: `prefix` missing, or prefixes and responses of different lengths.
+            NoResponseTemplateError: no `response_template` on the tokenizer and no `schema`.
+            TemplateError: the template is invalid.  ResponseParseError: see `strict`.
+
+        Example:
+            >>> tokenizer.parse_response("<think>hm</think>Hi!<|im_end|>", prefix="<|im_start|>assistant\\n")
+            {'role': 'assistant', 'reasoning_content': 'hm', 'content': 'Hi!'}
+            >>> tokenizer.parse_response(out[:, prompt_len:], prefix=inputs["input_ids"])   # a batch
+            [{...}, {...}]
+        """
+        tokenizer = _underlying_tokenizer(self)
+        template = _resolve_template(tokenizer, schema)
+        if prefix is None:
+            raise ValueError(_PREFIX_REQUIRED)
+        responses, batched = _normalize(response, "response")
+        prefixes, prefix_batched = _normalize(prefix, "prefix")
+        paired = _pair_up(responses, batched, prefixes, prefix_batched)
+        _, _, engine_parse, _ = _engine()
+        messages = [
+            engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict)
+            for prefix_text, text in _decode_pairs(tokenizer, responses, paired)
+        ]
+        return messages if batched else messages[0]
+
+    def get_response_parser(
+        self,
+        response_template: dict | ResponseTemplate | None = None,
+        *,
+        prefix: SequenceLike | None = None,
+        tools: list[dict | Callable] | None = None,
+    ) -> ResponseParser:
+        """A streaming `ResponseParser` for one generation, set up with the prompt.
+
+        Args:
+            response_template: a template to use instead of the tokenizer's.
+            prefix: **required**, the prompt of this one sequence (text, token ids, a 1-D tensor or a one-row
+                batch). `prefix=""` opts out.
+            tools: as for `parse_response`.
+
+        Feed it text: if you decode tokens yourself, keep special tokens (`skip_special_tokens=True` deletes
+        the delimiters). To stream straight out of `generate`, `ResponseStreamer` does all of this for you.
+
+        Example:
+            >>> parser = tokenizer.get_response_parser(prefix=inputs["input_ids"][0])
+            >>> events = list(parser.initial_events)
+            >>> for chunk in text_chunks:
+            ...     events += parser.feed(chunk)
+            >>> message, final_events = parser.finalize()
+        """
+        tokenizer = _underlying_tokenizer(self)
+        template = _resolve_template(tokenizer, response_template)
+        prefix_text = _single_prefix_text(tokenizer, prefix)
+        _, ResponseParser, _, _ = _engine()
+        return ResponseParser(template, prefix_text, tools=tools)
+
+
+# --------------------------------------------------------------------------------------------------
+# Installing onto Transformers
+# --------------------------------------------------------------------------------------------------
+
+_MEMBERS = ("response_template", "parse_response", "get_response_parser")
+_PROCESSOR_MEMBERS = ("parse_response", "get_response_parser")
+_lock = threading.RLock()
+_saved: dict[tuple[type, str], Any] = {}  # (class, member) -> previous class __dict__ entry or _MISSING
+_patched: set[type] = set()
+_want_installed = False
+
+
+def _wrap_init(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        template = kwargs.pop("response_template", _MISSING)
+        original(self, *args, **kwargs)
+        if template is not _MISSING and template is not None:
+            _load_saved_template(self, template)
+
+    __init__._hf_response_templates_original = original  # type: ignore[attr-defined]
+    return __init__
+
+
+def _set_member(cls: type, name: str, value: Any) -> None:
+    if (cls, name) not in _saved:
+        _saved[(cls, name)] = cls.__dict__.get(name, _MISSING)
+    setattr(cls, name, value)
+
+
+def _patch_tokenizer_class(cls: type) -> None:
+    if cls in _patched:
+        return
+    for name in _MEMBERS:
+        _set_member(cls, name, ResponseTemplateMixin.__dict__[name])
+    _set_member(cls, "__init__", _wrap_init(cls.__dict__["__init__"]))
+    _patched.add(cls)
+
+
+def _patch_processor_class(cls: type) -> None:
+    if cls in _patched:
+        return
+    for name in _PROCESSOR_MEMBERS:
+        _set_member(cls, name, ResponseTemplateMixin.__dict__[name])
+    _patched.add(cls)
+
+
+def _patch_module(module: Any) -> None:
+    with _lock:
+        if not _want_installed:
+            return
+        if module.__name__ == _TOKENIZER_MODULE:
+            _patch_tokenizer_class(module.PreTrainedTokenizerBase)
+        elif module.__name__ == _PROCESSOR_MODULE and hasattr(module, "ProcessorMixin"):
+            _patch_processor_class(module.ProcessorMixin)
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: it lets the normal finders find Transformers' modules and patches them right
+    after they have executed."""
+
+    def __init__(self) -> None:
+        self._busy = threading.local()
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in (_TOKENIZER_MODULE, _PROCESSOR_MODULE) or getattr(self._busy, "on", False):
+            return None
+        self._busy.on = True
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self._busy.on = False
+        loader = getattr(spec, "loader", None)
+        if spec is None or loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        original_exec = loader.exec_module
+
+        def exec_module(module):
+            original_exec(module)
+            try:
+                _patch_module(module)
+            except Exception:  # never break importing Transformers
+                logger.exception("hf_response_templates could not patch %s", module.__name__)
+
+        loader.exec_module = exec_module  # this loader instance serves this one module
+        return spec
+
+
+_hook: _PatchOnImport | None = None
+
+
+def _register_hook() -> None:
+    global _hook
+    if _hook is None:
+        _hook = _PatchOnImport()
+        sys.meta_path.insert(0, _hook)
+
+
+def _unregister_hook() -> None:
+    global _hook
+    if _hook is not None:
+        try:
+            sys.meta_path.remove(_hook)
+        except ValueError:
+            pass
+        _hook = None
+
+
+def _patch_loaded_modules() -> None:
+    for name in (_TOKENIZER_MODULE, _PROCESSOR_MODULE):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__spec__", None) is not None:
+            _patch_module(module)
+
+
+def _autoinstall() -> None:
+    """Install without importing Transformers: patch what is imported, hook what is not (yet).
+
+    Called by `hf_response_templates/__init__.py`. Does nothing if `HF_RESPONSE_TEMPLATES_NO_PATCH` is set.
+    """
+    global _want_installed
+    if os.environ.get(_NO_PATCH_ENV, "").strip().lower() not in ("", "0", "false", "no"):
+        return
+    with _lock:
+        _want_installed = True
+        _patch_loaded_modules()
+        if _TOKENIZER_MODULE not in sys.modules or _PROCESSOR_MODULE not in sys.modules:
+            _register_hook()
+
+
+def install() -> None:
+    """Give every Transformers tokenizer (and processor) the response-template API, now.
+
+    `import hf_response_templates` already does this (lazily: Transformers is patched when it is
+    imported). Idempotent; `uninstall()` undoes it.
+
+    Example:
+        >>> import hf_response_templates
+        >>> hf_response_templates.uninstall()
+        >>> hf_response_templates.install()
+    """
+    global _want_installed
+    with _lock:
+        _want_installed = True
+        import transformers.processing_utils  # noqa: F401  (the hook, if registered, patches them)
+        import transformers.tokenization_utils_base  # noqa: F401
+
+        _patch_loaded_modules()
+        _unregister_hook()
+
+
+def uninstall() -> None:
+    """Restore Transformers' own members (and stop patching on import). Idempotent.
+
+    Tokenizers created while installed keep their template in their instance state, but no longer have
+    the `response_template` property, so create tokenizers after `install()`.
+    """
+    global _want_installed
+    with _lock:
+        _want_installed = False
+        _unregister_hook()
+        for (cls, name), previous in reversed(list(_saved.items())):
+            if previous is _MISSING:
+                if name in cls.__dict__:
+                    delattr(cls, name)
+            else:
+                setattr(cls, name, previous)
+        _saved.clear()
+        _patched.clear()
+
+
+def is_installed() -> bool:
+    """Whether `PreTrainedTokenizerBase` currently carries our members (False until Transformers is imported)."""
+    module = sys.modules.get(_TOKENIZER_MODULE)
+    cls = getattr(module, "PreTrainedTokenizerBase", None)
+    return cls is not None and cls in _patched
+
+
+# --------------------------------------------------------------------------------------------------
+# Streaming
+# --------------------------------------------------------------------------------------------------
+
+_DONE = object()
+
+
+class _Failure:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+class _EventQueueIterator:
+    """Iterate events queued by another thread; `.message` once the stream has ended."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self._queue: queue.Queue = queue.Queue()
+        self._timeout = timeout
+        self._message: dict | None = None
+        self._error: BaseException | None = None
+        self._ended = threading.Event()
+
+    def __iter__(self) -> Iterator[dict]:
+        return self
+
+    def __next__(self) -> dict:
+        item = self._queue.get(timeout=self._timeout)
+        if item is _DONE:
+            self._queue.put(_DONE)  # iterating again stops again
+            raise StopIteration
+        if isinstance(item, _Failure):
+            self._queue.put(_DONE)
+            raise item.error
+        return item
+
+    def _emit(self, events: Iterable[dict]) -> None:
+        for event in events:
+            self._queue.put(event)
+
+    def _finish(self, message: dict | None, error: BaseException | None = None) -> None:
+        self._message, self._error = message, error
+        self._ended.set()
+        if error is not None:
+            self._queue.put(_Failure(error))
+        self._queue.put(_DONE)
+
+    @property
+    def message(self) -> dict:
+        """The parsed message; available once the stream has ended (raises the parse error if it failed)."""
+        if not self._ended.is_set():
+            raise RuntimeError("the message is available once the stream has ended (iterate all events first)")
+        if self._error is not None:
+            raise self._error
+        assert self._message is not None
+        return self._message
+
+
+class ResponseEventStream:
+    """Parser events from an iterable of text chunks (returned by `stream_events`).
+
+    Iterate it for the events (`parser.initial_events`, then each chunk's, then the final ones); after
+    that, `.message` is the parsed message.
+    """
+
+    def __init__(self, chunks: Iterable[str], parser: ResponseParser) -> None:
+        self._chunks = chunks
+        self._parser = parser
+        self._message: dict | None = None
+        self._started = False
+
+    def __iter__(self) -> Iterator[dict]:
+        if self._started:
+            raise RuntimeError("a ResponseEventStream can be iterated only once")
+        self._started = True
+        yield from self._parser.initial_events
+        for chunk in self._chunks:
+            if chunk:
+                yield from self._parser.feed(chunk)
+        message, final_events = self._parser.finalize()
+        self._message = message
+        yield from final_events
+
+    @property
+    def message(self) -> dict:
+        """The parsed message, once all events have been iterated."""
+        if self._message is None:
+            raise RuntimeError("the message is available once all events have been iterated")
+        return self._message
+
+
+def stream_events(chunks: Iterable[str], parser: ResponseParser) -> ResponseEventStream:
+    """Turn a stream of generated text (e.g. a `TextIteratorStreamer`) into parser events.
+
+    The streamer must skip the prompt (`skip_prompt=True`: the prompt goes to the parser as `prefix=`)
+    and keep special tokens: with `skip_special_tokens=True` the chat delimiters (`<think>`,
+    `<tool_call>`, `<|im_end|>`, ...) are deleted before the parser sees them, so every region would be
+    misread. Both mistakes raise `ValueError` here.
+
+    Example:
+        >>> from threading import Thread
+        >>> from transformers import TextIteratorStreamer
+        >>> streamer = TextIteratorStreamer(tokenizer, skip_prompt=True)
+        >>> Thread(target=model.generate, kwargs=dict(**inputs, streamer=streamer)).start()
+        >>> stream = stream_events(streamer, tokenizer.get_response_parser(prefix=inputs["input_ids"][0]))
+        >>> for event in stream:
+        ...     render(event)
+        >>> stream.message
+        {'role': 'assistant', ...}
+    """
+    decode_kwargs = getattr(chunks, "decode_kwargs", None)
+    if isinstance(decode_kwargs, dict) and decode_kwargs.get("skip_special_tokens"):
+        raise ValueError(
+            "this streamer was created with skip_special_tokens=True, which deletes the special tokens that "
+            "delimit the message's regions (<think>, <tool_call>, <|im_end|>, ...): create it without it"
+        )
+    if hasattr(chunks, "skip_prompt") and getattr(chunks, "skip_prompt") is False:
+        raise ValueError(
+            "this streamer repeats the prompt (skip_prompt=False); create it with skip_prompt=True and give the "
+            "prompt to the parser as `prefix=` instead"
+        )
+    return ResponseEventStream(chunks, parser)
+
+
+_CONTEXT_TOKENS = 4  # prompt tokens decoded before the first new token (leading spaces depend on them)
+
+
+class _ResponseStreamerImpl(_EventQueueIterator):
+    """The body of `ResponseStreamer` (which also subclasses Transformers' `BaseStreamer`)."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        *,
+        tools: list[dict | Callable] | None = None,
+        response_template: dict | ResponseTemplate | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__(timeout)
+        self.tokenizer = _underlying_tokenizer(tokenizer)
+        self._template = _resolve_template(self.tokenizer, response_template)
+        self._tools = tools
+        self._parser: Any = None
+        self._ids: list[int] = []
+        self._prefix_offset = 0  # ids[_prefix_offset:_read_offset] is decoding context, already emitted
+        self._read_offset = 0
+        self._closed = False
+        self._prefix_text: str | None = None
+
+    # -- BaseStreamer -------------------------------------------------------------------------------
+    def put(self, value: Any) -> None:
+        """Receive token ids from `generate`: first the prompt, then the new token(s) of each step."""
+        if self._closed:
+            raise RuntimeError("this ResponseStreamer has ended; create one per generate() call")
+        try:
+            ids = self._row(value)
+            if self._parser is None:
+                self._start(ids)
+            else:
+                self._ids.extend(ids)
+                text = self._new_text(final=False)
+                if text:
+                    self._emit(self._parser.feed(text))
+        except BaseException as exc:
+            self._closed = True
+            self._finish(None, exc)
+            raise
+
+    def end(self) -> None:
+        """Called by `generate` at the end: flush held text, finalize, publish the message."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._parser is None:
+                self._start([])
+            text = self._new_text(final=True)
+            if text:
+                self._emit(self._parser.feed(text))
+            message, events = self._parser.finalize()
+            self._emit(events)
+        except Exception as exc:
+            self._finish(None, exc)
+            return
+        self._finish(message)
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _row(self, value: Any) -> list[int]:
+        if _is_array(value):
+            data, ndim = _tensor_to_list(value, "streamed ids")
+            if ndim == 2:
+                if len(data) != 1:
+                    raise ValueError(
+                        f"ResponseStreamer only supports batch size 1 (got {len(data)} rows); stream one "
+                        "sequence per generate() call, or parse a batch afterwards with parse_response"
+                    )
+                data = data[0]
+            return _ids(data, "streamed ids")
+        if isinstance(value, numbers.Integral):
+            return [int(value)]
+        items, batched = _normalize(value, "streamed ids")
+        if batched and len(items) != 1:
+            raise ValueError("ResponseStreamer only supports batch size 1")
+        if isinstance(items[0], str):
+            raise TypeError("ResponseStreamer receives token ids, not text")
+        return items[0]
+
+    def _start(self, prompt_ids: list[int]) -> None:
+        pad, _ = _pad_ids(self.tokenizer)
+        prompt_ids = _strip_prefix_padding(prompt_ids, pad)
+        prefix_text = _decode_many(self.tokenizer, [prompt_ids])[0] if prompt_ids else ""
+        # A prompt ending inside a UTF-8 character: the response completes (and owns) the character.
+        prefix_text = prefix_text.rstrip("\ufffd") if prefix_text.endswith("\ufffd") else prefix_text
+        _, ResponseParser, _, _ = _engine()
+        self._parser = ResponseParser(self._template, prefix_text, tools=self._tools)
+        self._prefix_text = prefix_text
+        self._ids = list(prompt_ids)
+        self._read_offset = len(self._ids)
+        self._prefix_offset = max(0, self._read_offset - _CONTEXT_TOKENS)
+        self._emit(self._parser.initial_events)
+
+    def _new_text(self, final: bool) -> str:
+        """Text of the ids not yet emitted, decoded after a few context ids; held back while it ends in
+        an incomplete UTF-8 character (U+FFFD), except at the end."""
+        if self._read_offset >= len(self._ids):
+            return ""
+        before, after = _decode_many(
+            self.tokenizer, [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset :]]
+        )
+        if not final and (len(after) <= len(before) or after.endswith("\ufffd")):
+            return ""
+        text = after[_split_point(after, before) :]
+        self._prefix_offset, self._read_offset = self._read_offset, len(self._ids)
+        return text
+
+    @property
+    def prefix_text(self) -> str | None:
+        """The decoded prompt given to the parser (None before `generate` starts)."""
+        return self._prefix_text
+
+
+def _make_response_streamer_class() -> type:
+    from transformers.generation.streamers import BaseStreamer
+
+    class ResponseStreamer(_ResponseStreamerImpl, BaseStreamer):
+        """A streamer to pass to `model.generate(..., streamer=...)` that yields parser events.
+
+        It takes the prompt ids `generate` sends first as the parser's `prefix`, decodes the new tokens
+        incrementally *with their special tokens* (the trap it avoids: `TextStreamer(...,
+        skip_special_tokens=True)` deletes the delimiters the template needs) and in the context of the
+        previous tokens (SentencePiece leading spaces), and never splits a UTF-8 character (text ending in
+        U+FFFD is held until the next token completes it). Iterate it, typically while `generate` runs in
+        another thread, to get the events; afterwards `.message` is the parsed message. Batch size 1 only.
+
+        Args:
+            tokenizer: the tokenizer (or processor) with the `response_template`.
+            tools: the request's tools, to type tool-call arguments.
+            response_template: a template to use instead of the tokenizer's.
+            timeout: seconds to wait for the next event before `queue.Empty` is raised (default: forever).
+
+        Example:
+            >>> from threading import Thread
+            >>> streamer = ResponseStreamer(tokenizer, tools=tools)
+            >>> Thread(target=model.generate, kwargs=dict(**inputs, streamer=streamer, max_new_tokens=256)).start()
+            >>> for event in streamer:
+            ...     if event["type"] == "region_chunk" and event["field"] == "content":
+            ...         print(event["text"], end="", flush=True)
+            >>> streamer.message["tool_calls"]
+        """
+
+    ResponseStreamer.__module__ = __name__
+    return ResponseStreamer
+
+
+if TYPE_CHECKING:  # pragma: no cover
+
+    class ResponseStreamer(_ResponseStreamerImpl, BaseStreamer):  # noqa: D101
+        pass
+
+
+def __getattr__(name: str) -> Any:
+    # `ResponseStreamer` subclasses Transformers' BaseStreamer, so it is built (importing Transformers)
+    # only when first asked for.
+    if name == "ResponseStreamer":
+        cls = _make_response_streamer_class()
+        globals()["ResponseStreamer"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

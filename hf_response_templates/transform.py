@@ -1,0 +1,123 @@
+"""`transform`: post-parse templates with whole-string `"{name}"` placeholders.
+
+A transform is a JSON-like structure. Every string leaf that is exactly `"{path}"` is replaced by the
+value at `path` in the scope (`content` plus the named groups of `open_pattern` / `close_pattern`;
+with `transform_each`, the keys of each list element). The value keeps its type. Paths may be dotted
+(`"{content.args}"`) to descend into dicts. Mixed strings such as `"abc {name}"` are rejected when the
+template is loaded; a path that does not resolve raises `TransformError` when the region closes.
+
+Transforms are compiled once into a tree of small closures, so applying one does no string parsing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .errors import TemplateError
+
+__all__ = ["TransformError", "compile_transform", "placeholder_roots"]
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*(?:\.\w+)*)\}")
+MAX_TRANSFORM_DEPTH = 32
+MAX_TRANSFORM_NODES = 2_000
+
+
+class TransformError(ValueError):
+    """A transform placeholder could not be resolved against the parsed region."""
+
+
+Applier = Callable[[Mapping[str, Any]], Any]
+
+
+def placeholder_roots(transform: Any) -> set[str]:
+    """The first path component of every placeholder in `transform`."""
+    roots: set[str] = set()
+    stack = [transform]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str):
+            m = _PLACEHOLDER.fullmatch(node)
+            if m:
+                roots.add(m.group(1).split(".", 1)[0])
+    return roots
+
+
+def compile_transform(transform: Any, *, field: str) -> Applier:
+    """Validate `transform` and compile it into a function `scope -> value`.
+
+    Raises `TemplateError` (naming `field`) for mixed-text placeholders, non-string dict keys,
+    unsupported leaf types, or a structure that is too deep or too large.
+    """
+    count = [0]
+
+    def build(node: Any, depth: int, where: str) -> Applier:
+        count[0] += 1
+        if count[0] > MAX_TRANSFORM_NODES:
+            raise TemplateError(f"has more than {MAX_TRANSFORM_NODES} nodes", field=field, key="transform")
+        if depth > MAX_TRANSFORM_DEPTH:
+            raise TemplateError(
+                f"is nested more than {MAX_TRANSFORM_DEPTH} levels deep (at {where})", field=field, key="transform"
+            )
+        if isinstance(node, dict):
+            items = []
+            for k, v in node.items():
+                if not isinstance(k, str):
+                    raise TemplateError(f"keys must be strings, got {k!r} at {where}", field=field, key="transform")
+                items.append((k, build(v, depth + 1, f"{where}.{k}")))
+            return lambda scope: {k: f(scope) for k, f in items}
+        if isinstance(node, list):
+            parts = [build(v, depth + 1, f"{where}[{i}]") for i, v in enumerate(node)]
+            return lambda scope: [f(scope) for f in parts]
+        if isinstance(node, str):
+            m = _PLACEHOLDER.fullmatch(node)
+            if m:
+                return _lookup(m.group(1))
+            if _PLACEHOLDER.search(node):
+                raise TemplateError(
+                    f"string {node!r} at {where} mixes a {{placeholder}} with other text; placeholders must be the "
+                    'whole string (e.g. "{content}" or "{content.name}"): they are not f-strings',
+                    field=field,
+                    key="transform",
+                )
+            return lambda scope: node
+        if node is None or isinstance(node, (bool, int, float)):
+            return lambda scope: node
+        raise TemplateError(
+            f"unsupported value {node!r} ({type(node).__name__}) at {where}; use JSON values only",
+            field=field,
+            key="transform",
+        )
+
+    return build(transform, 0, "transform")
+
+
+def _lookup(path: str) -> Applier:
+    root, *keys = path.split(".")
+
+    def apply(scope: Mapping[str, Any]) -> Any:
+        if root not in scope:
+            raise TransformError(
+                f"transform placeholder '{{{path}}}' is not defined; available names: {sorted(scope)}"
+            )
+        value = scope[root]
+        for i, key in enumerate(keys):
+            if not isinstance(value, dict):
+                raise TransformError(
+                    f"transform placeholder '{{{path}}}' cannot look up {key!r} in "
+                    f"{'.'.join([root, *keys[:i]])}, which is a {type(value).__name__}, not a dict"
+                )
+            if key not in value:
+                raise TransformError(
+                    f"transform placeholder '{{{path}}}': {'.'.join([root, *keys[:i]])} has no key {key!r} "
+                    f"(keys: {sorted(value)})"
+                )
+            value = value[key]
+        return value
+
+    return apply

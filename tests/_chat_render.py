@@ -1,0 +1,325 @@
+"""Shared helpers for the ready-template tests: the fixture chat templates, what each family's chat
+template can represent, and hypothesis strategies that build conversations within those limits.
+
+Every restriction below is a property of the *chat template* (what it renders), written down so the
+round-trip test can filter such inputs out with the reason attached; the equality check itself is
+never relaxed. templates/README.md documents the same limits for users.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import regex
+from hypothesis import strategies as st
+
+FIXTURES = Path(__file__).parent / "fixtures" / "chat_templates"
+
+#: hypothesis examples per template; CI can lower/raise it with HF_RT_EXAMPLES
+EXAMPLES = int(os.environ.get("HF_RT_EXAMPLES", "40"))
+
+
+def chat_template(filename: str) -> str:
+    return (FIXTURES / filename).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Family:
+    """What a family's chat template can carry through a round trip."""
+
+    name: str
+    fixture: str
+    #: the key the chat template reads reasoning from (None: it renders no reasoning)
+    reasoning_key: str | None = None
+    #: the chat template renders assistant tool calls
+    tool_calls: bool = True
+    #: the chat template renders content next to tool calls (False: it drops or moves it)
+    content_with_tool_calls: bool = True
+    #: most tool calls one assistant message can render (None: unlimited)
+    max_tool_calls: int | None = None
+    #: reasoning is rendered only in messages that have tool calls (Command R7B's tool_plan)
+    reasoning_only_with_tool_calls: bool = False
+    #: chat-template variable that switches thinking, and the values to test
+    thinking_kwarg: str | None = None
+    thinking_values: tuple[Any, ...] = (None,)
+    #: the chat template concatenates arguments as a string (DeepSeek): pass JSON text
+    arguments_as_json_text: bool = False
+    #: history may contain tool results before the final assistant message
+    tool_history: bool = True
+    special_tokens: dict[str, str] = field(default_factory=dict)
+    #: strings argument values may not contain (they would end the argument region early)
+    argument_delimiters: tuple[str, ...] = ()
+    #: text the chat template itself rejects or rewrites inside content/reasoning
+    content_forbidden: tuple[str, ...] = ()
+
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in [
+        # SmolLM3's chat template renders assistant history as `content` only: reasoning and tool calls
+        # are not rendered (they are covered by tests/test_templates_raw_outputs.py).
+        Family("smollm3", "HuggingFaceTB-SmolLM3-3B.jinja", tool_calls=False,
+               thinking_kwarg="enable_thinking", thinking_values=(True, False),
+               # the chat template rewrites "/think" and "/no_think" in the system prompt only; keep
+               # them out of content anyway so the test does not depend on that
+               content_forbidden=("/think", "/no_think")),
+        Family("qwen3", "Qwen-Qwen3-0.6B.jinja", reasoning_key="reasoning_content",
+               thinking_kwarg="enable_thinking", thinking_values=(True, False)),
+        Family("qwen3-coder", "Qwen3-Coder.jinja",
+               argument_delimiters=("</parameter>", "</tool_call>", "<parameter=")),
+        # gpt-oss: one tool call per message; content given with tool calls is rendered in the analysis
+        # channel (it comes back as `thinking`), so it is not generated together with tool calls.
+        Family("gpt-oss", "openai-gpt-oss-120b.jinja", reasoning_key="thinking",
+               content_with_tool_calls=False, max_tool_calls=1),
+        # Command R7B: tool_plan is rendered only with tool calls, content only without them.
+        Family("cohere-command-r7b", "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+               reasoning_key="tool_plan", content_with_tool_calls=False,
+               reasoning_only_with_tool_calls=True, special_tokens={"bos_token": "<BOS_TOKEN>"}),
+        # Hermes 3: content is dropped when tool calls are present; after a tool result the chat template
+        # ends the tool turn differently in the prompt ("</tool_response><|im_end|>") and in history
+        # ("</tool_response>\n<|im_end|>"), so a turn after tool results cannot be split out.
+        Family("hermes3", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
+               content_with_tool_calls=False, tool_history=False),
+        Family("kimi-k2", "moonshotai-Kimi-K2.jinja"),
+        Family("glm-4.6", "GLM-4.6.jinja", reasoning_key="reasoning_content",
+               thinking_kwarg="enable_thinking", thinking_values=(True, False),
+               argument_delimiters=("</arg_value>", "</arg_key>", "<arg_key>", "</tool_call>")),
+        # DeepSeek-V3.1 renders every assistant history turn with "</think>" and no reasoning, so only
+        # thinking=False (the prompt ends with "</think>" too) can round-trip; reasoning is not rendered.
+        Family("deepseek-v3.1", "deepseek-ai-DeepSeek-V3.1.jinja", thinking_kwarg="thinking",
+               thinking_values=(False,), arguments_as_json_text=True,
+               special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"}),
+        # Mistral Small 3.2: content is dropped when tool calls are present.
+        Family("mistral-small-3.2", "Mistral-Small-3.2-24B-Instruct-2506.jinja", content_with_tool_calls=False,
+               special_tokens={"bos_token": "<s>", "eos_token": "</s>"}),
+    ]
+}
+
+
+# --------------------------------------------------------------------------- tools
+
+TOOLS: list[dict] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Get the weather.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "City name"},
+                    "days": {"type": "integer", "description": "Days ahead"},
+                    "metric": {"type": "boolean", "description": "Metric units"},
+                    "ratio": {"type": "number", "description": "A ratio"},
+                },
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search documents.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "The query"},
+                    "options": {"type": "object", "description": "Nested options"},
+                    "tags": {"type": "array", "items": {"type": "string"}, "description": "Tags"},
+                },
+                "required": ["query"],
+            },
+        },
+    },
+]
+
+
+# --------------------------------------------------------------------------- collisions
+
+
+def _delimiter_regexes(template: dict) -> list[Any]:
+    """Every delimiter of a response template as a compiled regex (literals escaped)."""
+    pats: list[str] = []
+    if "start_anchor" in template:
+        pats.append(regex.escape(template["start_anchor"]))
+    if "start_anchor_pattern" in template:
+        pats.append(template["start_anchor_pattern"])
+    for spec in template["fields"].values():
+        for key in ("open", "close"):
+            if key in spec:
+                values = spec[key] if isinstance(spec[key], list) else [spec[key]]
+                pats.extend(regex.escape(v) for v in values)
+            if key + "_pattern" in spec:
+                pat = spec[key + "_pattern"]
+                # a zero-width alternative (a lookahead close) cannot collide by itself; test the rest
+                pats.append(pat)
+    return [regex.compile(p, regex.DOTALL) for p in pats]
+
+
+def collides(text: str, template: dict, extra: tuple[str, ...] = ()) -> bool:
+    """Whether ``text`` contains one of the response template's delimiters (or an ``extra`` string).
+
+    Such text cannot round-trip through any parser: the model's own delimiter inside the content is
+    indistinguishable from the real one.
+    """
+    if any(e in text for e in extra):
+        return True
+    for pattern in _delimiter_regexes(template):
+        m = pattern.search(text)
+        if m is not None and m.end() > m.start():
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- strategies
+
+# Text made of tricky fragments and arbitrary characters: unicode, quotes, newlines, braces and
+# tag-like text. Stripped, because text fields are stripped by the `text` content parser.
+_FRAGMENTS = [
+    '"', "'", "\n", "\n\n", "{", "}", '{"a": 1}', "[1, 2]", "<b>", "</b>", "<tool>", "<|x|>", "\\", "\\n",
+    "東京", "ü", "🌧️", "null", "true", "7", " ", "\t", "<", ">", "&amp;",
+]
+_CHARS = st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"))
+
+
+def texts(min_size: int = 0) -> st.SearchStrategy[str]:
+    piece = st.one_of(st.sampled_from(_FRAGMENTS), st.text(_CHARS, min_size=1, max_size=8))
+    return st.lists(piece, min_size=min_size, max_size=8).map(lambda parts: "".join(parts).strip()).filter(
+        lambda s: len(s) >= min_size
+    )
+
+
+_json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**31), 2**31),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    texts(),
+)
+json_values = st.recursive(
+    _json_scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(texts(min_size=1), children, max_size=3),
+    ),
+    max_leaves=8,
+)
+
+
+def raw_strings(forbidden: tuple[str, ...]) -> st.SearchStrategy[str]:
+    """Argument strings: not stripped (argument values are kept verbatim)."""
+    piece = st.one_of(st.sampled_from(_FRAGMENTS), st.text(_CHARS, min_size=1, max_size=6))
+    return st.lists(piece, max_size=6).map("".join).filter(lambda s: not any(f in s for f in forbidden))
+
+
+def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
+    s = raw_strings(family.argument_delimiters)
+
+    def _nested_ok(value: Any) -> bool:
+        text = json.dumps(value, ensure_ascii=False)
+        return not any(f in text for f in family.argument_delimiters)
+
+    weather = st.fixed_dictionaries(
+        {"city": s},
+        optional={
+            "days": st.integers(-1000, 10**6),
+            "metric": st.booleans(),
+            "ratio": st.floats(allow_nan=False, allow_infinity=False, width=32).filter(lambda x: x == x),
+        },
+    ).map(lambda a: ("get_weather", a))
+    search = st.fixed_dictionaries(
+        {"query": s},
+        optional={
+            "options": st.dictionaries(texts(min_size=1), json_values, max_size=3).filter(_nested_ok),
+            "tags": st.lists(s, max_size=3),
+        },
+    ).map(lambda a: ("search", a))
+    return st.one_of(weather, search).map(
+        lambda na: {
+            "type": "function",
+            "function": {
+                "name": na[0],
+                "arguments": json.dumps(na[1], ensure_ascii=False) if family.arguments_as_json_text else na[1],
+            },
+        }
+    )
+
+
+_ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _with_ids(calls: list[dict], start: int) -> list[dict]:
+    # Mistral requires 9-character alphanumeric ids; Command R7B maps tool results back through ids.
+    return [{**c, "id": f"call{start + i:05d}"} for i, c in enumerate(calls)]
+
+
+@st.composite
+def assistant_message(draw: st.DrawFn, family: Family, template: dict, thinking: Any, final: bool) -> dict:
+    """An assistant message the family's chat template can carry (see the Family flags)."""
+    forbidden = family.content_forbidden
+    ok = lambda t: not collides(t, template, forbidden)  # noqa: E731
+    use_tools = family.tool_calls and draw(st.booleans())
+    msg: dict[str, Any] = {"role": "assistant"}
+    if use_tools:
+        max_calls = family.max_tool_calls or 3
+        calls = draw(st.lists(tool_call_strategy(family), min_size=1, max_size=max_calls))
+        msg["tool_calls"] = _with_ids(calls, draw(st.integers(0, 999)))
+        # empty content with tool calls is a case of its own
+        msg["content"] = draw(texts().filter(ok)) if family.content_with_tool_calls else ""
+    else:
+        msg["content"] = draw(texts().filter(ok))
+    wants_reasoning = family.reasoning_key is not None and (
+        use_tools or not family.reasoning_only_with_tool_calls
+    )
+    # With thinking switched off the prompt already closes an empty reasoning block, so the model
+    # writes no reasoning: a reasoning text there cannot be rendered as a continuation of the prompt.
+    if wants_reasoning and thinking is not False:
+        reasoning = draw(texts().filter(ok))
+        if reasoning:
+            msg[family.reasoning_key] = reasoning
+    return msg
+
+
+@st.composite
+def conversations(draw: st.DrawFn, family: Family, template: dict) -> tuple[list[dict], dict]:
+    """(messages ending with the assistant message to check, chat-template kwargs)."""
+    thinking = draw(st.sampled_from(family.thinking_values))
+    kwargs = {} if family.thinking_kwarg is None or thinking is None else {family.thinking_kwarg: thinking}
+    user_text = st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=10)
+    messages: list[dict] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": "Be brief. " + draw(user_text)})
+    # earlier turns: their content, reasoning and tool calls must not leak into the parsed message
+    for _ in range(draw(st.integers(0, 2))):
+        messages.append({"role": "user", "content": draw(user_text)})
+        earlier = draw(assistant_message(family, template, thinking, final=False))
+        messages.append(earlier)
+        if earlier.get("tool_calls"):
+            if not family.tool_history:
+                earlier.pop("tool_calls")
+                earlier["content"] = earlier.get("content") or "ok"
+            else:
+                for call in earlier["tool_calls"]:
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"],
+                         "content": json.dumps({"result": draw(user_text)})}
+                    )
+                messages.append({"role": "assistant", "content": "Done: " + draw(user_text)})
+    messages.append({"role": "user", "content": draw(user_text)})
+    final = draw(assistant_message(family, template, thinking, final=True))
+    if family.tool_history and family.tool_calls and draw(st.booleans()):
+        # a tool loop right before the checked message: assistant calls a tool, gets the result
+        call = draw(tool_call_strategy(family))
+        loop_msg = {"role": "assistant", "content": "", "tool_calls": _with_ids([call], 7)}
+        if family.reasoning_key and family.reasoning_only_with_tool_calls:
+            loop_msg[family.reasoning_key] = "plan"
+        messages.append(loop_msg)
+        messages.append({"role": "tool", "tool_call_id": "call00007", "name": call["function"]["name"],
+                         "content": json.dumps({"result": draw(user_text)})})
+    messages.append(final)
+    return messages, kwargs
