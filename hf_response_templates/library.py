@@ -25,7 +25,7 @@ import copy
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +103,6 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "doc": 'ChatML with <tool_call>{"name": ..., "arguments": ...}</tool_call>; no reasoning. The chat template '
         "drops content when an assistant message has tool calls.",
     },
-    "llama3": {
-        "models": ["meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.3-70B-Instruct"],
-        "chat_template": "meta-llama-Llama-3.3-70B-Instruct.jinja",
-        "doc": 'JSON tool calls {"name": ..., "parameters": ...} (optionally after <|python_tag|>), the whole '
-        "message being the call; otherwise content up to <|eot_id|>/<|eom_id|>. One tool call per message.",
-    },
     "deepseek-v3.1": {
         "models": ["deepseek-ai/DeepSeek-V3.1"],
         "chat_template": "deepseek-ai-DeepSeek-V3.1.jinja",
@@ -120,11 +114,6 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "models": ["mistralai/Mistral-Small-3.2-24B-Instruct-2506"],
         "chat_template": "Mistral-Small-3.2-24B-Instruct-2506.jinja",
         "doc": "[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} per call (id kept), content up to </s>.",
-    },
-    "granite-3.3": {
-        "models": ["ibm-granite/granite-3.3-2b-instruct", "ibm-granite/granite-3.3-8b-instruct"],
-        "chat_template": "ibm-granite-granite-3.3-2B-Instruct.jinja",
-        "doc": "<|tool_call|>[{json}, ...] tool calls, content up to <|end_of_text|>.",
     },
     "glm-4.6": {
         "models": ["zai-org/GLM-4.5", "zai-org/GLM-4.6"],
@@ -168,7 +157,7 @@ def _index() -> dict[str, Path]:
     return {path.stem: path for path in sorted(templates_dir().glob("*.json"))}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str) -> dict:
     with open(_index()[name], encoding="utf-8") as f:
         return json.load(f)
@@ -270,11 +259,6 @@ _RULES: tuple[_Rule, ...] = (
         none_of=("<think>", "<function=", "reasoning_content", "/no_think"),
     ),
     _Rule(
-        "llama3",
-        all_of=("<|start_header_id|>", "<|eot_id|>", '"parameters": '),
-        any_of=("<|python_tag|>", "ipython"),
-    ),
-    _Rule(
         "deepseek-v3.1",
         all_of=("<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>", "<｜Assistant｜></think>"),
         none_of=("```json",),
@@ -282,10 +266,6 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "mistral-small-3.2",
         all_of=("[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"),
-    ),
-    _Rule(
-        "granite-3.3",
-        all_of=("<|start_of_role|>", "<|tool_call|>", "<|end_of_text|>"),
     ),
     _Rule(
         "glm-4.6",
@@ -308,7 +288,9 @@ def _template_texts(obj: Any) -> list[str]:
     if isinstance(template, Mapping):  # {"default": ..., "tool_use": ...}
         return [t for t in template.values() if isinstance(t, str)]
     if isinstance(template, list):  # [{"name": ..., "template": ...}] as in old tokenizer_config.json
-        return [t["template"] for t in template if isinstance(t, Mapping) and isinstance(t.get("template"), str)]
+        return [
+            t["template"] for t in template if isinstance(t, Mapping) and isinstance(t.get("template"), str)
+        ]
     return []
 
 

@@ -205,8 +205,10 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         )
     implicit_field = implicit[0] if implicit else None
 
-    # Priority within a watch: opens (declaration order) before the implicit field's close.
-    idle = [f.open for f in fields if f.open is not None]
+    # Priority within a watch, for matches at the same position and of the same length: opens (by field
+    # name, so that the order of keys in the JSON, which `save_pretrained` sorts, never matters) before
+    # the implicit field's close.
+    idle = [f.open for f in sorted(fields, key=lambda f: f.name) if f.open is not None]
     if implicit_field is not None and implicit_field.close is not None:
         idle.append(implicit_field.close)
     idle = [_with_rank(d, r) for r, d in enumerate(idle)]

@@ -796,10 +796,12 @@ class ResponseEventStream:
     that, `.message` is the parsed message.
     """
 
-    def __init__(self, chunks: Iterable[str], parser: ResponseParser) -> None:
+    def __init__(self, chunks: Iterable[str], parser: ResponseParser, *, strict: bool = True) -> None:
         self._chunks = chunks
         self._parser = parser
+        self._strict = strict
         self._message: dict | None = None
+        self._error: BaseException | None = None
         self._started = False
 
     def __iter__(self) -> Iterator[dict]:
@@ -812,23 +814,38 @@ class ResponseEventStream:
                 yield from self._parser.feed(chunk)
         message, final_events = self._parser.finalize()
         self._message = message
+        self._error = _strict_error(self._parser, self._strict)
         yield from final_events
+        if self._error is not None:
+            raise self._error
 
     @property
     def message(self) -> dict:
-        """The parsed message, once all events have been iterated."""
+        """The parsed message, once all events have been iterated (raises the parse error, see `strict`)."""
         if self._message is None:
             raise RuntimeError("the message is available once all events have been iterated")
+        if self._error is not None:
+            raise self._error
         return self._message
 
 
-def stream_events(chunks: Iterable[str], parser: ResponseParser) -> ResponseEventStream:
+def _strict_error(parser: Any, strict: bool) -> BaseException | None:
+    """With `strict`, the first problem the parser met (as `parse_response(strict=True)` raises it)."""
+    errors = getattr(parser, "errors", None) or []
+    return errors[0] if strict and errors else None
+
+
+def stream_events(chunks: Iterable[str], parser: ResponseParser, *, strict: bool = True) -> ResponseEventStream:
     """Turn a stream of generated text (e.g. a `TextIteratorStreamer`) into parser events.
 
     The streamer must skip the prompt (`skip_prompt=True`: the prompt goes to the parser as `prefix=`)
     and keep special tokens: with `skip_special_tokens=True` the chat delimiters (`<think>`,
     `<tool_call>`, `<|im_end|>`, ...) are deleted before the parser sees them, so every region would be
     misread. Both mistakes raise `ValueError` here.
+
+    With `strict=True` (as in `parse_response`), a region that failed to parse or a missing required
+    field raises `ResponseParseError` once all events have been yielded (and from `.message`); with
+    `strict=False` the message lists failed regions under `"unparsed"`.
 
     Example:
         >>> from threading import Thread
@@ -852,7 +869,7 @@ def stream_events(chunks: Iterable[str], parser: ResponseParser) -> ResponseEven
             "this streamer repeats the prompt (skip_prompt=False); create it with skip_prompt=True and give the "
             "prompt to the parser as `prefix=` instead"
         )
-    return ResponseEventStream(chunks, parser)
+    return ResponseEventStream(chunks, parser, strict=strict)
 
 
 _CONTEXT_TOKENS = 4  # prompt tokens decoded before the first new token (leading spaces depend on them)
@@ -867,9 +884,11 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         *,
         tools: list[dict | Callable] | None = None,
         response_template: dict | ResponseTemplate | None = None,
+        strict: bool = True,
         timeout: float | None = None,
     ) -> None:
         super().__init__(timeout)
+        self._strict = strict
         self.tokenizer = _underlying_tokenizer(tokenizer)
         self._template = _resolve_template(self.tokenizer, response_template)
         self._tools = tools
@@ -915,7 +934,7 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         except Exception as exc:
             self._finish(None, exc)
             return
-        self._finish(message)
+        self._finish(message, _strict_error(self._parser, self._strict))
 
     # -- internals ----------------------------------------------------------------------------------
     def _row(self, value: Any) -> list[int]:
@@ -989,6 +1008,9 @@ def _make_response_streamer_class() -> type:
             tokenizer: the tokenizer (or processor) with the `response_template`.
             tools: the request's tools, to type tool-call arguments.
             response_template: a template to use instead of the tokenizer's.
+            strict: as in `parse_response`: with `True`, a region that failed to parse (or a missing required
+                field) raises `ResponseParseError` after the last event and from `.message`; with `False`,
+                `.message` lists failed regions under `"unparsed"`.
             timeout: seconds to wait for the next event before `queue.Empty` is raised (default: forever).
 
         Example:

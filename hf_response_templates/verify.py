@@ -206,14 +206,14 @@ def split_assistant_turn(
             break
     else:
         common = 0
-        for a, b in zip(prefix, full):
+        for a, b in zip(prefix, full, strict=False):
             if a != b:
                 break
             common += 1
         raise RoundTripRenderError(
             "the chat template renders this assistant turn differently from the generation prompt it "
             f"gives the model: after {common} common characters the prompt continues with "
-            f"{prefix[common:common + 60]!r} but the rendered turn with {full[common:common + 60]!r}"
+            f"{prefix[common : common + 60]!r} but the rendered turn with {full[common : common + 60]!r}"
         )
     generation = full[len(prefix) :]
     if stop:
@@ -253,7 +253,9 @@ def _normalize_tool_call(call: Any, keep_id: bool) -> Any:
 def _field_names(response_template: Any) -> tuple[list[str], dict]:
     source = getattr(response_template, "source", response_template)
     if not isinstance(source, Mapping):
-        raise TypeError(f"response_template must be a dict or a ResponseTemplate, got {type(response_template)}")
+        raise TypeError(
+            f"response_template must be a dict or a ResponseTemplate, got {type(response_template)}"
+        )
     return list(source.get("fields", {})), dict(source.get("defaults", {}))
 
 
@@ -301,7 +303,7 @@ def _diff(expected: Any, got: Any, path: str = "message") -> str:
                 return d
         return ""
     if isinstance(expected, list) and isinstance(got, list):
-        for i, (e, g) in enumerate(zip(expected, got)):
+        for i, (e, g) in enumerate(zip(expected, got, strict=False)):
             d = _diff(e, g, f"{path}[{i}]")
             if d:
                 return d
@@ -397,7 +399,11 @@ def sample_conversations(
         if reasoning_key and reasoning_key != "tool_plan":
             cases["reasoning"] = [
                 user,
-                {"role": "assistant", reasoning_key: "The user wants the weather.\nI know it.", "content": "Sunny."},
+                {
+                    "role": "assistant",
+                    reasoning_key: "The user wants the weather.\nI know it.",
+                    "content": "Sunny.",
+                },
             ]
         cases["multi_turn"] = [
             {"role": "user", "content": "Hi!"},
@@ -409,12 +415,23 @@ def sample_conversations(
         # content "" rather than absent: several chat templates (Qwen3) test `message.content` unguarded
         one = {"role": "assistant", "content": "", "tool_calls": [weather]}
         if reasoning_key:
-            one_r = {"role": "assistant", "content": "", reasoning_key: "I should call get_weather.", "tool_calls": [weather]}
+            one_r = {
+                "role": "assistant",
+                "content": "",
+                reasoning_key: "I should call get_weather.",
+                "tool_calls": [weather],
+            }
             cases["tool_call_with_reasoning"] = [user, one_r]
         cases["tool_call"] = [user, one]
-        cases["tool_call_nested_arguments"] = [user, {"role": "assistant", "content": "", "tool_calls": [search]}]
+        cases["tool_call_nested_arguments"] = [
+            user,
+            {"role": "assistant", "content": "", "tool_calls": [search]},
+        ]
         if max_tool_calls is None or max_tool_calls >= 2:
-            cases["parallel_tool_calls"] = [user, {"role": "assistant", "content": "", "tool_calls": [weather, search]}]
+            cases["parallel_tool_calls"] = [
+                user,
+                {"role": "assistant", "content": "", "tool_calls": [weather, search]},
+            ]
         if has_content:
             cases["tool_result_then_answer"] = [
                 user,
@@ -482,16 +499,31 @@ def verify_round_trip(
         expected = expected_message(messages[-1], response_template)
         try:
             prefix, generation = split_assistant_turn(
-                chat_template, messages, tools=tools, special_tokens=special_tokens, stop=stop, **template_kwargs
+                chat_template,
+                messages,
+                tools=tools,
+                special_tokens=special_tokens,
+                stop=stop,
+                **template_kwargs,
             )
         except Exception as exc:  # noqa: BLE001 - reported in the result
-            results.append(CaseResult(name, False, expected, None, f"render failed: {type(exc).__name__}: {exc}"))
+            results.append(
+                CaseResult(name, False, expected, None, f"render failed: {type(exc).__name__}: {exc}")
+            )
             continue
         try:
             parsed = parse(generation, response_template, prefix=prefix, tools=tools)
         except Exception as exc:  # noqa: BLE001 - reported in the result
             results.append(
-                CaseResult(name, False, expected, None, f"parse failed: {type(exc).__name__}: {exc}", prefix, generation)
+                CaseResult(
+                    name,
+                    False,
+                    expected,
+                    None,
+                    f"parse failed: {type(exc).__name__}: {exc}",
+                    prefix,
+                    generation,
+                )
             )
             continue
         keep_ids = any(isinstance(c, Mapping) and "id" in c for c in parsed.get("tool_calls") or [])

@@ -19,8 +19,20 @@ from hypothesis import strategies as st
 
 FIXTURES = Path(__file__).parent / "fixtures" / "chat_templates"
 
-#: hypothesis examples per template; CI can lower/raise it with HF_RT_EXAMPLES
-EXAMPLES = int(os.environ.get("HF_RT_EXAMPLES", "40"))
+
+def _examples() -> int:
+    """Hypothesis examples per template: 40 under the default profile, scaled with the loaded profile
+    (tests/conftest.py: dev 20% -> 8, ci 400% -> capped at 60, since CI runs the suite on two
+    Transformers versions on 2 cores); ``HF_RT_EXAMPLES`` overrides it."""
+    if os.environ.get("HF_RT_EXAMPLES"):
+        return int(os.environ["HF_RT_EXAMPLES"])
+    from hypothesis import settings
+
+    return min(60, max(8, 40 * settings().max_examples // 100))
+
+
+#: hypothesis examples per template
+EXAMPLES = _examples()
 
 
 def chat_template(filename: str) -> str:
@@ -62,40 +74,81 @@ FAMILIES: dict[str, Family] = {
     for f in [
         # SmolLM3's chat template renders assistant history as `content` only: reasoning and tool calls
         # are not rendered (they are covered by tests/test_templates_raw_outputs.py).
-        Family("smollm3", "HuggingFaceTB-SmolLM3-3B.jinja", tool_calls=False,
-               thinking_kwarg="enable_thinking", thinking_values=(True, False),
-               # the chat template rewrites "/think" and "/no_think" in the system prompt only; keep
-               # them out of content anyway so the test does not depend on that
-               content_forbidden=("/think", "/no_think")),
-        Family("qwen3", "Qwen-Qwen3-0.6B.jinja", reasoning_key="reasoning_content",
-               thinking_kwarg="enable_thinking", thinking_values=(True, False)),
-        Family("qwen3-coder", "Qwen3-Coder.jinja",
-               argument_delimiters=("</parameter>", "</tool_call>", "<parameter=")),
+        Family(
+            "smollm3",
+            "HuggingFaceTB-SmolLM3-3B.jinja",
+            tool_calls=False,
+            thinking_kwarg="enable_thinking",
+            thinking_values=(True, False),
+            # the chat template rewrites "/think" and "/no_think" in the system prompt only; keep
+            # them out of content anyway so the test does not depend on that
+            content_forbidden=("/think", "/no_think"),
+        ),
+        Family(
+            "qwen3",
+            "Qwen-Qwen3-0.6B.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="enable_thinking",
+            thinking_values=(True, False),
+        ),
+        Family(
+            "qwen3-coder",
+            "Qwen3-Coder.jinja",
+            argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
+        ),
         # gpt-oss: one tool call per message; content given with tool calls is rendered in the analysis
         # channel (it comes back as `thinking`), so it is not generated together with tool calls.
-        Family("gpt-oss", "openai-gpt-oss-120b.jinja", reasoning_key="thinking",
-               content_with_tool_calls=False, max_tool_calls=1),
+        Family(
+            "gpt-oss",
+            "openai-gpt-oss-120b.jinja",
+            reasoning_key="thinking",
+            content_with_tool_calls=False,
+            max_tool_calls=1,
+        ),
         # Command R7B: tool_plan is rendered only with tool calls, content only without them.
-        Family("cohere-command-r7b", "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
-               reasoning_key="tool_plan", content_with_tool_calls=False,
-               reasoning_only_with_tool_calls=True, special_tokens={"bos_token": "<BOS_TOKEN>"}),
+        Family(
+            "cohere-command-r7b",
+            "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+            reasoning_key="tool_plan",
+            content_with_tool_calls=False,
+            reasoning_only_with_tool_calls=True,
+            special_tokens={"bos_token": "<BOS_TOKEN>"},
+        ),
         # Hermes 3: content is dropped when tool calls are present; after a tool result the chat template
         # ends the tool turn differently in the prompt ("</tool_response><|im_end|>") and in history
         # ("</tool_response>\n<|im_end|>"), so a turn after tool results cannot be split out.
-        Family("hermes3", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
-               content_with_tool_calls=False, tool_history=False),
+        Family(
+            "hermes3",
+            "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
+            content_with_tool_calls=False,
+            tool_history=False,
+        ),
         Family("kimi-k2", "moonshotai-Kimi-K2.jinja"),
-        Family("glm-4.6", "GLM-4.6.jinja", reasoning_key="reasoning_content",
-               thinking_kwarg="enable_thinking", thinking_values=(True, False),
-               argument_delimiters=("</arg_value>", "</arg_key>", "<arg_key>", "</tool_call>")),
+        Family(
+            "glm-4.6",
+            "GLM-4.6.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="enable_thinking",
+            thinking_values=(True, False),
+            argument_delimiters=("</arg_value>", "</arg_key>", "<arg_key>", "</tool_call>"),
+        ),
         # DeepSeek-V3.1 renders every assistant history turn with "</think>" and no reasoning, so only
         # thinking=False (the prompt ends with "</think>" too) can round-trip; reasoning is not rendered.
-        Family("deepseek-v3.1", "deepseek-ai-DeepSeek-V3.1.jinja", thinking_kwarg="thinking",
-               thinking_values=(False,), arguments_as_json_text=True,
-               special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"}),
+        Family(
+            "deepseek-v3.1",
+            "deepseek-ai-DeepSeek-V3.1.jinja",
+            thinking_kwarg="thinking",
+            thinking_values=(False,),
+            arguments_as_json_text=True,
+            special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"},
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
-        Family("mistral-small-3.2", "Mistral-Small-3.2-24B-Instruct-2506.jinja", content_with_tool_calls=False,
-               special_tokens={"bos_token": "<s>", "eos_token": "</s>"}),
+        Family(
+            "mistral-small-3.2",
+            "Mistral-Small-3.2-24B-Instruct-2506.jinja",
+            content_with_tool_calls=False,
+            special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+        ),
     ]
 }
 
@@ -181,16 +234,41 @@ def collides(text: str, template: dict, extra: tuple[str, ...] = ()) -> bool:
 # Text made of tricky fragments and arbitrary characters: unicode, quotes, newlines, braces and
 # tag-like text. Stripped, because text fields are stripped by the `text` content parser.
 _FRAGMENTS = [
-    '"', "'", "\n", "\n\n", "{", "}", '{"a": 1}', "[1, 2]", "<b>", "</b>", "<tool>", "<|x|>", "\\", "\\n",
-    "東京", "ü", "🌧️", "null", "true", "7", " ", "\t", "<", ">", "&amp;",
+    '"',
+    "'",
+    "\n",
+    "\n\n",
+    "{",
+    "}",
+    '{"a": 1}',
+    "[1, 2]",
+    "<b>",
+    "</b>",
+    "<tool>",
+    "<|x|>",
+    "\\",
+    "\\n",
+    "東京",
+    "ü",
+    "🌧️",
+    "null",
+    "true",
+    "7",
+    " ",
+    "\t",
+    "<",
+    ">",
+    "&amp;",
 ]
 _CHARS = st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"))
 
 
 def texts(min_size: int = 0) -> st.SearchStrategy[str]:
     piece = st.one_of(st.sampled_from(_FRAGMENTS), st.text(_CHARS, min_size=1, max_size=8))
-    return st.lists(piece, min_size=min_size, max_size=8).map(lambda parts: "".join(parts).strip()).filter(
-        lambda s: len(s) >= min_size
+    return (
+        st.lists(piece, min_size=min_size, max_size=8)
+        .map(lambda parts: "".join(parts).strip())
+        .filter(lambda s: len(s) >= min_size)
     )
 
 
@@ -244,7 +322,9 @@ def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
             "type": "function",
             "function": {
                 "name": na[0],
-                "arguments": json.dumps(na[1], ensure_ascii=False) if family.arguments_as_json_text else na[1],
+                "arguments": json.dumps(na[1], ensure_ascii=False)
+                if family.arguments_as_json_text
+                else na[1],
             },
         }
     )
@@ -306,8 +386,12 @@ def conversations(draw: st.DrawFn, family: Family, template: dict) -> tuple[list
             else:
                 for call in earlier["tool_calls"]:
                     messages.append(
-                        {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"],
-                         "content": json.dumps({"result": draw(user_text)})}
+                        {
+                            "role": "tool",
+                            "tool_call_id": call["id"],
+                            "name": call["function"]["name"],
+                            "content": json.dumps({"result": draw(user_text)}),
+                        }
                     )
                 messages.append({"role": "assistant", "content": "Done: " + draw(user_text)})
     messages.append({"role": "user", "content": draw(user_text)})
@@ -319,7 +403,13 @@ def conversations(draw: st.DrawFn, family: Family, template: dict) -> tuple[list
         if family.reasoning_key and family.reasoning_only_with_tool_calls:
             loop_msg[family.reasoning_key] = "plan"
         messages.append(loop_msg)
-        messages.append({"role": "tool", "tool_call_id": "call00007", "name": call["function"]["name"],
-                         "content": json.dumps({"result": draw(user_text)})})
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": "call00007",
+                "name": call["function"]["name"],
+                "content": json.dumps({"result": draw(user_text)}),
+            }
+        )
     messages.append(final)
     return messages, kwargs

@@ -18,6 +18,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the tests build everything locally; never touch the Hub
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
@@ -134,13 +138,11 @@ def _metaspace_backend() -> Tokenizer:
 def _wrap(backend: Tokenizer, **kwargs):
     from transformers import PreTrainedTokenizerFast
 
+    settings = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "padding_side": "left", **kwargs}
+    named = {settings["eos_token"], settings["pad_token"]}
+    extra = [t for t in SPECIALS if t in backend.get_vocab() and t not in named]
     return PreTrainedTokenizerFast(
-        tokenizer_object=copy.deepcopy(backend),
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        padding_side="left",
-        additional_special_tokens=[t for t in SPECIALS if t in backend.get_vocab() and t not in ("<|im_end|>", "<|endoftext|>")],
-        **kwargs,
+        tokenizer_object=copy.deepcopy(backend), additional_special_tokens=extra, **settings
     )
 
 

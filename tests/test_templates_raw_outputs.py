@@ -1,0 +1,341 @@
+"""Hand-written raw outputs, the way each model really emits them, parsed with the shipped templates.
+
+The round-trip tests prove the templates against what chat templates render for history; these
+prove them against what models *generate*: trailing EOS tokens, ``<|im_end|>`` followed by a newline,
+tool calls separated by newlines, gpt-oss's analysis then final or analysis then a
+``commentary to=functions.NAME <|constrain|>json`` tool call, and so on. Every case is also streamed
+one character at a time, which must give the same message.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _chat_render import TOOLS
+
+from hf_response_templates import ResponseParser, parse_response
+from hf_response_templates.library import get_template
+
+
+def call(name: str, arguments: dict) -> dict:
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+CHATML_PROMPT = (
+    "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nWeather in Paris?<|im_end|>\n"
+)
+GPT_OSS_PROMPT = (
+    "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
+    "Reasoning: medium\n\n# Valid channels: analysis, commentary, final.<|end|>"
+    "<|start|>user<|message|>Weather in Paris?<|end|><|start|>assistant"
+)
+COHERE_PROMPT = (
+    "<BOS_TOKEN><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|># System Preamble\n...<|END_OF_TURN_TOKEN|>"
+    "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Weather in Paris?<|END_OF_TURN_TOKEN|>"
+    "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"
+)
+
+# (template name, prefix, raw model output, expected message)
+CASES: list[tuple[str, str, str, str, dict]] = [
+    # ---------------------------------------------------------------- SmolLM3
+    (
+        "smollm3-think",
+        "smollm3",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "<think>\nThe user wants the weather. I cannot look it up.\n</think>\nI don't have live weather data.<|im_end|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "The user wants the weather. I cannot look it up.",
+            "content": "I don't have live weather data.",
+        },
+    ),
+    (
+        "smollm3-no-think",
+        "smollm3",
+        CHATML_PROMPT + "<|im_start|>assistant\n<think>\n\n</think>\n",
+        "Hello! How can I help?<|im_end|>\n",
+        {"role": "assistant", "content": "Hello! How can I help?"},
+    ),
+    (
+        "smollm3-tool-call",
+        "smollm3",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        '<think>\nI should call get_weather.\n</think>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>',
+        {
+            "role": "assistant",
+            "reasoning_content": "I should call get_weather.",
+            "tool_calls": [call("get_weather", {"city": "Paris"})],
+        },
+    ),
+    # ---------------------------------------------------------------- Qwen3 (JSON tool calls)
+    (
+        "qwen3-think-then-answer",
+        "qwen3",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "<think>\nOkay, the user asks about Paris.\n</think>\n\nIt is usually mild in spring.<|im_end|>\n",
+        {
+            "role": "assistant",
+            "reasoning_content": "Okay, the user asks about Paris.",
+            "content": "It is usually mild in spring.",
+        },
+    ),
+    (
+        "qwen3-parallel-tools",
+        "qwen3",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "<think>\nTwo lookups.\n</think>\n\n"
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "search", "arguments": {"query": "Paris events", "options": {"lang": "fr"}}}\n</tool_call>'
+        "<|im_end|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "Two lookups.",
+            "tool_calls": [
+                call("get_weather", {"city": "Paris", "days": 3}),
+                call("search", {"query": "Paris events", "options": {"lang": "fr"}}),
+            ],
+        },
+    ),
+    (
+        "qwen3-no-think-content-and-tool",
+        "qwen3",
+        CHATML_PROMPT + "<|im_start|>assistant\n<think>\n\n</think>\n\n",
+        'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>\n',
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [call("get_weather", {"city": "Paris"})],
+        },
+    ),
+    (
+        "qwen3-multi-turn-prefix",
+        "qwen3",
+        CHATML_PROMPT + "<|im_start|>assistant\n<think>\nold\n</think>\n\nOld answer.<|im_end|>\n"
+        "<|im_start|>user\nAnd tomorrow?<|im_end|>\n<|im_start|>assistant\n",
+        "<think>\nTomorrow.\n</think>\n\nProbably rain.<|im_end|>",
+        {"role": "assistant", "reasoning_content": "Tomorrow.", "content": "Probably rain."},
+    ),
+    # ---------------------------------------------------------------- Qwen3-Coder (XML tool calls)
+    (
+        "qwen3-coder-xml-tools",
+        "qwen3-coder",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "I'll look that up.\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nSan Francisco\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=search>\n"
+        '<parameter=query>\nwhat to wear\nin fog\n</parameter>\n<parameter=options>\n{"lang": "en"}\n</parameter>\n'
+        "</function>\n</tool_call><|im_end|>\n",
+        {
+            "role": "assistant",
+            "content": "I'll look that up.",
+            "tool_calls": [
+                call("get_weather", {"city": "San Francisco", "days": 3}),
+                call("search", {"query": "what to wear\nin fog", "options": {"lang": "en"}}),
+            ],
+        },
+    ),
+    (
+        "qwen3-coder-plain",
+        "qwen3-coder",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "def f():\n    return {'a': 1}<|im_end|>\n",
+        {"role": "assistant", "content": "def f():\n    return {'a': 1}"},
+    ),
+    # ---------------------------------------------------------------- gpt-oss (harmony)
+    (
+        "gpt-oss-analysis-final",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        "<|channel|>analysis<|message|>User asks about weather; no tools, answer generally.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>Paris is mild in spring.<|return|>",
+        {
+            "role": "assistant",
+            "thinking": "User asks about weather; no tools, answer generally.",
+            "content": "Paris is mild in spring.",
+        },
+    ),
+    (
+        "gpt-oss-model-tool-call",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        "<|channel|>analysis<|message|>Need to use function get_weather.<|end|>"
+        '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris","days":2}<|call|>',
+        {
+            "role": "assistant",
+            "thinking": "Need to use function get_weather.",
+            "tool_calls": [call("get_weather", {"city": "Paris", "days": 2})],
+        },
+    ),
+    (
+        "gpt-oss-template-tool-call",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        ' to=functions.search<|channel|>commentary json<|message|>{"query": "Paris", "options": {"n": 3}}<|call|>',
+        {"role": "assistant", "tool_calls": [call("search", {"query": "Paris", "options": {"n": 3}})]},
+    ),
+    (
+        "gpt-oss-preamble-then-call",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        "<|channel|>analysis<|message|>Check weather.<|end|><|start|>assistant<|channel|>commentary<|message|>"
+        "Let me check that for you.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather "
+        '<|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+        {
+            "role": "assistant",
+            "thinking": "Check weather.",
+            "content": "Let me check that for you.",
+            "tool_calls": [call("get_weather", {"city": "Paris"})],
+        },
+    ),
+    (
+        "gpt-oss-after-tool-result",
+        "gpt-oss",
+        GPT_OSS_PROMPT + "<|channel|>analysis<|message|>old<|end|><|start|>assistant to=functions.get_weather"
+        '<|channel|>commentary json<|message|>{"city": "Paris"}<|call|><|start|>functions.get_weather to=assistant'
+        '<|channel|>commentary<|message|>"{\\"t\\": 21}"<|end|><|start|>assistant',
+        "<|channel|>analysis<|message|>21 degrees.<|end|><|start|>assistant<|channel|>final<|message|>It is 21 °C.<|return|>",
+        {"role": "assistant", "thinking": "21 degrees.", "content": "It is 21 °C."},
+    ),
+    # ---------------------------------------------------------------- Command R7B
+    (
+        "cohere-plan-and-actions",
+        "cohere-command-r7b",
+        COHERE_PROMPT,
+        "<|START_THINKING|>I will look up the weather and search for events.<|END_THINKING|><|START_ACTION|>[\n"
+        '    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}},\n'
+        '    {"tool_call_id": "1", "tool_name": "search", "parameters": {"query": "events"}}\n]<|END_ACTION|>'
+        "<|END_OF_TURN_TOKEN|>",
+        {
+            "role": "assistant",
+            "tool_plan": "I will look up the weather and search for events.",
+            "tool_calls": [call("get_weather", {"city": "Paris"}), call("search", {"query": "events"})],
+        },
+    ),
+    (
+        "cohere-response",
+        "cohere-command-r7b",
+        COHERE_PROMPT,
+        "<|START_RESPONSE|>It is sunny in Paris today.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>",
+        {"role": "assistant", "content": "It is sunny in Paris today."},
+    ),
+    # ---------------------------------------------------------------- Hermes 3
+    (
+        "hermes3-tools",
+        "hermes3",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "search", "arguments": {"query": "Louvre"}}\n</tool_call><|im_end|>\n',
+        {
+            "role": "assistant",
+            "tool_calls": [call("get_weather", {"city": "Paris"}), call("search", {"query": "Louvre"})],
+        },
+    ),
+    (
+        "hermes3-content",
+        "hermes3",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "Bonjour!<|im_end|>\n",
+        {"role": "assistant", "content": "Bonjour!"},
+    ),
+    # ---------------------------------------------------------------- Kimi K2
+    (
+        "kimi-k2-tools",
+        "kimi-k2",
+        "<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|><|im_user|>user<|im_middle|>Weather?"
+        "<|im_end|><|im_assistant|>assistant<|im_middle|>",
+        "Let me check.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        '{"city": "Paris"}<|tool_call_end|><|tool_call_begin|>functions.search:1<|tool_call_argument_begin|>'
+        '{"query": "x"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [call("get_weather", {"city": "Paris"}), call("search", {"query": "x"})],
+        },
+    ),
+    # ---------------------------------------------------------------- GLM-4.6
+    (
+        "glm-think-tool",
+        "glm-4.6",
+        "[gMASK]<sop><|user|>\nWeather in Paris?<|assistant|>",
+        "\n<think>The user wants the weather.</think>\nI'll check.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n"
+        "<arg_value>Paris</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call><|observation|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "The user wants the weather.",
+            "content": "I'll check.",
+            "tool_calls": [call("get_weather", {"city": "Paris", "days": 3})],
+        },
+    ),
+    (
+        "glm-no-think",
+        "glm-4.6",
+        "[gMASK]<sop><|user|>\nHi/nothink<|assistant|>\n<think></think>",
+        "\nHello!<|user|>",
+        {"role": "assistant", "content": "Hello!"},
+    ),
+    # ---------------------------------------------------------------- DeepSeek-V3.1
+    (
+        "deepseek-v3.1-tool",
+        "deepseek-v3.1",
+        "<｜begin▁of▁sentence｜><｜User｜>Weather?<｜Assistant｜></think>",
+        'Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}'
+        '<｜tool▁call▁end｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>{"query": "x"}<｜tool▁call▁end｜>'
+        "<｜tool▁calls▁end｜><｜end▁of▁sentence｜>",
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [call("get_weather", {"city": "Paris"}), call("search", {"query": "x"})],
+        },
+    ),
+    (
+        "deepseek-v3.1-thinking",
+        "deepseek-v3.1",
+        "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜><think>",
+        "The user greets me.</think>Hello!<｜end▁of▁sentence｜>",
+        {"role": "assistant", "reasoning_content": "The user greets me.", "content": "Hello!"},
+    ),
+    # ---------------------------------------------------------------- Mistral Small 3.2
+    (
+        "mistral-tools",
+        "mistral-small-3.2",
+        "<s>[SYSTEM_PROMPT]You are Mistral.[/SYSTEM_PROMPT][INST]Weather?[/INST]",
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": 2}[TOOL_CALLS]search[ARGS]{"query": "x"}</s>',
+        {
+            "role": "assistant",
+            "tool_calls": [call("get_weather", {"city": "Paris", "days": 2}), call("search", {"query": "x"})],
+        },
+    ),
+    (
+        "mistral-content",
+        "mistral-small-3.2",
+        "<s>[INST]Hi[/INST]",
+        "Hello! How can I help?</s>",
+        {"role": "assistant", "content": "Hello! How can I help?"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case_id,name,prefix,output,expected", CASES, ids=[c[0] for c in CASES])
+def test_raw_output(case_id: str, name: str, prefix: str, output: str, expected: dict) -> None:
+    template = get_template(name)
+    assert parse_response(output, template, prefix=prefix, tools=TOOLS) == expected
+
+
+@pytest.mark.parametrize("case_id,name,prefix,output,expected", CASES, ids=[c[0] for c in CASES])
+def test_raw_output_streamed_char_by_char(
+    case_id: str, name: str, prefix: str, output: str, expected: dict
+) -> None:
+    parser = ResponseParser(get_template(name), prefix, tools=TOOLS)
+    for char in output:
+        parser.feed(char)
+    message, _events = parser.finalize()
+    assert message == expected
+
+
+def test_gpt_oss_start_anchor_only_cuts_the_prefix() -> None:
+    # the generation re-emits "<|start|>assistant" between channels: nothing may be cut from it
+    out = parse_response(
+        "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>c<|return|>",
+        get_template("gpt-oss"),
+        prefix=GPT_OSS_PROMPT,
+    )
+    assert out == {"role": "assistant", "thinking": "a\nb", "content": "c"}
