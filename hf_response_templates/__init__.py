@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from .content import ContentParser, content_parsers, register_content_parser
 from .errors import RegexTimeoutError, ResponseParseError, TemplateError
+from .library import attach, detect_template, get_template, list_templates
 from .parser import ResponseParser, parse_response
 from .template import ResponseTemplate, load_template
 
@@ -33,6 +34,10 @@ __all__ = [
     "ResponseParser",
     "ResponseTemplate",
     "TemplateError",
+    "attach",
+    "detect_template",
+    "get_template",
+    "list_templates",
     "content_parsers",
     "load_template",
     "parse_response",

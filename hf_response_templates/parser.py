@@ -140,9 +140,9 @@ class ResponseParser:
         self._finalized = False
         self.initial_events: list[dict[str, Any]] = []
         cut = tpl.cut_prefix(prefix)
+        self._gen_start = len(cut)  # stream offsets below this are in the prefix
         if cut:
             self._run(cut, self.initial_events, False)
-        self._gen_start = len(cut)
 
     # ------------------------------------------------------------------ public API
 

@@ -3,6 +3,7 @@
 * ``default``: ~100 examples per property (a local run).
 * ``ci``: 400 examples per property; selected automatically when the environment has ``CI=true``.
 * ``dev``: 20 examples, for a quick edit-test loop.
+* ``hunt``: 3000 examples, for an occasional bug hunt (minutes per property; never in CI).
 
 Pick one explicitly with ``HYPOTHESIS_PROFILE=dev|default|ci``. Every profile has ``deadline=None``:
 timings on shared CI machines are noise, and the properties check behaviour, not speed.
@@ -26,6 +27,7 @@ _COMMON = dict(
 settings.register_profile("default", max_examples=100, **_COMMON)
 settings.register_profile("ci", max_examples=400, derandomize=False, **_COMMON)
 settings.register_profile("dev", max_examples=20, **_COMMON)
+settings.register_profile("hunt", max_examples=3000, **_COMMON)
 
 _ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _ci else "default")

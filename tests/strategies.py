@@ -107,6 +107,9 @@ class FieldInfo:
     spec: dict[str, Any]
     tokens: list[str] = field(default_factory=list)  # strings that open/close it
     bodies: list[str] = field(default_factory=list)
+    opens: list[str] = field(default_factory=list)
+    closes: list[str] = field(default_factory=list)
+    good: list[str] = field(default_factory=list)  # bodies its content parser accepts
 
 
 @dataclass
@@ -120,6 +123,17 @@ class Case:
     def __repr__(self) -> str:  # what hypothesis prints for a failing example
         return (f"Case(template={self.template!r},\n     prefix={self.prefix!r},\n     text={self.text!r},\n"
                 f"     chunks={self.chunks!r})")
+
+
+def _accepts(content: str, args: Any, body: str) -> bool:
+    from hf_response_templates.content import content_parsers
+
+    parser = content_parsers()[content]
+    try:
+        parser.parse(body, parser.compile_args(args, "f"))
+        return True
+    except Exception:
+        return False
 
 
 def _random_literal() -> st.SearchStrategy[str]:
@@ -168,16 +182,17 @@ def templates(
         spec: dict[str, Any] = {}
         tokens: list[str] = []
         groups: set[str] = set()
+        opens: list[str] = []
+        closes: list[str] = []
         if i != implicit_at:
-            d, ex, g = _delimiter(draw, "open", allow_regex, allow_zero_width, allow_edge, groups)
+            d, opens, g = _delimiter(draw, "open", allow_regex, allow_zero_width, allow_edge, groups)
             spec.update(d)
-            tokens += ex
             groups |= set(g)
         if draw(st.booleans()) or (i == implicit_at and draw(st.booleans())):
-            d, ex, g = _delimiter(draw, "close", allow_regex, allow_zero_width, allow_edge, groups)
+            d, closes, g = _delimiter(draw, "close", allow_regex, allow_zero_width, allow_edge, groups)
             spec.update(d)
-            tokens += ex
             groups |= set(g)
+        tokens = opens + closes
         content = draw(st.sampled_from(parsers))
         args_options, bodies = CONTENT[content]
         args = draw(st.sampled_from(args_options))
@@ -205,7 +220,8 @@ def templates(
         if transform is not None:
             spec["transform"] = transform
             spec.pop("join", None)  # a transform makes the value a dict
-        infos.append(FieldInfo(name, spec, tokens, list(bodies)))
+        good = [b for b in bodies if _accepts(content, spec.get("content_args"), b)]
+        infos.append(FieldInfo(name, spec, tokens, list(bodies), opens, closes, good or [""]))
     names = {f.name for f in infos}
     defaults = draw(st.sampled_from([
         {}, {"role": "assistant"}, {"role": "assistant", "meta": {"a": [1]}}, {"role": "assistant", "content": ""},
@@ -234,7 +250,12 @@ def texts_for(draw: Any, infos: list[FieldInfo], *, hostile: bool = True, max_pi
     """A text built from the template's delimiters, bodies that suit its fields, and noise."""
     tokens = [t for f in infos for t in f.tokens] or ["<none>"]
     bodies = [b for f in infos for b in f.bodies]
+    regions = [
+        st.tuples(st.sampled_from(f.opens or [""]), st.sampled_from(f.good), st.sampled_from(f.closes or [""])).map("".join)
+        for f in infos
+    ]
     piece = st.one_of(
+        *regions,
         st.sampled_from(tokens),
         st.sampled_from(tokens),
         st.sampled_from(bodies),

@@ -429,3 +429,10 @@ def test_merged_events_do_not_depend_on_chunking():
     one = merge_chunks(stream(SMOLLM3, [raw])[1])
     chars = merge_chunks(stream(SMOLLM3, list(raw))[1])
     assert one == chars
+
+
+def test_positions_count_from_the_generation_and_are_none_for_regions_begun_in_the_prefix():
+    parser = ResponseParser(SMOLLM3, "<|im_start|>assistant\n<tool_call>{bad</tool_call>")
+    parser.feed('ok<tool_call>{"x": }</tool_call>')
+    message, _ = parser.finalize()
+    assert [r["position"] for r in message["unparsed"]] == [None, 13]
