@@ -244,7 +244,6 @@ def stream_mean(make: Callable[[], Any], chunks: list[str], min_time: float) -> 
     spent = 0.0
     runs = 0
     while runs < 3 or (spent < min_time and runs < 1000):
-        gc.collect()
         t0 = perf()
         p = make()
         feed = p.feed
@@ -264,7 +263,6 @@ def stream_latencies(make: Callable[[], Any], chunks: list[str], max_samples: in
     """Per-feed latencies in ns (one pass; repeated for short streams to get enough samples)."""
     lat: list[int] = []
     while True:
-        gc.collect()
         p = make()
         feed = p.feed
         for c in chunks:
@@ -373,9 +371,14 @@ def bench_memory(templates, region_chars: int, log) -> list[dict]:
         compiled = load_template(tpl)
         native_tpl = native_load(tpl) if native_load else tpl
         op, cl = openers[case]
-        body = filler(region_chars, random.Random(SEED))
-        chunks = chunk(op + body, "tok", random.Random(SEED))
-        row: dict[str, Any] = {"template": case, "region_chars": len(body)}
+        text = op + filler(region_chars, random.Random(SEED))
+        # Cut the chunks while streaming, so that each is a new string (as decoded tokens are): a parser
+        # that keeps them pays for them.
+        offsets = [0]
+        for c in chunk(text, "tok", random.Random(SEED)):
+            offsets.append(offsets[-1] + len(c))
+        spans = list(zip(offsets, offsets[1:]))
+        row: dict[str, Any] = {"template": case, "region_chars": len(text) - len(op)}
         parsers = [("ours", lambda: ResponseParser(compiled, prefix))]
         if NativeParser is not None:
             parsers.append(("native", lambda: NativeParser(native_tpl, prefix)))
@@ -386,8 +389,8 @@ def bench_memory(templates, region_chars: int, log) -> list[dict]:
             tracemalloc.reset_peak()
             p = make()
             feed = p.feed
-            for c in chunks:
-                feed(c)
+            for a, b in spans:
+                feed(text[a:b])
             gc.collect()
             held = tracemalloc.get_traced_memory()[0] - base
             peak = tracemalloc.get_traced_memory()[1] - base
@@ -398,7 +401,7 @@ def bench_memory(templates, region_chars: int, log) -> list[dict]:
             row[f"{name}_peak_mb"] = peak / 1e6
             del p, feed
         log(
-            f"  memory {case:10s} region {len(body):>9,} chars: ours held {row['ours_held_mb']:.2f} MB "
+            f"  memory {case:10s} region {row['region_chars']:>9,} chars: ours held {row['ours_held_mb']:.2f} MB "
             f"(peak {row['ours_peak_mb']:.2f})"
             + (
                 f", native held {row['native_held_mb']:.2f} MB (peak {row['native_peak_mb']:.2f})"
@@ -452,17 +455,27 @@ def bench_oneshot(templates, count: int, log) -> list[dict]:
 
 
 def check_outputs(templates, count: int) -> list[str]:
-    """Both parsers must produce the same message on the benchmark inputs (otherwise the race is unfair)."""
+    """Both parsers must produce the same message on the benchmark inputs (otherwise the race is unfair).
+
+    One difference is deliberate (see the README): with whitespace between two tool calls, the native
+    parser overwrites the implicit field (`content`) with it, and then drops it as empty. For responses
+    with several tool calls the implicit field is therefore left out of the comparison."""
     if native_parse_response is None:
         return []
     problems = []
     for case, tpl in templates.items():
         prefix = CASES[case][2]
-        batch = make_batch(case, count, random.Random(SEED + 1))
-        batch += [make_response(case, n, random.Random(n)) for n in (1000, 10_000)]
-        for text in batch:
+        implicit = load_template(tpl).implicit_field
+        rng = random.Random(SEED + 1)
+        shapes = ["content", "reasoning", "tool", "tools", "full"]
+        for i in range(count):
+            shape = shapes[i % len(shapes)]
+            text = make_response(case, rng.randint(50, 3000), rng, shape)
             a = parse_response(text, tpl, prefix=prefix)
             b = native_parse_response(text, tpl, prefix=prefix)
+            if shape == "tools" and implicit is not None:
+                a.pop(implicit.name, None)
+                b.pop(implicit.name, None)
             if a != b:
                 problems.append(f"{case}: outputs differ for {text[:60]!r}...")
                 break
@@ -575,6 +588,10 @@ def main(argv: list[str] | None = None) -> int:
 
     templates, source = load_templates()
     info = machine()
+    # Everything imported so far (Transformers is large) is moved out of the collector's sight, so that
+    # collections triggered while timing cost both parsers the same small amount.
+    gc.collect()
+    gc.freeze()
     log = lambda s: print(s, flush=True)  # noqa: E731
     log(f"# hf-response-templates parsing benchmark ({info['date']})")
     log(f"machine: {info['nproc']} CPUs, {info['cpu']}; Python {info['python']}; {info['platform']}")

@@ -63,7 +63,7 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = []
     for row in [header, *rows]:
-        cells = [str(c).ljust(w) for c, w in zip(row, widths)]
+        cells = [str(c).ljust(w) for c, w in zip(row, widths, strict=True)]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
 
@@ -270,9 +270,9 @@ def cmd_detect(args: argparse.Namespace) -> int:
         print(f"{args.target}: no shipped template fits ({'; '.join(reasons)})", file=_out())
         return 1
     print(name, file=_out())
-    print(f"  tokenizer:     {args.target} (chat template from {files.chat_template_origin})", file=_out())
+    print(f"  tokenizer: {args.target} (chat template from {files.chat_template_origin})", file=_out())
     for i, reason in enumerate(reasons):
-        print(f"  {'why:' if i == 0 else '':<14}{reason}", file=_out())
+        print(f"  {'why:' if i == 0 else '':<10} {reason}", file=_out())
     return 0
 
 
@@ -299,6 +299,21 @@ def _read_input(path: str | None) -> tuple[str, str]:
         except UnicodeDecodeError as exc:
             raise InputError(label, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return data, label
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+
+
+def unescape(text: str) -> str:
+    r"""Interpret ``\n``, ``\t``, ``\r`` and ``\\`` in a command-line argument (nothing else).
+
+    Example:
+        >>> unescape(r"<|im_start|>assistant\n")
+        '<|im_start|>assistant\n'
+    """
+    import re
+
+    return re.sub(r"\\([ntr\\])", lambda m: _ESCAPES[m.group(1)], text)
 
 
 def _read_tools(path: str | None) -> list | None:
@@ -357,17 +372,21 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
     if not args.template and not args.tokenizer:
         raise InputError("parse", "pass --template NAME|FILE or --tokenizer PATH")
+    if args.chunk_size < 1:
+        raise InputError("--chunk-size", f"must be at least 1, got {args.chunk_size}")
     template, files = _parse_template(args)
     tools = _read_tools(args.tools)
     if args.prefix_file is not None:
         prefix, _ = _read_input(args.prefix_file)
     elif args.prefix is not None:
-        prefix = args.prefix
+        prefix = unescape(args.prefix)
     else:
+        prefix = None
+    text, label = _read_input(args.input)
+    if prefix is None:
         prefix = ""
         _err('note: no --prefix/--prefix-file given: parsing without the prompt (prefix=""); a chat template that '
              "pre-writes part of the answer (an opening <think>) needs the prompt")
-    text, label = _read_input(args.input)
     out = _out()
     strict = not args.no_strict
     try:
@@ -414,6 +433,8 @@ def _verification_table(verification: Any) -> str:
     for case in verification.cases:
         detail = case.detail if case.status != "pass" else ""
         detail = "; ".join([d for d in [detail, *case.notes] if d])
+        if len(detail) > 200:
+            detail = detail[:197] + "..."
         rows.append((case.name, case.status, detail))
     return _table(rows, ("CASE", "RESULT", "DETAIL"))
 
@@ -444,12 +465,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(_dump({"target": args.target, **verification.as_dict()}), file=_out())
         return 0 if verification.passed else 1
     out = _out()
-    why = f" (detected: {'; '.join(reasons)})" if reasons and args.template in (None, "auto") else ""
+    why = " (detected; `detect` says why)" if reasons and args.template in (None, "auto") else ""
     print(f"Verifying response template {label}{why}", file=out)
     print(f"against the chat template of {args.target} ({files.chat_template_origin}):\n", file=out)
     print(_verification_table(verification), file=out)
     verdict = "PASS" if verification.passed else "FAIL"
     print(f"\n{verdict}: {verification.summary}", file=out)
+    if verification.caution:
+        print(f"note: {verification.caution}", file=out)
     return 0 if verification.passed else 1
 
 
@@ -488,6 +511,8 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
              "Nothing written.")
         return 1
     summary = f"verified: {verification.summary}" if verification else "not verified"
+    if verification and verification.caution:
+        summary += f" (note: {verification.caution})"
     if plan.forced:
         summary += " (forced with --force" + (f"; replacing: {'; '.join(plan.differences)}" if plan.differences else "") + ")"
     hub_without_target = files.kind == "hub" and not args.push_to_hub and args.output is None
@@ -549,7 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", metavar="PATH",
                    help="a tokenizer folder: its response_template (else the detected one); with --stream, real tokens")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--prefix", metavar="TEXT", help="the prompt the model was given")
+    g.add_argument("--prefix", metavar="TEXT",
+                   help="the prompt the model was given (\\n, \\t, \\r and \\\\ escapes are interpreted)")
     g.add_argument("--prefix-file", metavar="FILE", help="a file holding the prompt")
     p.add_argument("--stream", action="store_true", help="feed token-sized pieces; print one JSON event per line")
     p.add_argument("--chunk-size", type=int, default=4, metavar="N",

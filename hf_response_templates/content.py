@@ -34,8 +34,9 @@ __all__ = [
 
 #: Seconds one regex call may run before it is abandoned (see `RegexTimeoutError`).
 DEFAULT_REGEX_TIMEOUT = 1.0
-#: Deepest nesting of lists/dicts the `json` and `python-call-list` parsers accept.
-MAX_NESTING = 200
+#: Deepest nesting of lists/dicts the `json` parser accepts with dialect options (plain JSON is bounded by
+#: the interpreter's recursion limit, about the same depth); deeper input is a clear error, never a crash.
+MAX_NESTING = 512
 
 ParseFn = Callable[[str, Mapping[str, Any]], Any]
 ArgCheck = Callable[[Any, str, str], Any]  # (value, field, key) -> compiled value
@@ -221,10 +222,6 @@ def _value_parser(value: Any, field: str, key: str) -> Callable[[str], Any]:
 # --------------------------------------------------------------------------- basic types
 
 
-def _strip(text: str, args: Mapping[str, Any]) -> str:
-    return text.strip() if args.get("strip", True) else text
-
-
 def parse_text(text: str, args: Mapping[str, Any]) -> str:
     return text.strip() if args.get("strip", True) else text
 
@@ -262,7 +259,7 @@ def parse_bool(text: str, args: Mapping[str, Any]) -> bool:
 
 
 _NUMBER = _stdre.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
-_BARE_KEY = _stdre.compile(r"[A-Za-z_$][\w$-]*")
+_BARE_KEY = _stdre.compile(r"\w+")
 _WS = _stdre.compile(r"[ \t\n\r]*")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -270,12 +267,12 @@ _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 def parse_json(text: str, args: Mapping[str, Any]) -> Any:
     """JSON, optionally with bare keys (`unquoted_keys`) or custom string delimiters (`string_delims`)."""
     try:
-        if not args.get("unquoted_keys") and not args.get("string_delims"):
-            try:
+        try:
+            if not args.get("unquoted_keys") and not args.get("string_delims"):
                 return json.loads(text)
-            except RecursionError:
-                raise ValueError(f"JSON nested too deeply (more than the interpreter's recursion limit)") from None
-        return _LaxJSON(text, bool(args.get("unquoted_keys")), args.get("string_delims") or ()).parse()
+            return _LaxJSON(text, bool(args.get("unquoted_keys")), args.get("string_delims") or ()).parse()
+        except RecursionError:
+            raise ValueError("nested too deeply (lists and objects inside each other)") from None
     except ValueError as e:
         if args.get("allow_non_json"):
             return text.strip()
@@ -438,7 +435,9 @@ def parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     value_parser = args.get("value_parser")
     out: dict[str, Any] = {}
     for line in text.split(line_sep):
-        if kv_sep not in line or not line.strip():
+        if strip:
+            line = line.strip()
+        if not line or kv_sep not in line:
             continue
         key, value = line.split(kv_sep, 1)
         if strip:
@@ -449,24 +448,31 @@ def parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- python-call-list
 
-_IDENT = _stdre.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.-][A-Za-z_0-9]+)*")
-_PY_NUMBER = _stdre.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_PY_CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
-_PY_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f",
-               "/": "/", "0": "\0", "a": "\a", "v": "\v"}
+_CALL_NAME = _stdre.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+_KWARG = _stdre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALL_NUMBER = _stdre.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+_CALL_STRING = _stdre.compile(r"'((?:[^'\\\n\r]|\\.)*)'|\"((?:[^\"\\\n\r]|\\.)*)\"")
+_CALL_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_CALL_CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
+_CALL_MAX_INT = 2**53 - 1  # integers a JSON consumer in any language can hold exactly
+_CALL_MAX_DEPTH = 100
 
 
 class _CallListReader:
-    """A strict reader for pythonic tool calls: `[name(key=value, ...), ...]`.
+    r"""A strict reader for pythonic tool calls, e.g. `[get_weather(city="Paris", days=3)]`.
 
-    Grammar (whitespace allowed between tokens):
-        calls   := '[' [call (',' call)* [',']] ']'  |  call (',' call)*
-        call    := NAME '(' [kwarg (',' kwarg)* [',']] ')'        NAME: dotted/dashed identifier
-        kwarg   := IDENT '=' value
+    Grammar (JSON whitespace allowed between tokens), kept strict so that other implementations can
+    match it exactly:
+
+        calls   := '[' [call (',' call)*] ']'
+        call    := NAME '(' [kwarg (',' kwarg)*] ')'     NAME: identifier, parts joined by '.' or '-'
+        kwarg   := IDENT '=' value                       (no positional arguments, no repeated names)
         value   := string | number | True | False | None | true | false | null
-                 | '[' [value (',' value)* [',']] ']' | '(' ... ')' | '{' [string ':' value ...] '}'
-    Strings use single or double quotes with backslash escapes (\\n, \\t, \\uXXXX, ...). Nothing is
-    evaluated: model text never reaches `eval` or `ast`.
+                 | '[' [value (',' value)*] ']' | '{' [string ':' value (',' ...)*] '}'
+        string  := '...' or "..." on one line; escapes \\ \' \" \/ \b \f \n \r \t \uXXXX
+        number  := a JSON number; integers within +-(2**53 - 1), floats finite
+
+    Lists and dicts nest at most 100 deep. Nothing is evaluated: model text never reaches `eval` or `ast`.
     """
 
     def __init__(self, text: str):
@@ -480,129 +486,129 @@ class _CallListReader:
 
     def parse(self) -> list[dict[str, Any]]:
         pos = self.ws(0)
-        if self.s.startswith("[", pos):
-            calls, pos = self.seq(pos + 1, "]", self.call)
-        else:
-            calls = []
-            while True:
-                call, pos = self.call(pos)
-                calls.append(call)
-                pos = self.ws(pos)
-                if not self.s.startswith(",", pos):
-                    break
-                pos = self.ws(pos + 1)
+        if not self.s.startswith("[", pos):
+            self.fail("expected '[' (a list of calls)", pos)
+        calls, pos = self.seq(pos + 1, "]", self.call)
         pos = self.ws(pos)
         if pos != len(self.s):
-            self.fail("unexpected text after the calls", pos)
+            self.fail("unexpected text after the closing ']'", pos)
         return calls
 
     def seq(self, pos: int, close: str, item: Callable[[int], tuple[Any, int]]) -> tuple[list, int]:
-        out = []
+        out: list[Any] = []
         pos = self.ws(pos)
-        while not self.s.startswith(close, pos):
-            value, pos = item(pos)
+        if self.s.startswith(close, pos):
+            return out, pos + 1
+        while True:
+            value, pos = item(self.ws(pos))
             out.append(value)
             pos = self.ws(pos)
-            if self.s.startswith(",", pos):
-                pos = self.ws(pos + 1)
-            elif not self.s.startswith(close, pos):
+            if self.s.startswith(close, pos):
+                return out, pos + 1
+            if not self.s.startswith(",", pos):
                 self.fail(f"expected ',' or {close!r}", pos)
-        return out, pos + 1
+            pos += 1
 
     def call(self, pos: int) -> tuple[dict[str, Any], int]:
-        pos = self.ws(pos)
-        m = _IDENT.match(self.s, pos)
+        m = _CALL_NAME.match(self.s, pos)
         if not m:
             self.fail("expected a function name", pos)
         name, pos = m.group(), self.ws(m.end())
         if not self.s.startswith("(", pos):
             self.fail(f"expected '(' after {name!r}", pos)
-        pairs, pos = self.seq(pos + 1, ")", self.kwarg)
+        pairs, end = self.seq(pos + 1, ")", self.kwarg)
         arguments: dict[str, Any] = {}
         for key, value in pairs:
             if key in arguments:
-                self.fail(f"argument {key!r} repeated in call to {name!r}", pos)
+                self.fail(f"argument {key!r} repeated in the call to {name!r}", pos)
             arguments[key] = value
-        return {"name": name, "arguments": arguments}, pos
+        return {"name": name, "arguments": arguments}, end
 
     def kwarg(self, pos: int) -> tuple[tuple[str, Any], int]:
-        m = _stdre.compile(r"[A-Za-z_]\w*").match(self.s, pos)
+        m = _KWARG.match(self.s, pos)
         if not m:
             self.fail("expected a keyword argument (name=value; positional arguments are not supported)", pos)
         pos = self.ws(m.end())
         if not self.s.startswith("=", pos):
-            self.fail(f"expected '=' after argument name {m.group()!r}", pos)
-        value, pos = self.value(self.ws(pos + 1), 0)
-        return (m.group(), value), pos
+            self.fail(f"expected '=' after argument name {m.group()!r} (positional arguments are not supported)", pos)
+        value, end = self.value(self.ws(pos + 1), 0)
+        return (m.group(), value), end
 
     def value(self, pos: int, depth: int) -> tuple[Any, int]:
         s = self.s
-        if pos >= len(s):
-            self.fail("expected a value, got end of text", pos)
-        c = s[pos]
-        if c in "'\"":
-            return self.string(pos)
-        if c in "[({":
-            if depth >= MAX_NESTING:
-                self.fail(f"nested more than {MAX_NESTING} levels deep", pos)
-            if c == "{":
-                pairs, pos = self.seq(pos + 1, "}", lambda p: self.pair(p, depth + 1))
-                return dict(pairs), pos
-            return self.seq(pos + 1, "]" if c == "[" else ")", lambda p: self.value(p, depth + 1))
-        m = _PY_NUMBER.match(s, pos)
-        if m:
+        c = s[pos : pos + 1]
+        if c in ("'", '"'):
+            result = self.string(pos)
+        elif c in ("[", "{"):
+            if depth >= _CALL_MAX_DEPTH:
+                self.fail(f"lists and dicts nested more than {_CALL_MAX_DEPTH} deep", pos)
+            if c == "[":
+                result = self.seq(pos + 1, "]", lambda p: self.value(p, depth + 1))
+            else:
+                pairs, end = self.seq(pos + 1, "}", lambda p: self.pair(p, depth + 1))
+                out: dict[str, Any] = {}
+                for key, value in pairs:
+                    if key in out:
+                        self.fail(f"dict key {key!r} repeated", pos)
+                    out[key] = value
+                result = (out, end)
+        elif (m := _CALL_NUMBER.match(s, pos)) is not None:
             num = m.group()
-            try:
-                value = int(num) if _stdre.fullmatch(r"[+-]?\d+", num) else float(num)
-            except ValueError as e:  # e.g. more digits than int() accepts
-                self.fail(str(e), pos)
-            return value, m.end()
-        m = _stdre.compile(r"[A-Za-z_]\w*").match(s, pos)
-        if m and m.group() in _PY_CONSTANTS:
-            return _PY_CONSTANTS[m.group()], m.end()
-        self.fail(f"expected a value (string, number, True/False/None, list, tuple or dict), got {c!r}", pos)
-        raise AssertionError
+            if m.group(1) is None and m.group(2) is None:
+                if len(num) > 17 or abs(int(num)) > _CALL_MAX_INT:
+                    self.fail("integer outside the range -(2**53 - 1) to 2**53 - 1", pos)
+                result = (int(num), m.end())
+            else:
+                number = float(num)
+                if number in (float("inf"), float("-inf")):
+                    self.fail("number too large", pos)
+                result = (number, m.end())
+        elif (m := _KWARG.match(s, pos)) is not None and m.group() in _CALL_CONSTANTS:
+            result = (_CALL_CONSTANTS[m.group()], m.end())
+        else:
+            self.fail("expected a value (a string, number, list, dict, True, False or None)", pos)
+        return result
 
     def pair(self, pos: int, depth: int) -> tuple[tuple[str, Any], int]:
-        if pos >= len(self.s) or self.s[pos] not in "'\"":
+        if self.s[pos : pos + 1] not in ("'", '"'):
             self.fail("dict keys must be strings", pos)
         key, pos = self.string(pos)
         pos = self.ws(pos)
         if not self.s.startswith(":", pos):
             self.fail("expected ':'", pos)
-        value, pos = self.value(self.ws(pos + 1), depth)
-        return (key, value), pos
+        value, end = self.value(self.ws(pos + 1), depth)
+        return (key, value), end
 
     def string(self, pos: int) -> tuple[str, int]:
-        s, quote = self.s, self.s[pos]
-        out = []
-        i = pos + 1
-        while True:
-            j = i
-            while j < len(s) and s[j] != quote and s[j] != "\\":
-                j += 1
-            out.append(s[i:j])
-            if j >= len(s):
-                self.fail("unterminated string", pos)
-            if s[j] == quote:
-                return "".join(out), j + 1
-            esc = s[j + 1 : j + 2]
-            if esc in _PY_ESCAPES:
-                out.append(_PY_ESCAPES[esc])
+        m = _CALL_STRING.match(self.s, pos)
+        if not m:
+            self.fail("invalid or unterminated string (strings stay on one line)", pos)
+        body = m.group(1) if m.group(1) is not None else m.group(2)
+        out: list[str] = []
+        i = 0
+        while (j := body.find("\\", i)) >= 0:
+            out.append(body[i:j])
+            esc = body[j + 1]
+            if esc in _CALL_ESCAPES:
+                out.append(_CALL_ESCAPES[esc])
                 i = j + 2
-            elif esc == "u" and _stdre.fullmatch(r"[0-9a-fA-F]{4}", s[j + 2 : j + 6]):
-                code = int(s[j + 2 : j + 6], 16)
-                i = j + 6
-                if 0xD800 <= code <= 0xDBFF and s[i : i + 2] == "\\u":
-                    low = s[i + 2 : i + 6]
-                    if _stdre.fullmatch(r"[dD][c-fC-F][0-9a-fA-F]{2}", low):
-                        code = 0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)
-                        i += 6
-                out.append(chr(code))
-            elif esc == "\n":
-                i = j + 2  # backslash-newline continues the string
-            else:
-                self.fail(f"unsupported escape '\\{esc}' in string", j)
+                continue
+            hexa = body[j + 2 : j + 6]
+            if esc != "u" or not _stdre.fullmatch(r"[0-9a-fA-F]{4}", hexa):
+                self.fail(f"unsupported escape '\\{esc}' in string", pos + 1 + j)
+            code, i = int(hexa, 16), j + 6
+            if 0xD800 <= code <= 0xDBFF and body[i : i + 2] == "\\u":
+                low = body[i + 2 : i + 6]
+                if _stdre.fullmatch(r"[dD][c-fC-F][0-9a-fA-F]{2}", low):
+                    code, i = 0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00), i + 6
+            if 0xD800 <= code <= 0xDFFF:
+                self.fail("lone surrogate escape in string", pos + 1 + j)
+            out.append(chr(code))
+        out.append(body[i:])
+        text = "".join(out)
+        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in body):
+            self.fail("lone surrogate in string", pos)
+        return text, m.end()
 
 
 def parse_python_call_list(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:

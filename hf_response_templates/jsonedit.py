@@ -263,7 +263,8 @@ def _check(old_text: str, new_text: str, key: str, value: Any) -> None:
     new = json.loads(new_text.lstrip("\ufeff"))
     expected = dict(old)
     expected[key] = value
-    if new != expected or list(new) != list(expected):
+    # compared as JSON text, so that NaN (which json accepts and != itself) compares equal
+    if json.dumps(new, ensure_ascii=False) != json.dumps(expected, ensure_ascii=False):
         raise JsonEditError(f"internal error: editing {key!r} would change other content; nothing written")
 
 

@@ -121,6 +121,46 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "doc": "<think>...</think> reasoning_content, tool calls <tool_call>NAME<arg_key>K</arg_key>"
         "<arg_value>V</arg_value>...</tool_call>, content up to <|user|>/<|observation|>/<|endoftext|>.",
     },
+    "llama3": {
+        "models": ["meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct",
+                   "meta-llama/Llama-3.3-70B-Instruct"],
+        "chat_template": "meta-llama-Llama-3.3-70B-Instruct.jinja",
+        "doc": 'A tool call is the whole turn: bare JSON {"name": ..., "parameters": ...} (optionally after '
+        "<|python_tag|>), ended by <|eom_id|> or <|eot_id|>; it is recognised only at the start of the "
+        "generation (open_pattern anchored with ^; a leading \"type\": \"function\" key is accepted), so "
+        "content that merely contains a JSON object stays content. Content ends at <|eot_id|>. One tool call per message (the chat template raises "
+        "for more); content given with a tool call is dropped by the chat template. The built-in tool form "
+        "<|python_tag|>brave_search.call(query=...) is not parsed (it would stay content). No reasoning.",
+    },
+    "granite-3.3": {
+        "models": ["ibm-granite/granite-3.3-2b-instruct", "ibm-granite/granite-3.3-8b-instruct"],
+        "chat_template": "ibm-granite-granite-3.3-2B-Instruct.jinja",
+        "doc": "<think>...</think> -> reasoning_content, <response>...</response> (or plain text) -> content, "
+        '<|tool_call|>[{"name": ..., "arguments": ...}, ...] -> tool_calls (transform_each), all up to '
+        "<|end_of_text|>. The chat template renders assistant history as content only, so the round trip proves "
+        "content (thinking on and off); reasoning and tool calls are proven on raw outputs.",
+    },
+    "deepseek-r1": {
+        "models": ["deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B/7B/14B/32B", "deepseek-ai/DeepSeek-R1-Distill-Llama-8B/70B"],
+        "chat_template": "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+        "doc": "The prompt ends with <｜Assistant｜><think>\n, so the generation starts inside reasoning_content "
+        "(closed by </think>); content up to <｜end▁of▁sentence｜>; tool calls "
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>. The chat "
+        "template strips reasoning from history and renders tool-call turns only with content None, so only "
+        "the answer right after tool results continues its own prompt: the round trip proves content there; "
+        "reasoning and tool calls are proven on raw outputs.",
+    },
+    "gemma4": {
+        "models": ["google/gemma-4-31B-it (and the other Gemma 4 instruction-tuned models)"],
+        "chat_template": "google-gemma-4-31B-it.jinja",
+        "doc": "<|channel>thought ...<channel|> -> reasoning_content, <|tool_call>call:NAME{key:value,...}"
+        '<tool_call|> -> tool_calls (Gemma\'s argument syntax: bare keys, <|"|>strings<|"|>; read with the json '
+        "parser's unquoted_keys and string_delims), content up to <turn|> or <|tool_response>. Reasoning is "
+        "rendered by the chat template only for tool-call turns after the last user message; with thinking off "
+        "the prompt holds an empty thought channel history never renders, so thinking-off turns round-trip only "
+        "after tool results. Arguments holding null (rendered as Python 'None') or nested keys that are not "
+        "identifiers cannot be read back.",
+    },
     "kimi-k2": {
         "models": ["moonshotai/Kimi-K2-Instruct"],
         "chat_template": "moonshotai-Kimi-K2.jinja",
@@ -270,6 +310,28 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "glm-4.6",
         all_of=("<|assistant|>", "<arg_key>", "<arg_value>", "<think>"),
+    ),
+    _Rule(
+        "llama3",
+        all_of=("<|start_header_id|>", "<|eot_id|>", "<|python_tag|>", '"parameters": '),
+        none_of=("<|im_start|>", "<tool_call>"),
+        tokens=("<|eot_id|>",),
+    ),
+    _Rule(
+        "granite-3.3",
+        all_of=("<|start_of_role|>", "<|end_of_role|>", "<|tool_call|>", "<think></think>", "<response></response>"),
+        tokens=("<|start_of_role|>",),
+    ),
+    _Rule(
+        "deepseek-r1",
+        all_of=("<｜Assistant｜><think>", "<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>", "```json"),
+        none_of=("<｜Assistant｜></think>",),
+        tokens=("<｜Assistant｜>",),
+    ),
+    _Rule(
+        "gemma4",
+        all_of=("<|turn>", "<turn|>", "<|tool_call>", "<tool_call|>", '<|"|>'),
+        tokens=("<|turn>",),
     ),
     _Rule(
         "kimi-k2",

@@ -13,8 +13,10 @@ committing delimiters, decided by `delimiters.Watch.scan`) and `_on_delimiter`; 
 computed in `_close_region` and stored in `_store`. Three states, by what is watched:
 
 * idle (no explicit region open): every explicit field's open, plus the implicit field's close.
-  Text goes to the implicit field, which opens lazily on its first character; with no implicit
-  field, text here is outside every region and is dropped (the template declares it so).
+  Text goes to the implicit field, which opens lazily on its first non-whitespace character
+  (whitespace before it is held and streamed with that character; whitespace alone between two
+  regions, e.g. the newline between two tool calls, opens nothing). With no implicit field, text
+  here is outside every region and is dropped (the template declares it so).
 * inside explicit field F: only F's close (nothing, if F has none: it runs to the end of stream).
 * ended: the implicit field's close was seen, so the message is over; later text (a newline, pad
   tokens, a hallucinated next turn) is not part of the message.
@@ -92,6 +94,9 @@ class ResponseParser:
         "_malformed",
         "_errors",
         "_region_start",
+        "_pending_ws",
+        "_ws_at",
+        "_hold_ws",
         "_finalized",
         "initial_events",
     )
@@ -137,6 +142,9 @@ class ResponseParser:
         self._malformed: list[ResponseParseError] = []
         self._errors: list[ResponseParseError] = []
         self._region_start = 0
+        self._pending_ws = ""  # whitespace before the implicit field opens (see the module docstring)
+        self._ws_at = 0
+        self._hold_ws = tpl.implicit_field is not None and not tpl.implicit_field.keeps_whitespace
         self._finalized = False
         self.initial_events: list[dict[str, Any]] = []
         cut = tpl.cut_prefix(prefix)
@@ -159,6 +167,11 @@ class ResponseParser:
     def current_field(self) -> str | None:
         """The field being written now (None between regions or after the message ended)."""
         return self._current.name if (self._current is not None and self._opened) else None
+
+    @property
+    def tools(self) -> Any:
+        """The `tools.ToolSchemas` used to type tool-call arguments, or None."""
+        return self._tools
 
     @property
     def errors(self) -> list[ResponseParseError]:
@@ -185,8 +198,10 @@ class ResponseParser:
             raise RuntimeError("this ResponseParser was already finalized")
         events: list[dict[str, Any]] = []
         self._run("", events, True)
+        if self._pending_ws:
+            self._drop_whitespace(events)
         if self._opened:
-            self._close_region(events)
+            self._close_region(events, at_end=True)
             self._opened = False
         for f in self._tpl.fields:
             if not f.optional and f.name not in self._assigned:
@@ -247,13 +262,29 @@ class ResponseParser:
                 events.append({"type": "text_dropped", "text": text, "reason": reason})
             return
         if not self._opened:
+            if self._hold_ws and not self._explicit:
+                if text.isspace():
+                    if not self._pending_ws:
+                        self._ws_at = at
+                    self._pending_ws += text
+                    return
+                if self._pending_ws:
+                    text, at = self._pending_ws + text, self._ws_at
+                    self._pending_ws = ""
             self._opened = True
             self._region_start = at
             events.append({"type": "region_open", "field": cur.name})
         self._body.append(text)
         events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
 
+    def _drop_whitespace(self, events: list[dict[str, Any]]) -> None:
+        if self._trace:
+            events.append({"type": "text_dropped", "text": self._pending_ws, "reason": "whitespace"})
+        self._pending_ws = ""
+
     def _on_delimiter(self, d: Any, groups: dict | None, text: str, events: list[dict[str, Any]], end: int) -> None:
+        if self._pending_ws:
+            self._drop_whitespace(events)
         if self._trace:
             kind = "open" if d.kind == OPEN else "close"
             events.append({"type": "delimiter", "field": d.field, "kind": kind, "text": text})
@@ -269,7 +300,10 @@ class ResponseParser:
             self._captures = groups
             self._region_start = end
             self._watch = tpl.close_watches[field.index]
-            events.append({"type": "region_open", "field": field.name})
+            if groups:
+                events.append({"type": "region_open", "field": field.name, "captures": dict(groups)})
+            else:
+                events.append({"type": "region_open", "field": field.name})
             return
         if groups:
             self._captures = {**self._captures, **groups} if self._captures else groups
@@ -287,7 +321,7 @@ class ResponseParser:
             self._watch = None
             self._ended = True
 
-    def _close_region(self, events: list[dict[str, Any]]) -> None:
+    def _close_region(self, events: list[dict[str, Any]], at_end: bool = False) -> None:
         field = self._current
         assert field is not None
         body = "".join(self._body)
@@ -302,15 +336,18 @@ class ResponseParser:
                 raise ValueError(f"'join' needs every match to parse to a string, got {type(value).__name__}")
         except RegexTimeoutError as e:
             e.field, e.text, e.position = field.name, body, pos
-            self._malformed_region(field, body, e, events)
+            self._malformed_region(field, body, e, events, at_end)
             return
         except Exception as e:  # any content-parser failure is a malformed region, never a crash
             error = ResponseParseError(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e),
                                        field=field.name, text=body, position=pos)
-            self._malformed_region(field, body, error, events)
+            self._malformed_region(field, body, error, events, at_end)
             return
         if self._store(field, value):
-            events.append({"type": "region_close", "field": field.name, "value": value})
+            if at_end:
+                events.append({"type": "region_close", "field": field.name, "value": value, "at_end": True})
+            else:
+                events.append({"type": "region_close", "field": field.name, "value": value})
         else:
             error = ResponseParseError(
                 "does not repeat ('repeats' is false) and already has a value; this second match was not "
@@ -319,14 +356,18 @@ class ResponseParser:
                 text=body,
                 position=pos,
             )
-            self._malformed_region(field, body, error, events)
+            self._malformed_region(field, body, error, events, at_end)
 
     def _malformed_region(
-        self, field: FieldSpec, body: str, error: ResponseParseError, events: list[dict[str, Any]]
+        self, field: FieldSpec, body: str, error: ResponseParseError, events: list[dict[str, Any]], at_end: bool
     ) -> None:
         self._malformed.append(error)
         self._errors.append(error)
-        events.append({"type": "region_malformed", "field": field.name, "text": body, "error": error.error})
+        event = {"type": "region_malformed", "field": field.name, "text": body, "error": error.error,
+                 "position": error.position}
+        if at_end:
+            event["at_end"] = True
+        events.append(event)
 
     def _store(self, field: FieldSpec, value: Any) -> bool:
         """Put a region's value into the message; False if it cannot be merged (a non-repeating

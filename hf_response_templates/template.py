@@ -63,6 +63,7 @@ class FieldSpec:
     join: str | None
     optional: bool
     parse: Callable[[str, dict | None], Any]
+    keeps_whitespace: bool = False  # whitespace-only text is a value (`text` with `strip: false`)
 
     @property
     def implicit(self) -> bool:
@@ -395,4 +396,5 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         join=join,
         optional=optional,
         parse=parse,
+        keeps_whitespace=content == "text" and args.get("strip", True) is False,
     )

@@ -38,8 +38,8 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Callable, Union
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     import numpy as np
@@ -49,9 +49,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from .parser import ResponseParser
     from .template import ResponseTemplate
 
-    IdsLike = Union[list[int], "np.ndarray", "torch.Tensor"]
-    SequenceLike = Union[str, IdsLike, Mapping[str, Any]]
-    BatchLike = Union[list[str], list[IdsLike], "np.ndarray", "torch.Tensor", Mapping[str, Any]]
+    IdsLike = list[int] | np.ndarray | torch.Tensor
+    SequenceLike = str | IdsLike | Mapping[str, Any]
+    BatchLike = list[str] | list[IdsLike] | np.ndarray | torch.Tensor | Mapping[str, Any]
 
 __all__ = [
     "NoResponseTemplateError",
@@ -68,7 +68,9 @@ logger = logging.getLogger(__name__)
 
 _TOKENIZER_MODULE = "transformers.tokenization_utils_base"
 _PROCESSOR_MODULE = "transformers.processing_utils"
-_STATE = "_hf_response_template_state"  # instance __dict__ key: (source dict, compiled or None, error or None)
+_STATE = (
+    "_hf_response_template_state"  # instance __dict__ key: (source dict, compiled or None, error or None)
+)
 _MISSING = object()
 _NO_PATCH_ENV = "HF_RESPONSE_TEMPLATES_NO_PATCH"
 
@@ -111,12 +113,16 @@ def _compile(value: Any) -> tuple[dict, Any]:
         # read back from tokenizer_config.json equals the value read from the attribute, exactly.
         plain = json.loads(json.dumps(source, ensure_ascii=False))
     except (TypeError, ValueError) as exc:
-        raise TemplateError(f"the template must be JSON-serialisable to be saved with the tokenizer ({exc})") from exc
+        raise TemplateError(
+            f"the template must be JSON-serialisable to be saved with the tokenizer ({exc})"
+        ) from exc
     return plain, compiled
 
 
 def _looks_like_legacy_schema(value: Any) -> bool:
-    return isinstance(value, Mapping) and "fields" not in value and ("x-regex" in value or "properties" in value)
+    return (
+        isinstance(value, Mapping) and "fields" not in value and ("x-regex" in value or "properties" in value)
+    )
 
 
 def _get_response_template(self) -> dict | None:
@@ -193,7 +199,7 @@ def _resolve_template(tokenizer: Any, override: Any) -> Any:
 # Inputs: strings, token ids, arrays, tensors, batches
 # --------------------------------------------------------------------------------------------------
 
-_Item = Union[str, list]  # one sequence: decoded text, or a list of int token ids
+_Item = str | list  # one sequence: decoded text, or a list of int token ids
 
 
 def _tensor_to_list(value: Any, what: str) -> tuple[Any, int]:
@@ -204,10 +210,14 @@ def _tensor_to_list(value: Any, what: str) -> tuple[Any, int]:
         value = value.cpu()
     ndim = value.ndim
     if ndim not in (1, 2):
-        raise ValueError(f"`{what}` as an array/tensor must be 1-D (one sequence) or 2-D (a batch), got {ndim}-D")
+        raise ValueError(
+            f"`{what}` as an array/tensor must be 1-D (one sequence) or 2-D (a batch), got {ndim}-D"
+        )
     dtype = str(getattr(value, "dtype", ""))
     if "int" not in dtype:
-        raise TypeError(f"`{what}` array/tensor must hold integer token ids, got dtype {dtype or type(value)}")
+        raise TypeError(
+            f"`{what}` array/tensor must hold integer token ids, got dtype {dtype or type(value)}"
+        )
     return value.tolist(), ndim
 
 
@@ -230,7 +240,9 @@ def _normalize(value: Any, what: str) -> tuple[list[_Item], bool]:
         return [value], False
     if isinstance(value, Mapping) or (hasattr(value, "keys") and hasattr(value, "__getitem__")):
         if "input_ids" not in value:
-            raise TypeError(f"`{what}` given as a mapping must have an 'input_ids' key (e.g. a BatchEncoding)")
+            raise TypeError(
+                f"`{what}` given as a mapping must have an 'input_ids' key (e.g. a BatchEncoding)"
+            )
         return _normalize(value["input_ids"], what)
     if _is_array(value):
         data, ndim = _tensor_to_list(value, what)
@@ -252,7 +264,9 @@ def _normalize(value: Any, what: str) -> tuple[list[_Item], bool]:
             if _is_array(row):
                 data, ndim = _tensor_to_list(row, what)
                 if ndim != 1:
-                    raise ValueError(f"`{what}`: each item of a batch must be one sequence (1-D), got {ndim}-D")
+                    raise ValueError(
+                        f"`{what}`: each item of a batch must be one sequence (1-D), got {ndim}-D"
+                    )
                 items.append(_ids(data, what))
             elif isinstance(row, (list, tuple)):
                 items.append(_ids(row, what))
@@ -363,7 +377,7 @@ def _decode_pairs(tokenizer: Any, responses: list[_Item], prefixes: list[_Item])
         return len(jobs) - 1
 
     plan = []
-    for response, prefix in zip(responses, prefixes):
+    for response, prefix in zip(responses, prefixes, strict=True):
         if isinstance(prefix, list):
             prefix = _strip_prefix_padding(prefix, pad)
         if isinstance(response, list):
@@ -782,7 +796,9 @@ class _EventQueueIterator:
     def message(self) -> dict:
         """The parsed message; available once the stream has ended (raises the parse error if it failed)."""
         if not self._ended.is_set():
-            raise RuntimeError("the message is available once the stream has ended (iterate all events first)")
+            raise RuntimeError(
+                "the message is available once the stream has ended (iterate all events first)"
+            )
         if self._error is not None:
             raise self._error
         assert self._message is not None
@@ -835,7 +851,9 @@ def _strict_error(parser: Any, strict: bool) -> BaseException | None:
     return errors[0] if strict and errors else None
 
 
-def stream_events(chunks: Iterable[str], parser: ResponseParser, *, strict: bool = True) -> ResponseEventStream:
+def stream_events(
+    chunks: Iterable[str], parser: ResponseParser, *, strict: bool = True
+) -> ResponseEventStream:
     """Turn a stream of generated text (e.g. a `TextIteratorStreamer`) into parser events.
 
     The streamer must skip the prompt (`skip_prompt=True`: the prompt goes to the parser as `prefix=`)
@@ -864,7 +882,7 @@ def stream_events(chunks: Iterable[str], parser: ResponseParser, *, strict: bool
             "this streamer was created with skip_special_tokens=True, which deletes the special tokens that "
             "delimit the message's regions (<think>, <tool_call>, <|im_end|>, ...): create it without it"
         )
-    if hasattr(chunks, "skip_prompt") and getattr(chunks, "skip_prompt") is False:
+    if hasattr(chunks, "skip_prompt") and chunks.skip_prompt is False:
         raise ValueError(
             "this streamer repeats the prompt (skip_prompt=False); create it with skip_prompt=True and give the "
             "prompt to the parser as `prefix=` instead"
@@ -977,7 +995,8 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         if self._read_offset >= len(self._ids):
             return ""
         before, after = _decode_many(
-            self.tokenizer, [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset :]]
+            self.tokenizer,
+            [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset :]],
         )
         if not final and (len(after) <= len(before) or after.endswith("\ufffd")):
             return ""
@@ -1024,6 +1043,7 @@ def _make_response_streamer_class() -> type:
         """
 
     ResponseStreamer.__module__ = __name__
+    ResponseStreamer.__qualname__ = "ResponseStreamer"
     return ResponseStreamer
 
 

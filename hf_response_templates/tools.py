@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["ToolSchemas", "tool_schemas"]
+__all__ = ["ToolSchemas", "admits_string", "cast_value", "tool_schemas"]
 
 
 class ToolSchemas:
@@ -92,6 +92,12 @@ def _schema_types(schema: Any) -> list[str]:
     if not types and "enum" in schema:
         types.extend(sorted({_json_type(v) for v in schema["enum"]}))
     return types
+
+
+def admits_string(schema: Any) -> bool:
+    """Whether a string argument stays a string under `schema` (no type declared, or `string` allowed)."""
+    types = _schema_types(schema)
+    return not types or "string" in types
 
 
 def _json_type(value: Any) -> str:

@@ -67,6 +67,17 @@ class Family:
     argument_delimiters: tuple[str, ...] = ()
     #: text the chat template itself rejects or rewrites inside content/reasoning
     content_forbidden: tuple[str, ...] = ()
+    #: thinking values for which the checked assistant message must follow tool results: the chat
+    #: template's normal generation prompt is something its history turns never render (DeepSeek-R1's
+    #: "<think>\n", Gemma 4's empty thought channel with thinking off), but the prompt after tool
+    #: results is continued by the rendered turn
+    final_after_tool_results: tuple[Any, ...] = ()
+    #: `content` of the assistant message that calls a tool in the history (DeepSeek-R1 renders tool
+    #: calls only when content is None)
+    tool_call_content: Any = ""
+    #: the chat template renders nested argument objects with bare keys and None as `None` (Gemma 4):
+    #: nested keys are identifiers and arguments hold no nulls
+    bare_argument_keys: bool = False
 
 
 FAMILIES: dict[str, Family] = {
@@ -142,6 +153,58 @@ FAMILIES: dict[str, Family] = {
             arguments_as_json_text=True,
             special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"},
         ),
+        # Llama 3.1/3.3: one tool call per message, rendered as the whole turn (bare JSON
+        # {"name": ..., "parameters": ...}); content given with tool calls is dropped.
+        Family(
+            "llama3",
+            "meta-llama-Llama-3.3-70B-Instruct.jinja",
+            content_with_tool_calls=False,
+            max_tool_calls=1,
+            special_tokens={"bos_token": "<|begin_of_text|>"},
+        ),
+        # Granite 3.3 renders assistant history as `content` only (no tool calls, no reasoning): the
+        # round trip proves content (thinking on and off); reasoning and tool calls are proven on raw
+        # outputs. The chat template renders content untrimmed, so <think>/<response> tags written by
+        # the model stay in history: they are delimiters, and `collides` keeps them out of content.
+        Family(
+            "granite-3.3",
+            "ibm-granite-granite-3.3-2B-Instruct.jinja",
+            tool_calls=False,
+            thinking_kwarg="thinking",
+            thinking_values=(True, False),
+        ),
+        # DeepSeek-R1 distills prompt with "<｜Assistant｜><think>\n" but render history turns as
+        # "<｜Assistant｜>" + content (reasoning split off) and tool-call turns only when content is None,
+        # so the only turn that continues its own prompt is the answer right after tool results
+        # ("<｜tool▁outputs▁end｜>" + content). Content is proven there; reasoning and tool calls are
+        # proven on raw outputs.
+        Family(
+            "deepseek-r1",
+            "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+            tool_calls=False,
+            arguments_as_json_text=True,
+            final_after_tool_results=(None,),
+            tool_call_content=None,
+            special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"},
+        ),
+        # Gemma 4 (the revised official template): reasoning is rendered only for a turn with tool calls
+        # after the last user message; with thinking off the prompt ends with an empty thought channel
+        # that history turns never render, so thinking-off turns are checked right after tool results.
+        # Tool arguments use Gemma's own syntax (bare keys, <|"|>strings<|"|>, None rendered as `None`).
+        Family(
+            "gemma4",
+            "google-gemma-4-31B-it.jinja",
+            reasoning_key="reasoning_content",
+            reasoning_only_with_tool_calls=True,
+            thinking_kwarg="enable_thinking",
+            thinking_values=(True, False),
+            final_after_tool_results=(False,),
+            bare_argument_keys=True,
+            argument_delimiters=('<|"|>', "<tool_call|>"),
+            # strip_thinking() cuts content at "<|channel>" even without a closing "<channel|>"
+            content_forbidden=("<|channel>",),
+            special_tokens={"bos_token": "<bos>"},
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
             "mistral-small-3.2",
@@ -151,6 +214,36 @@ FAMILIES: dict[str, Family] = {
         ),
     ]
 }
+
+#: Further chat templates a shipped template is proven against (same response template, that chat
+#: template's own limits). Each runs the same round-trip tests as FAMILIES.
+EXTRA_FIXTURES: list[Family] = [
+    # GLM-4.5 (llama.cpp's copy): same format as GLM-4.6
+    Family(
+        "glm-4.6",
+        "glm_4_5.jinja",
+        reasoning_key="reasoning_content",
+        thinking_kwarg="enable_thinking",
+        thinking_values=(True, False),
+        argument_delimiters=("</arg_value>", "</arg_key>", "<arg_key>", "</tool_call>"),
+    ),
+    # the first upstream Gemma 4 template: it renders no reasoning at all, and renders tool results as
+    # a "<|turn>tool" turn followed by the normal generation prompt, so with thinking off (an empty
+    # thought channel in the prompt) no turn continues its prompt: thinking on only
+    Family(
+        "gemma4",
+        "gemma4.jinja",
+        thinking_kwarg="enable_thinking",
+        thinking_values=(True,),
+        bare_argument_keys=True,
+        argument_delimiters=('<|"|>', "<tool_call|>"),
+        content_forbidden=("<|channel>",),
+        special_tokens={"bos_token": "<bos>"},
+    ),
+]
+
+#: every Family (shipped template x chat template) the round-trip tests run
+ALL_FAMILIES: list[Family] = [*FAMILIES.values(), *EXTRA_FIXTURES]
 
 
 # --------------------------------------------------------------------------- tools
@@ -195,23 +288,24 @@ TOOLS: list[dict] = [
 # --------------------------------------------------------------------------- collisions
 
 
-def _delimiter_regexes(template: dict) -> list[Any]:
-    """Every delimiter of a response template as a compiled regex (literals escaped)."""
-    pats: list[str] = []
+def _delimiter_regexes(template: dict) -> list[tuple[Any, bool]]:
+    """Every delimiter of a response template as (compiled regex, whether a zero-width match counts)."""
+    pats: list[tuple[str, bool]] = []
     if "start_anchor" in template:
-        pats.append(regex.escape(template["start_anchor"]))
+        pats.append((regex.escape(template["start_anchor"]), False))
     if "start_anchor_pattern" in template:
-        pats.append(template["start_anchor_pattern"])
+        pats.append((template["start_anchor_pattern"], False))
     for spec in template["fields"].values():
         for key in ("open", "close"):
             if key in spec:
                 values = spec[key] if isinstance(spec[key], list) else [spec[key]]
-                pats.extend(regex.escape(v) for v in values)
+                pats.extend((regex.escape(v), False) for v in values)
             if key + "_pattern" in spec:
-                pat = spec[key + "_pattern"]
-                # a zero-width alternative (a lookahead close) cannot collide by itself; test the rest
-                pats.append(pat)
-    return [regex.compile(p, regex.DOTALL) for p in pats]
+                # a zero-width alternative of a close (a lookahead close) cannot collide by itself: the
+                # text it looks at is another delimiter. A zero-width *open* match does open a region
+                # (Llama 3's `^(?=\{"name":)`: content that starts like a tool call is one).
+                pats.append((spec[key + "_pattern"], key == "open"))
+    return [(regex.compile(p, regex.DOTALL), zero_ok) for p, zero_ok in pats]
 
 
 def collides(text: str, template: dict, extra: tuple[str, ...] = ()) -> bool:
@@ -222,10 +316,10 @@ def collides(text: str, template: dict, extra: tuple[str, ...] = ()) -> bool:
     """
     if any(e in text for e in extra):
         return True
-    for pattern in _delimiter_regexes(template):
-        m = pattern.search(text)
-        if m is not None and m.end() > m.start():
-            return True
+    for pattern, zero_width_counts in _delimiter_regexes(template):
+        for m in pattern.finditer(text, overlapped=True):
+            if zero_width_counts or m.end() > m.start():
+                return True
     return False
 
 
@@ -295,12 +389,42 @@ def raw_strings(forbidden: tuple[str, ...]) -> st.SearchStrategy[str]:
     return st.lists(piece, max_size=6).map("".join).filter(lambda s: not any(f in s for f in forbidden))
 
 
+# Gemma 4 renders nested keys bare and None as the Python literal `None`
+_bare_keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,7}", fullmatch=True)
+_json_values_bare = st.recursive(
+    st.one_of(
+        st.booleans(),
+        st.integers(-(2**31), 2**31),
+        st.floats(allow_nan=False, allow_infinity=False, width=32),
+        texts(),
+    ),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(_bare_keys, children, max_size=3),
+    ),
+    max_leaves=8,
+)
+
+
+def _strings_in(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *_strings_in(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings_in(v)]
+    return []
+
+
 def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
     s = raw_strings(family.argument_delimiters)
 
     def _nested_ok(value: Any) -> bool:
         text = json.dumps(value, ensure_ascii=False)
-        return not any(f in text for f in family.argument_delimiters)
+        raw = _strings_in(value)
+        return not any(f in t for f in family.argument_delimiters for t in (text, *raw))
+
+    keys, values = (_bare_keys, _json_values_bare) if family.bare_argument_keys else (texts(min_size=1), json_values)
 
     weather = st.fixed_dictionaries(
         {"city": s},
@@ -313,7 +437,7 @@ def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
     search = st.fixed_dictionaries(
         {"query": s},
         optional={
-            "options": st.dictionaries(texts(min_size=1), json_values, max_size=3).filter(_nested_ok),
+            "options": st.dictionaries(keys, values, max_size=3).filter(_nested_ok),
             "tags": st.lists(s, max_size=3),
         },
     ).map(lambda a: ("search", a))
@@ -396,10 +520,11 @@ def conversations(draw: st.DrawFn, family: Family, template: dict) -> tuple[list
                 messages.append({"role": "assistant", "content": "Done: " + draw(user_text)})
     messages.append({"role": "user", "content": draw(user_text)})
     final = draw(assistant_message(family, template, thinking, final=True))
-    if family.tool_history and family.tool_calls and draw(st.booleans()):
+    forced = thinking in family.final_after_tool_results
+    if forced or (family.tool_history and family.tool_calls and draw(st.booleans())):
         # a tool loop right before the checked message: assistant calls a tool, gets the result
         call = draw(tool_call_strategy(family))
-        loop_msg = {"role": "assistant", "content": "", "tool_calls": _with_ids([call], 7)}
+        loop_msg = {"role": "assistant", "content": family.tool_call_content, "tool_calls": _with_ids([call], 7)}
         if family.reasoning_key and family.reasoning_only_with_tool_calls:
             loop_msg[family.reasoning_key] = "plan"
         messages.append(loop_msg)

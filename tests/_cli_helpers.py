@@ -50,7 +50,7 @@ CORPUS = [
 ] * 3
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _backend(specials: tuple[str, ...]) -> str:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -125,3 +125,47 @@ def make_tokenizer_folder(
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` (relative path -> bytes)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+# --------------------------------------------------------------------------- a fake Hub
+
+
+class EntryNotFoundError(Exception):
+    """Stands in for huggingface_hub's (matched by class name)."""
+
+
+class RepositoryNotFoundError(Exception):
+    pass
+
+
+def fake_download(repos: dict[str, Path], calls: list | None = None):
+    """An hf_hub_download stand-in serving files from local folders."""
+
+    def download(*, repo_id: str, filename: str, revision: str | None = None, **kwargs) -> str:
+        if calls is not None:
+            calls.append((repo_id, filename, revision))
+        if repo_id not in repos:
+            raise RepositoryNotFoundError(repo_id)
+        path = Path(repos[repo_id]) / filename
+        if not path.exists():
+            raise EntryNotFoundError(filename)
+        return str(path)
+
+    return download
+
+
+class FakeApi:
+    def __init__(self, fail: bool = False):
+        self.commits: list[dict] = []
+        self.fail = fail
+
+    def create_commit(self, **kwargs):
+        if self.fail:
+            raise RuntimeError("500 Server Error")
+        self.commits.append(kwargs)
+
+        class Info:
+            pr_url = f"https://huggingface.co/{kwargs['repo_id']}/discussions/1"
+            commit_url = "https://huggingface.co/commit/abc"
+
+        return Info()

@@ -31,7 +31,7 @@ class ScriptedLogitsProcessor(LogitsProcessor):
         return forced
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _model(vocab_size: int, pad_token_id: int, eos_token_id: int) -> LlamaForCausalLM:
     torch.manual_seed(0)
     config = LlamaConfig(

@@ -110,7 +110,7 @@ def verbatim_template() -> dict:
     return copy.deepcopy(VERBATIM_TEMPLATE)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _byte_level_backend() -> Tokenizer:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -125,12 +125,14 @@ def _byte_level_backend() -> Tokenizer:
     return tok
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _metaspace_backend() -> Tokenizer:
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first")
     tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="first")
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>", *CHATML_SPECIALS], show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<unk>", *CHATML_SPECIALS], show_progress=False
+    )
     tok.train_from_iterator(CORPUS, trainer)
     return tok
 

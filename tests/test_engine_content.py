@@ -186,9 +186,9 @@ def test_python_call_list():
 
 @pytest.mark.parametrize("raw, value", [
     ("[f()]", [{"name": "f", "arguments": {}}]),
-    ("f(x=1), g(y='\\n\\u00e9')", [{"name": "f", "arguments": {"x": 1}}, {"name": "g", "arguments": {"y": "\né"}}]),
-    ("[ns.tool-name(a=-1.5e2, b=(1, 2), c=null, d=false,)]",
-     [{"name": "ns.tool-name", "arguments": {"a": -150.0, "b": [1, 2], "c": None, "d": False}}]),
+    ("[f(x=1), g(y='\\n\\u00e9')]", [{"name": "f", "arguments": {"x": 1}}, {"name": "g", "arguments": {"y": "\né"}}]),
+    ("[ns.tool-name(a=-1.5e2, c=null, d=false)]",
+     [{"name": "ns.tool-name", "arguments": {"a": -150.0, "c": None, "d": False}}]),
 ])
 def test_python_call_list_forms(raw, value):
     assert one({"content": "python-call-list"}, raw) == value
@@ -207,7 +207,16 @@ def test_python_call_list_empty():
     ("[f(x=open)]", "expected a value"),
     ("[f(x='unterminated)]", "unterminated"),
     ("[f(x=1)] extra", "unexpected text"),
-    ("[f(x=[" + "[" * 300 + "]" * 300 + "])]", "nested"),
+    ("f(x=1)", "a list of calls"),
+    ("[f(x=1),]", "function name"),
+    ("[f(x=(1, 2))]", "expected a value"),
+    ("[f(x=+5)]", "expected a value"),
+    ("[f(x=99999999999999999999)]", "integer outside the range"),
+    ("[f(x=1e999)]", "too large"),
+    ("[f(x='a\nb')]", "one line"),
+    ("[f(x='\\ud800')]", "surrogate"),
+    ("[f(x='\\q')]", "unsupported escape"),
+    ("[f(x=[" + "[" * 120 + "]" * 120 + "])]", "nested"),
     ("[f(x={1: 2})]", "dict keys must be strings"),
 ])
 def test_python_call_list_is_strict_and_never_evaluates(raw, error):

@@ -89,8 +89,8 @@ def test_prefix_opened_region_stays_open_for_the_model():
 
 def test_prefix_closed_region_is_replayed_and_lands_in_the_message():
     parser = ResponseParser(SMOLLM3, "<|im_start|>assistant\n<think>\nPrefilled.\n</think>\n")
-    assert [e["type"] for e in parser.initial_events] == [
-        "region_open", "region_chunk", "region_close", "region_open", "region_chunk"]
+    # the trailing "\n" is whitespace between regions: it opens nothing (it would be stripped anyway)
+    assert [e["type"] for e in parser.initial_events] == ["region_open", "region_chunk", "region_close"]
     assert parser.initial_events[2] == {"type": "region_close", "field": "reasoning_content", "value": "Prefilled."}
     parser.feed("Hi<|im_end|>")
     message, _ = parser.finalize()
@@ -171,7 +171,7 @@ def test_malformed_region_does_not_raise_from_feed_and_parsing_continues():
     events += parser.feed(GREET + "Done<|im_end|>")
     malformed = [e for e in events if e["type"] == "region_malformed"]
     assert malformed == [{"type": "region_malformed", "field": "tool_calls", "text": '{"name": oops}',
-                          "error": malformed[0]["error"]}]
+                          "error": malformed[0]["error"], "position": 11}]
     assert "JSON" in malformed[0]["error"]
     message, _ = parser.finalize()
     assert message["tool_calls"] == [GREET_CALL]
@@ -233,8 +233,9 @@ def test_regex_partial_match_holds_back_only_the_possible_delimiter():
     # cannot, but in general `\w+` or `\s*` at the end could), so it is committed with the next chunk.
     assert parser.feed("tion=get_weather>") == []
     events = parser.feed("<parameter=city>Paris</parameter>")
+    # region_open carries the open delimiter's named groups, so the tool name is known at once
     assert events[:2] == [{"type": "region_close", "field": "content", "value": "Sure."},
-                          {"type": "region_open", "field": "tool_calls"}]
+                          {"type": "region_open", "field": "tool_calls", "captures": {"name": "get_weather"}}]
     assert parser.captures == {"name": "get_weather"}
     parser.feed("<parameter=days>3</parameter></function></tool_call>")
     message, _ = parser.finalize()
@@ -252,7 +253,9 @@ def test_failed_partial_regex_releases_the_held_text():
 def test_finalize_closes_open_regions_and_flushes_held_text():
     message, events = stream(SMOLLM3, ["<think>unfinished <|im_"])
     assert message == {"role": "assistant", "reasoning_content": "unfinished <|im_"}
-    assert events[-1] == {"type": "region_close", "field": "reasoning_content", "value": "unfinished <|im_"}
+    # a region closed by the end of the stream (not by its delimiter) says so: at_end
+    assert events[-1] == {"type": "region_close", "field": "reasoning_content", "value": "unfinished <|im_",
+                          "at_end": True}
 
 
 def test_region_without_close_runs_to_end_of_stream():
@@ -436,3 +439,20 @@ def test_positions_count_from_the_generation_and_are_none_for_regions_begun_in_t
     parser.feed('ok<tool_call>{"x": }</tool_call>')
     message, _ = parser.finalize()
     assert [r["position"] for r in message["unparsed"]] == [None, 13]
+
+
+def test_whitespace_between_regions_opens_nothing_but_leading_whitespace_is_streamed():
+    parser = ResponseParser(SMOLLM3, "", trace=True)
+    events = parser.feed(GREET + "\n" + GREET + "\n\n")
+    assert [e["field"] for e in events if e["type"] == "region_open"] == ["tool_calls", "tool_calls"]
+    assert {"type": "text_dropped", "text": "\n", "reason": "whitespace"} in events
+    events = parser.feed("  Done.<|im_end|>")
+    assert events[:2] == [{"type": "region_open", "field": "content"},
+                          {"type": "region_chunk", "field": "content", "text": "\n\n  Done.", "dirty": False}]
+    message, _ = parser.finalize()
+    assert message["content"] == "Done."
+
+
+def test_whitespace_is_kept_when_the_implicit_field_keeps_it():
+    spec = template(SMOLLM3, content={"close": "<|im_end|>", "content_args": {"strip": False}})
+    assert parse_response(GREET + "\n", spec, prefix="")["content"] == "\n"

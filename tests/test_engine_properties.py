@@ -78,7 +78,11 @@ def test_every_character_is_accounted_for(c):
     for e in events:
         if e["type"] == "text_dropped":
             # dropped text only where the template says so: no implicit field, or after the message ended
-            assert (e["reason"] == "outside_regions" and tpl.implicit_field is None) or e["reason"] == "after_end"
+            assert (
+                (e["reason"] == "outside_regions" and tpl.implicit_field is None)
+                or (e["reason"] == "whitespace" and tpl.implicit_field is not None and e["text"].isspace())
+                or e["reason"] == "after_end"
+            )
 
 
 @settings(max_examples=200, deadline=None)

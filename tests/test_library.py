@@ -50,13 +50,14 @@ DETECT = {
     "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja": "hermes3",
     "moonshotai-Kimi-K2.jinja": "kimi-k2",
     "GLM-4.6.jinja": "glm-4.6",
-    "glm_4_5.jinja": "glm-4.6",  # GLM-4.5 emits the same format
+    "glm_4_5.jinja": "glm-4.6",  # GLM-4.5 emits the same format (round trip proven on both)
     "deepseek-ai-DeepSeek-V3.1.jinja": "deepseek-v3.1",
     "Mistral-Small-3.2-24B-Instruct-2506.jinja": "mistral-small-3.2",
-    # no shipped template (not provable by a round trip, see templates/README.md): detection must not guess
-    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja": None,
-    "meta-llama-Llama-3.3-70B-Instruct.jinja": None,
-    "ibm-granite-granite-3.3-2B-Instruct.jinja": None,
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja": "deepseek-r1",
+    "meta-llama-Llama-3.3-70B-Instruct.jinja": "llama3",
+    "ibm-granite-granite-3.3-2B-Instruct.jinja": "granite-3.3",
+    "google-gemma-4-31B-it.jinja": "gemma4",
+    "gemma4.jinja": "gemma4",  # the first upstream Gemma 4 template (round trip proven on both)
 }
 
 PLAIN_CHATML = (

@@ -28,6 +28,23 @@ GPT_OSS_PROMPT = (
     "Reasoning: medium\n\n# Valid channels: analysis, commentary, final.<|end|>"
     "<|start|>user<|message|>Weather in Paris?<|end|><|start|>assistant"
 )
+LLAMA3_PROMPT = (
+    "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\n"
+    "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|>"
+    "<|start_header_id|>user<|end_header_id|>\n\nGiven the following functions, please respond with a JSON for a "
+    "function call with its proper arguments that best answers the given prompt.\n\n...\n\nWeather in Paris?<|eot_id|>"
+    "<|start_header_id|>assistant<|end_header_id|>\n\n"
+)
+GRANITE_PROMPT = (
+    "<|start_of_role|>system<|end_of_role|>Knowledge Cutoff Date: April 2024. Today's Date: April 02, 2026. "
+    "You are Granite, developed by IBM. You are a helpful AI assistant.<|end_of_text|>\n"
+    "<|start_of_role|>user<|end_of_role|>Weather in Paris?<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>"
+)
+DEEPSEEK_R1_PROMPT = "<｜begin▁of▁sentence｜>You are helpful.<｜User｜>Weather in Paris?<｜Assistant｜><think>\n"
+GEMMA4_PROMPT = "<bos><|turn>user\nWeather in Paris?<turn|>\n<|turn>model\n"
+GEMMA4_PROMPT_THINKING = (
+    "<bos><|turn>system\n<|think|>\nYou are helpful.<turn|>\n<|turn>user\nWeather in Paris?<turn|>\n<|turn>model\n"
+)
 COHERE_PROMPT = (
     "<BOS_TOKEN><|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|># System Preamble\n...<|END_OF_TURN_TOKEN|>"
     "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Weather in Paris?<|END_OF_TURN_TOKEN|>"
@@ -309,6 +326,192 @@ CASES: list[tuple[str, str, str, str, dict]] = [
         "<s>[INST]Hi[/INST]",
         "Hello! How can I help?</s>",
         {"role": "assistant", "content": "Hello! How can I help?"},
+    ),
+    # ---------------------------------------------------------------- Llama 3.1 / 3.3
+    (
+        "llama3-tool-call",
+        "llama3",
+        LLAMA3_PROMPT,
+        '{"name": "get_weather", "parameters": {"city": "Paris", "days": "3"}}<|eot_id|>',
+        {"role": "assistant", "tool_calls": [call("get_weather", {"city": "Paris", "days": 3})]},
+    ),
+    (
+        "llama3-python-tag-eom",
+        "llama3",
+        LLAMA3_PROMPT,
+        '<|python_tag|>{"name": "search", "parameters": {"query": "Paris events", "options": {"lang": "fr"}}}<|eom_id|>',
+        {
+            "role": "assistant",
+            "tool_calls": [call("search", {"query": "Paris events", "options": {"lang": "fr"}})],
+        },
+    ),
+    (
+        "llama3-tool-call-with-type-key",
+        "llama3",
+        LLAMA3_PROMPT,
+        '{"type": "function", "name": "get_weather", "parameters": {"city": "Paris"}}<|eot_id|>',
+        {"role": "assistant", "tool_calls": [call("get_weather", {"city": "Paris"})]},
+    ),
+    (
+        "llama3-tool-call-eos-skipped",
+        "llama3",
+        LLAMA3_PROMPT,
+        '{"name": "get_weather", "parameters": {"city": "Paris"}}',
+        {"role": "assistant", "tool_calls": [call("get_weather", {"city": "Paris"})]},
+    ),
+    (
+        "llama3-content",
+        "llama3",
+        LLAMA3_PROMPT,
+        "Paris is usually mild in spring, around 15 °C.<|eot_id|>",
+        {"role": "assistant", "content": "Paris is usually mild in spring, around 15 °C."},
+    ),
+    (
+        "llama3-json-content-is-not-a-tool-call",
+        "llama3",
+        LLAMA3_PROMPT,
+        '{"city": "Paris"} is the JSON you asked for; {"name": "x"} is another.<|eot_id|>',
+        {"role": "assistant", "content": '{"city": "Paris"} is the JSON you asked for; {"name": "x"} is another.'},
+    ),
+    (
+        "llama3-after-tool-result",
+        "llama3",
+        LLAMA3_PROMPT
+        + '{"name": "get_weather", "parameters": {"city": "Paris"}}<|eot_id|>'
+        '<|start_header_id|>ipython<|end_header_id|>\n\n{"temperature": 21}<|eot_id|>'
+        "<|start_header_id|>assistant<|end_header_id|>\n\n",
+        "It is 21 °C in Paris right now.<|eot_id|>",
+        {"role": "assistant", "content": "It is 21 °C in Paris right now."},
+    ),
+    # ---------------------------------------------------------------- Granite 3.3
+    (
+        "granite-think-response",
+        "granite-3.3",
+        GRANITE_PROMPT,
+        "<think>The user asks about the weather. I have no live data.</think>"
+        "<response>I can't check live weather, but Paris is mild in spring.</response><|end_of_text|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "The user asks about the weather. I have no live data.",
+            "content": "I can't check live weather, but Paris is mild in spring.",
+        },
+    ),
+    (
+        "granite-think-response-newlines",
+        "granite-3.3",
+        GRANITE_PROMPT,
+        "<think>\nStep 1: weather.\nStep 2: answer.\n</think>\n<response>\nMild, about 15 °C.\n</response><|end_of_text|>",
+        {"role": "assistant", "reasoning_content": "Step 1: weather.\nStep 2: answer.", "content": "Mild, about 15 °C."},
+    ),
+    (
+        "granite-tool-calls",
+        "granite-3.3",
+        GRANITE_PROMPT,
+        '<|tool_call|>[{"arguments": {"city": "Paris", "days": "2"}, "name": "get_weather"}, '
+        '{"arguments": {"query": "Louvre hours"}, "name": "search"}]<|end_of_text|>',
+        {
+            "role": "assistant",
+            "tool_calls": [call("get_weather", {"city": "Paris", "days": 2}), call("search", {"query": "Louvre hours"})],
+        },
+    ),
+    (
+        "granite-content",
+        "granite-3.3",
+        GRANITE_PROMPT,
+        "Bonjour! How can I help?<|end_of_text|>",
+        {"role": "assistant", "content": "Bonjour! How can I help?"},
+    ),
+    # ---------------------------------------------------------------- DeepSeek-R1 distills
+    (
+        "deepseek-r1-think-answer",
+        "deepseek-r1",
+        DEEPSEEK_R1_PROMPT,
+        "Okay, the user asks about Paris weather.\nI can't look it up.\n</think>\n\n"
+        "Paris is mild in spring.<｜end▁of▁sentence｜>",
+        {
+            "role": "assistant",
+            "reasoning_content": "Okay, the user asks about Paris weather.\nI can't look it up.",
+            "content": "Paris is mild in spring.",
+        },
+    ),
+    (
+        "deepseek-r1-tool-calls",
+        "deepseek-r1",
+        DEEPSEEK_R1_PROMPT,
+        "Two lookups.\n</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+        '```json\n{"city": "Paris", "days": 2}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n'
+        '```json\n{"query": "x"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+        {
+            "role": "assistant",
+            "reasoning_content": "Two lookups.",
+            "tool_calls": [call("get_weather", {"city": "Paris", "days": 2}), call("search", {"query": "x"})],
+        },
+    ),
+    (
+        "deepseek-r1-after-tool-outputs",
+        "deepseek-r1",
+        "<｜begin▁of▁sentence｜><｜User｜>Weather in Paris?<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>"
+        'function<｜tool▁sep｜>get_weather\n```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜>'
+        '<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>{"t": 21}<｜tool▁output▁end｜><｜tool▁outputs▁end｜>',
+        "<think>\nThe tool says 21.\n</think>\n\nIt is 21 °C.<｜end▁of▁sentence｜>",
+        {"role": "assistant", "reasoning_content": "The tool says 21.", "content": "It is 21 °C."},
+    ),
+    (
+        "deepseek-r1-multi-turn-prefix",
+        "deepseek-r1",
+        "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>Hello!<｜end▁of▁sentence｜><｜User｜>Weather?<｜Assistant｜><think>\n",
+        "Weather question.\n</think>\n\nMild.<｜end▁of▁sentence｜>",
+        {"role": "assistant", "reasoning_content": "Weather question.", "content": "Mild."},
+    ),
+    (
+        "deepseek-r1-old-prompt-model-opens-think",
+        "deepseek-r1",
+        "<｜begin▁of▁sentence｜><｜User｜>Weather?<｜Assistant｜>",
+        "<think>\nWeather question.\n</think>\n\nMild.<｜end▁of▁sentence｜>",
+        {"role": "assistant", "reasoning_content": "Weather question.", "content": "Mild."},
+    ),
+    # ---------------------------------------------------------------- Gemma 4
+    (
+        "gemma4-thinking-answer",
+        "gemma4",
+        GEMMA4_PROMPT_THINKING,
+        "<|channel>thought\nThe user asks about the weather.\nNo tool needed.<channel|>Paris is mild in spring.<turn|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "The user asks about the weather.\nNo tool needed.",
+            "content": "Paris is mild in spring.",
+        },
+    ),
+    (
+        "gemma4-thinking-tool-calls",
+        "gemma4",
+        GEMMA4_PROMPT_THINKING,
+        "<|channel>thought\nNeed two lookups.<channel|><|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}"
+        '<tool_call|><|tool_call>call:search{options:{lang:<|"|>fr<|"|>,safe:true},query:<|"|>Louvre "hours"<|"|>,'
+        'tags:[<|"|>a<|"|>,<|"|>b<|"|>]}<tool_call|><|tool_response>',
+        {
+            "role": "assistant",
+            "reasoning_content": "Need two lookups.",
+            "tool_calls": [
+                call("get_weather", {"city": "Paris", "days": 3}),
+                call("search", {"options": {"lang": "fr", "safe": True}, "query": 'Louvre "hours"', "tags": ["a", "b"]}),
+            ],
+        },
+    ),
+    (
+        "gemma4-no-thinking",
+        "gemma4",
+        GEMMA4_PROMPT + "<|channel>thought\n<channel|>",
+        "Hello! How can I help?<turn|>\n",
+        {"role": "assistant", "content": "Hello! How can I help?"},
+    ),
+    (
+        "gemma4-after-tool-response",
+        "gemma4",
+        GEMMA4_PROMPT + '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_response>'
+        'response:get_weather{value:<|"|>{"t": 21}<|"|>}<tool_response|>',
+        "It is 21 °C in Paris.<turn|>",
+        {"role": "assistant", "content": "It is 21 °C in Paris."},
     ),
 ]
 

@@ -16,7 +16,7 @@ delimiters is filtered out by ``collides`` (indistinguishable from the real deli
 from __future__ import annotations
 
 import pytest
-from _chat_render import EXAMPLES, FAMILIES, TOOLS, chat_template, conversations
+from _chat_render import ALL_FAMILIES, EXAMPLES, FAMILIES, TOOLS, Family, chat_template, conversations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +24,9 @@ from hf_response_templates.library import get_template, list_templates
 from hf_response_templates.verify import sample_conversations, sample_tools, verify_round_trip
 
 ROUND_TRIP = sorted(FAMILIES)
+#: (shipped template, chat template) pairs: each family's own fixture plus EXTRA_FIXTURES
+MATRIX = sorted(ALL_FAMILIES, key=lambda f: (f.name, f.fixture))
+MATRIX_IDS = [f"{f.name}[{f.fixture.removesuffix('.jinja')}]" for f in MATRIX]
 
 
 def test_every_shipped_template_is_proven_here():
@@ -31,8 +34,9 @@ def test_every_shipped_template_is_proven_here():
     assert sorted(list_templates()) == ROUND_TRIP
 
 
-def _check(name: str, messages: list[dict], kwargs: dict) -> None:
-    family = FAMILIES[name]
+def _check(name: str | Family, messages: list[dict], kwargs: dict) -> None:
+    family = name if isinstance(name, Family) else FAMILIES[name]
+    name = family.name
     [result] = verify_round_trip(
         chat_template(family.fixture),
         get_template(name),
@@ -47,10 +51,9 @@ def _check(name: str, messages: list[dict], kwargs: dict) -> None:
     )
 
 
-@pytest.mark.parametrize("name", ROUND_TRIP)
-def test_round_trip_hypothesis(name: str) -> None:
-    family = FAMILIES[name]
-    template = get_template(name)
+@pytest.mark.parametrize("family", MATRIX, ids=MATRIX_IDS)
+def test_round_trip_hypothesis(family: Family) -> None:
+    template = get_template(family.name)
 
     @settings(
         max_examples=EXAMPLES,
@@ -61,17 +64,24 @@ def test_round_trip_hypothesis(name: str) -> None:
     @given(conv=conversations(family, template))
     def run(conv: tuple[list[dict], dict]) -> None:
         messages, kwargs = conv
-        _check(name, messages, kwargs)
+        _check(family, messages, kwargs)
 
     run()
 
 
-@pytest.mark.parametrize("name", ROUND_TRIP)
-def test_round_trip_sample_conversations(name: str) -> None:
+@pytest.mark.parametrize("family", MATRIX, ids=MATRIX_IDS)
+def test_round_trip_sample_conversations(family: Family) -> None:
     """verify.sample_conversations() (what the CLI will run) passes for the cases the chat template can carry."""
-    family = FAMILIES[name]
-    template = get_template(name)
+    template = get_template(family.name)
     cases = sample_conversations(template, max_tool_calls=family.max_tool_calls)
+    thinking = None
+    if family.thinking_kwarg:
+        if True in family.thinking_values and (
+            False in family.final_after_tool_results or False not in family.thinking_values
+        ):
+            thinking = True  # Gemma 4: the default (off) prompt is continued only after tool results
+        elif False in family.thinking_values and True not in family.thinking_values:
+            thinking = False
     for case_name, messages in list(cases.items()):
         final = messages[-1]
         drop = (
@@ -88,13 +98,13 @@ def test_round_trip_sample_conversations(name: str) -> None:
             # Mistral needs 9-character call ids, which the hypothesis test generates
             or (family.name == "mistral-small-3.2" and any("tool_calls" in m for m in messages))
             or (family.name == "deepseek-v3.1" and any("tool_calls" in m for m in messages))
+            # the chat template's generation prompt is continued only right after tool results
+            or (thinking in family.final_after_tool_results and messages[-2]["role"] != "tool")
         )
         if drop:
             del cases[case_name]
     assert cases
-    kwargs = {}
-    if family.thinking_kwarg and False in family.thinking_values and True not in family.thinking_values:
-        kwargs[family.thinking_kwarg] = False
+    kwargs = {} if thinking is None else {family.thinking_kwarg: thinking}
     results = verify_round_trip(
         chat_template(family.fixture),
         template,

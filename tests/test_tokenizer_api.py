@@ -309,7 +309,9 @@ def test_get_response_parser_with_token_id_prefix(tok):
     assert message == TEXT_MESSAGE
     events += final
     chunks = "".join(
-        e["text"] for e in parser.initial_events + events if e["type"] == "region_chunk" and e["field"] == "content"
+        e["text"]
+        for e in parser.initial_events + events
+        if e["type"] == "region_chunk" and e["field"] == "content"
     )
     assert chunks.strip() == "Olá! Café ☕ 😀"
 
@@ -317,9 +319,17 @@ def test_get_response_parser_with_token_id_prefix(tok):
 def test_prefill_regions_are_in_initial_events(tok):
     prefix = PROMPT + "<think>\nAlready thought.\n</think>\n\n"
     parser = tok.get_response_parser(prefix=ids(tok, prefix))
-    assert {"type": "region_close", "field": "reasoning_content", "value": "Already thought."} in parser.initial_events
+    assert {
+        "type": "region_close",
+        "field": "reasoning_content",
+        "value": "Already thought.",
+    } in parser.initial_events
     parser.feed("Answer<|im_end|>")
-    assert parser.finalize()[0] == {"role": "assistant", "reasoning_content": "Already thought.", "content": "Answer"}
+    assert parser.finalize()[0] == {
+        "role": "assistant",
+        "reasoning_content": "Already thought.",
+        "content": "Answer",
+    }
 
 
 def test_slow_python_tokenizer_has_the_api_too():

@@ -36,7 +36,10 @@ def test_sentencepiece_leading_space_comes_from_decoding_with_the_prompt():
     prefix = enc(tok, PROMPT)
     assert tok.parse_response(response, prefix=prefix)["content"] == " Hello there"
     assert tok.parse_response([response, response], prefix=[prefix, prefix])[1]["content"] == " Hello there"
-    assert tok.parse_response(torch.tensor([response]), prefix=torch.tensor([prefix]))[0]["content"] == " Hello there"
+    assert (
+        tok.parse_response(torch.tensor([response]), prefix=torch.tensor([prefix]))[0]["content"]
+        == " Hello there"
+    )
 
 
 def test_byte_level_character_split_across_the_prompt_boundary():
@@ -57,7 +60,11 @@ def test_byte_level_character_split_inside_the_generation():
     tok.response_template = qwen3_template()
     response = enc(tok, "<think>caf\u00e9 \u2615</think>\N{GRINNING FACE}!<|im_end|>")
     message = tok.parse_response(response, prefix=enc(tok, PROMPT))
-    assert message == {"role": "assistant", "reasoning_content": "caf\u00e9 \u2615", "content": "\N{GRINNING FACE}!"}
+    assert message == {
+        "role": "assistant",
+        "reasoning_content": "caf\u00e9 \u2615",
+        "content": "\N{GRINNING FACE}!",
+    }
 
 
 def test_special_tokens_are_kept_and_spaces_not_cleaned_up():
@@ -79,7 +86,10 @@ def test_padding_helpers():
     assert _strip_prefix_padding([0, 5], None) == [0, 5]
     assert _strip_response_padding([5, 6, 2, 0, 0], pad, eos) == [5, 6, 2]
     assert _strip_response_padding([5, 6, 0, 0], pad, eos) == [5, 6]
-    assert _strip_response_padding([5, 2, 2, 2], None, eos) == [5, 2]  # generate pads with EOS when no pad token
+    assert _strip_response_padding([5, 2, 2, 2], None, eos) == [
+        5,
+        2,
+    ]  # generate pads with EOS when no pad token
     assert _strip_response_padding([5, 2, 2, 2], eos, eos) == [5, 2]  # pad_token = eos_token
     assert _strip_response_padding([5, 6], pad, eos) == [5, 6]
     assert _strip_response_padding([], pad, eos) == []
@@ -105,10 +115,17 @@ MESSAGES = [
         "role": "assistant",
         "reasoning_content": "The user wants the weather. I should call get_weather.",
         "tool_calls": [
-            {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}}
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}},
+            }
         ],
     },
-    {"role": "assistant", "reasoning_content": "Think step by step.", "content": "Ol\u00e1! \N{GRINNING FACE}"},
+    {
+        "role": "assistant",
+        "reasoning_content": "Think step by step.",
+        "content": "Ol\u00e1! \N{GRINNING FACE}",
+    },
     {"role": "assistant", "content": "The answer is 42."},
 ]
 
@@ -145,9 +162,12 @@ def test_padded_batch_parses_without_pad_tokens(generated):
 def test_padded_batch_with_verbatim_content_keeps_exactly_one_eos(generated):
     tok, inputs, out = generated
     width = inputs["input_ids"].shape[1]
-    template = {"start_anchor": "<|im_start|>assistant\n", "fields": {"content": {"content_args": {"strip": False}}}}
+    template = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {"content": {"content_args": {"strip": False}}},
+    }
     messages = tok.parse_response(out[:, width:], template, prefix=inputs["input_ids"])
-    for message, prompt, response in zip(messages, PROMPTS, RESPONSES):
+    for message, prompt, response in zip(messages, PROMPTS, RESPONSES, strict=True):
         prefill = prompt.rsplit("<|im_start|>assistant\n", 1)[1]  # what the prompt wrote into the message
         assert message["content"] == prefill + response  # verbatim
         assert message["content"].endswith("<|im_end|>") and "<|endoftext|>" not in message["content"]
@@ -156,9 +176,14 @@ def test_padded_batch_with_verbatim_content_keeps_exactly_one_eos(generated):
 def test_pad_token_equal_to_eos():
     tok = byte_level_tokenizer(pad_token="<|im_end|>")
     assert tok.pad_token_id == tok.eos_token_id
-    template = {"start_anchor": "<|im_start|>assistant\n", "fields": {"content": {"content_args": {"strip": False}}}}
+    template = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {"content": {"content_args": {"strip": False}}},
+    }
     tok.response_template = template
-    inputs, out = scripted_generate(tiny_model(tok), tok, [PROMPTS[0], PROMPTS[2]], ["Hi!", "A longer answer, a bit."])
+    inputs, out = scripted_generate(
+        tiny_model(tok), tok, [PROMPTS[0], PROMPTS[2]], ["Hi!", "A longer answer, a bit."]
+    )
     width = inputs["input_ids"].shape[1]
     assert tok.decode(out[0, width:]).endswith("<|im_end|><|im_end|>")  # padded with EOS
     messages = tok.parse_response(out[:, width:], prefix=inputs["input_ids"])

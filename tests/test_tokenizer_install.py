@@ -25,7 +25,11 @@ def run_python(code: str, **env) -> dict:
     environment.pop("HF_RESPONSE_TEMPLATES_NO_PATCH", None)
     environment.update(env)
     result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=environment, timeout=300
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -122,7 +126,9 @@ def test_install_is_idempotent_and_uninstall_restores_transformers():
             ours = ResponseTemplateMixin.__dict__[name]
             assert tub.PreTrainedTokenizerBase.__dict__.get(name) is not ours
         for name in ("parse_response", "get_response_parser"):
-            assert processing_utils.ProcessorMixin.__dict__.get(name) is not ResponseTemplateMixin.__dict__[name]
+            assert (
+                processing_utils.ProcessorMixin.__dict__.get(name) is not ResponseTemplateMixin.__dict__[name]
+            )
         restored = native_members()
     finally:
         install()

@@ -16,7 +16,9 @@ from _tokenizers import byte_level_tokenizer, harmony_template, qwen3_template
 from hf_response_templates import ResponseParser
 from hf_response_templates.tokenizer import install
 
-chat_parsing = pytest.importorskip("transformers.utils.chat_parsing", reason="native response templates are 5.x only")
+chat_parsing = pytest.importorskip(
+    "transformers.utils.chat_parsing", reason="native response templates are 5.x only"
+)
 native_parse = chat_parsing.parse_response
 NativeParser = chat_parsing.ResponseParser
 
@@ -58,7 +60,10 @@ COHERE_LIKE = {
             "close": "</tool_call>",
             "content": "json",
             "transform_each": True,
-            "transform": {"type": "function", "function": {"name": "{tool_name}", "arguments": "{parameters}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{tool_name}", "arguments": "{parameters}"},
+            },
         },
         "content": {"close": "<|im_end|>"},
     },
@@ -91,7 +96,11 @@ WEATHER_TOOLS = [
             "name": "get_weather",
             "parameters": {
                 "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "metric": {"type": "boolean"}},
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "metric": {"type": "boolean"},
+                },
             },
         },
     }
@@ -102,15 +111,27 @@ CASES = {
     "think-and-answer": (qwen3_template(), PROMPT, "<think>\nhm\n</think>\n\nHello!<|im_end|>"),
     "prefilled-think": (qwen3_template(), PROMPT + "<think>\n", "hm, ok\n</think>\n\nHello!<|im_end|>"),
     "empty-think": (qwen3_template(), PROMPT + "<think>\n\n</think>\n\n", "Only an answer.<|im_end|>"),
-    "tool-call": (qwen3_template(), PROMPT, f"<think>\nneed tool\n</think>\n\n<tool_call>\n{TOOL_JSON}\n</tool_call><|im_end|>"),
+    "tool-call": (
+        qwen3_template(),
+        PROMPT,
+        f"<think>\nneed tool\n</think>\n\n<tool_call>\n{TOOL_JSON}\n</tool_call><|im_end|>",
+    ),
     "two-tool-calls": (
         qwen3_template(),
         PROMPT,
         f"<tool_call>\n{TOOL_JSON}\n</tool_call>\n<tool_call>\n{TOOL_JSON.replace('Paris', 'Lyon')}\n</tool_call><|im_end|>",
     ),
-    "text-then-tool": (qwen3_template(), PROMPT, f"Let me check.\n<tool_call>\n{TOOL_JSON}\n</tool_call><|im_end|>"),
+    "text-then-tool": (
+        qwen3_template(),
+        PROMPT,
+        f"Let me check.\n<tool_call>\n{TOOL_JSON}\n</tool_call><|im_end|>",
+    ),
     "multi-turn-prefix": (qwen3_template(), MULTI_TURN, "<think>\nnew\n</think>\n\nAgain!<|im_end|>"),
-    "unicode": (qwen3_template(), PROMPT, "<think>caf\u00e9 \u2615</think>Ol\u00e1 \N{GRINNING FACE} \u00e7a va<|im_end|>"),
+    "unicode": (
+        qwen3_template(),
+        PROMPT,
+        "<think>caf\u00e9 \u2615</think>Ol\u00e1 \N{GRINNING FACE} \u00e7a va<|im_end|>",
+    ),
     "truncated-in-think": (qwen3_template(), PROMPT, "<think>\nstill thinking about"),
     "no-prefix-opt-out": (qwen3_template(), "", "<think>a</think>b<|im_end|>"),
     "harmony-final": (
@@ -135,7 +156,11 @@ CASES = {
         PROMPT,
         '<tool_call>[{"tool_name": "a", "parameters": {"x": 1}}, {"tool_name": "b", "parameters": {}}]</tool_call><|im_end|>',
     ),
-    "typed-content": (TYPED, PROMPT, "<think> 42 </think><tool_call>a: 1\nb: 2\n\nnot a pair</tool_call>done<|im_end|>"),
+    "typed-content": (
+        TYPED,
+        PROMPT,
+        "<think> 42 </think><tool_call>a: 1\nb: 2\n\nnot a pair</tool_call>done<|im_end|>",
+    ),
     "join": (JOINED, PROMPT, "<think>one</think><think>two</think><tool_call>answer</tool_call>"),
 }
 TOOLS_CASES = ["tool-call", "two-tool-calls", "xml-tool", "harmony-tool"]
@@ -170,7 +195,10 @@ def test_both_raise_on_a_region_that_does_not_parse(tok):
 def test_tool_typing_equals_native(tok, name):
     template, prefix, response = copy.deepcopy(CASES[name])
     expected = native_parse(response, template, prefix=prefix, tools=WEATHER_TOOLS)
-    assert tok.parse_response(enc(tok, response), template, prefix=enc(tok, prefix), tools=WEATHER_TOOLS) == expected
+    assert (
+        tok.parse_response(enc(tok, response), template, prefix=enc(tok, prefix), tools=WEATHER_TOOLS)
+        == expected
+    )
 
 
 def test_batch_equals_native(tok):
@@ -191,11 +219,6 @@ def merged(events):
         else:
             out.append((e["type"], e["field"], e.get("value")))
     return out
-
-
-def token_chunks(tok, text):
-    ids = enc(tok, text)
-    return [tok.decode(ids[: i + 1]) for i in range(len(ids))]
 
 
 @pytest.mark.parametrize("name", list(CASES))

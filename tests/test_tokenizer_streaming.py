@@ -26,7 +26,10 @@ TOOL_MESSAGE = {
     "role": "assistant",
     "reasoning_content": "The user wants the weather. I should call get_weather.",
     "tool_calls": [
-        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}}
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}},
+        }
     ],
 }
 EMOJI_RESPONSE = "Think step by step.\n</think>\n\nOl\u00e1! \N{GRINNING FACE} Caf\u00e9 \u2615<|im_end|>"
@@ -110,11 +113,15 @@ def test_response_streamer_from_another_thread(tok, prompt, response, message):
 def test_response_streamer_in_the_same_thread_buffers_events(tok):
     streamer = ResponseStreamer(tok)
     with pytest.raises(RuntimeError, match="once the stream has ended"):
-        streamer.message
+        _ = streamer.message
     scripted_generate(tiny_model(tok), tok, [PROMPT], [TOOL_RESPONSE], streamer=streamer)
     events = list(streamer)
     assert streamer.message == TOOL_MESSAGE
-    assert events[-1] == {"type": "region_close", "field": "tool_calls", "value": TOOL_MESSAGE["tool_calls"][0]}
+    assert events[-1] == {
+        "type": "region_close",
+        "field": "tool_calls",
+        "value": TOOL_MESSAGE["tool_calls"][0],
+    }
     assert list(streamer) == []  # exhausted
 
 
@@ -155,7 +162,9 @@ def test_response_streamer_rejects_batches(tok):
 def test_response_streamer_rejects_batches_in_generate(tok):
     streamer = ResponseStreamer(tok)
     with pytest.raises(ValueError, match="batch size 1"):
-        scripted_generate(tiny_model(tok), tok, [PROMPT, PROMPT], [TOOL_RESPONSE, TOOL_RESPONSE], streamer=streamer)
+        scripted_generate(
+            tiny_model(tok), tok, [PROMPT, PROMPT], [TOOL_RESPONSE, TOOL_RESPONSE], streamer=streamer
+        )
 
 
 def test_response_streamer_needs_a_template():
@@ -173,7 +182,7 @@ def test_response_streamer_failure_at_finalize_reaches_the_consumer(tok):
     streamer = ResponseStreamer(tok, response_template=template)
     scripted_generate(tiny_model(tok), tok, [PROMPT], ["No tools.<|im_end|>"], streamer=streamer)
     with pytest.raises(ResponseParseError, match="required"):
-        streamer.message
+        _ = streamer.message
     events = []
     with pytest.raises(ResponseParseError, match="required"):
         for event in streamer:  # every event first, then the error
@@ -239,7 +248,7 @@ def test_stream_events_over_plain_chunks(tok):
     parser = tok.get_response_parser(prefix=PROMPT)
     stream = stream_events(iter([TOOL_RESPONSE[:7], TOOL_RESPONSE[7:50], "", TOOL_RESPONSE[50:]]), parser)
     with pytest.raises(RuntimeError):
-        stream.message
+        _ = stream.message
     events = list(stream)
     assert stream.message == TOOL_MESSAGE
     assert summarize(events) == reference(qwen3_template(), PROMPT, TOOL_RESPONSE)[0]
@@ -265,4 +274,6 @@ def test_the_trap_skip_special_tokens_loses_the_structure(tok):
 def test_text_streamer_is_accepted_type(tok):
     # A TextStreamer (printing) is not iterable, but the checks read the same attributes.
     with pytest.raises(ValueError, match="skip_special_tokens"):
-        stream_events(TextStreamer(tok, skip_prompt=True, skip_special_tokens=True), tok.get_response_parser(prefix=""))
+        stream_events(
+            TextStreamer(tok, skip_prompt=True, skip_special_tokens=True), tok.get_response_parser(prefix="")
+        )
