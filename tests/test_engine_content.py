@@ -261,3 +261,16 @@ def test_custom_parser_raising_anything_is_a_malformed_region():
     register_content_parser("boom-test", boom, overwrite=True)
     message = one({"content": "boom-test"}, "x", strict=False)
     assert message["unparsed"][0]["error"].startswith("KeyError")
+
+
+def test_string_delims_leave_ordinary_strings_alone():
+    args = {"string_delims": [["<<", ">>"]]}
+    assert one({"content": "json", "content_args": args}, '{"a": "x<<y>>", "b": <<z\x01>>}') == {
+        "a": "x<<y>>", "b": "z\x01"}
+
+
+def test_unquoted_keys_are_word_characters():
+    args = {"unquoted_keys": True}
+    assert one({"content": "json", "content_args": args}, '{1: 2, é_x: 3}') == {"1": 2, "é_x": 3}
+    with pytest.raises(ResponseParseError):
+        one({"content": "json", "content_args": args}, "{a-b: 2}")
