@@ -32,10 +32,29 @@ Nothing here keeps state: a `Watch` is immutable and shared by every parser of a
 from __future__ import annotations
 
 import re as _stdre
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import regex
+
+try:  # the standard library's regex parser, used only to find the first characters of a pattern
+    from re import _constants as _sre_constants
+    from re import _parser as _sre_parse
+except ImportError:  # Python < 3.11
+    import sre_constants as _sre_constants  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+_REPEATS = tuple(
+    op
+    for op in (
+        _sre_constants.MAX_REPEAT,
+        _sre_constants.MIN_REPEAT,
+        getattr(_sre_constants, "POSSESSIVE_REPEAT", None),
+    )
+    if op is not None
+)
+_ATOMIC_GROUP = getattr(_sre_constants, "ATOMIC_GROUP", object())
 
 OPEN, CLOSE = 0, 1
 
@@ -82,7 +101,17 @@ def _nested_prefixes(literal: str) -> str:
 class Watch:
     """An immutable set of delimiters watched together, in priority order."""
 
-    __slots__ = ("delimiters", "regexes", "lit_find", "lit_suffix", "lit_lookup", "lit_floor", "only_literals")
+    __slots__ = (
+        "delimiters",
+        "regexes",
+        "lit_find",
+        "lit_suffix",
+        "lit_lookup",
+        "lit_floor",
+        "only_literals",
+        "first_char",
+        "first_search",
+    )
 
     def __init__(self, delimiters: list[Delimiter]):
         self.delimiters = tuple(delimiters)
@@ -106,6 +135,21 @@ class Watch:
         else:
             self.lit_find = self.lit_suffix = None
             self.lit_floor = 0
+        # Prefilter: every delimiter (and every partial one) starts with one of a few characters, so
+        # text without them needs no search at all. Most chunks are like that ("<" rarely occurs in
+        # prose), which makes `scan` several times cheaper for them (regex searches cost ~1 µs each).
+        firsts: set[str] | None = set()
+        for d in delimiters:
+            f = set(lit[0] for lit in d.literals) if d.literals is not None else _first_chars(d.source)
+            if f is None:
+                firsts = None
+                break
+            firsts |= f
+        self.first_char = self.first_search = None
+        if firsts is not None and len(firsts) == 1:
+            self.first_char = next(iter(firsts))
+        elif firsts:
+            self.first_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
 
     def scan(
         self, window: str, pos: int, eos: bool, zw_at: int, disabled: frozenset | set, timeout: float | None
@@ -113,6 +157,11 @@ class Watch:
         """See the module docstring. `zw_at`: a window index where a zero-width delimiter was just
         committed (no zero-width match may fire there again), or -1. `disabled`: delimiters to skip."""
         n = len(window)
+        if self.first_char is not None:
+            if window.find(self.first_char, pos) < 0:
+                return n
+        elif self.first_search is not None and self.first_search(window, pos) is None:
+            return n
         hold = n
         best: tuple | None = None
         if self.lit_find is not None:
@@ -207,6 +256,89 @@ def _groups(m: Any) -> dict | None:
     if not g:
         return None
     return {k: v for k, v in g.items() if v is not None}
+
+
+#: Give up on a prefilter whose set of first characters is larger than this (it would rarely skip).
+_MAX_FIRST_CHARS = 32
+
+
+def _first_chars(source: str) -> set[str] | None:
+    """The characters a non-empty match of regex `source` can start with, or None if unknown.
+
+    Found by walking the pattern as parsed by the standard library's `re` parser, conservatively:
+    anything it does not parse (`regex`-only syntax), case-insensitive parts, `.`, negated classes and
+    classes such as `\s`, back references, conditionals, or a pattern that can match the empty
+    string all give None (no prefilter). Assertions consume nothing, so they are skipped.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = _sre_parse.parse(source)
+    except Exception:
+        return None
+    if parsed.state.flags & _stdre.IGNORECASE:
+        return None
+    try:
+        chars, nullable = _first_of_sequence(parsed)
+    except _Unknown:
+        return None
+    if nullable or len(chars) > _MAX_FIRST_CHARS:
+        return None
+    return chars
+
+
+class _Unknown(Exception):
+    pass
+
+
+def _first_of_sequence(items: Any) -> tuple[set[str], bool]:
+    """(first characters, can match empty) of a sequence of parsed regex items."""
+    chars: set[str] = set()
+    for op, av in items:
+        first, nullable = _first_of_item(op, av)
+        chars |= first
+        if len(chars) > _MAX_FIRST_CHARS:
+            raise _Unknown
+        if not nullable:
+            return chars, False
+    return chars, True
+
+
+def _first_of_item(op: Any, av: Any) -> tuple[set[str], bool]:
+    C = _sre_constants
+    if op is C.LITERAL:
+        return {chr(av)}, False
+    if op is C.IN:
+        chars: set[str] = set()
+        for kind, value in av:
+            if kind is C.LITERAL:
+                chars.add(chr(value))
+            elif kind is C.RANGE and value[1] - value[0] < _MAX_FIRST_CHARS:
+                chars.update(chr(c) for c in range(value[0], value[1] + 1))
+            else:  # NEGATE, CATEGORY (\s, \w, ...), wide ranges
+                raise _Unknown
+        return chars, False
+    if op is C.SUBPATTERN:
+        _group, add_flags, _del_flags, sub = av
+        if add_flags & _stdre.IGNORECASE:
+            raise _Unknown
+        return _first_of_sequence(sub)
+    if op is C.BRANCH:
+        chars, nullable = set(), False
+        for alternative in av[1]:
+            first, empty = _first_of_sequence(alternative)
+            chars |= first
+            nullable = nullable or empty
+        return chars, nullable
+    if op in _REPEATS:
+        low, _high, sub = av
+        first, nullable = _first_of_sequence(sub)
+        return first, nullable or low == 0
+    if op is _ATOMIC_GROUP:
+        return _first_of_sequence(av)
+    if op in (C.AT, C.ASSERT, C.ASSERT_NOT):  # zero width: consumes nothing
+        return set(), True
+    raise _Unknown  # ANY, NOT_LITERAL, GROUPREF, GROUPREF_EXISTS, ...
 
 
 def compile_regex(source: str) -> Any:

@@ -35,7 +35,10 @@ Guarantees (what a client may rely on):
   character by character when the tool schema lets it stay a string; numbers, booleans, nested objects
   wait until they are complete), the closing ``}`` at the region's close; for ``xml-inline`` bodies, each
   parameter once its closing tag is there (typed by the schema); for ``python-call-list``, each call once
-  its ``)`` is there. So the arguments only become valid JSON when the call is complete.
+  its ``)`` is there. So the arguments only become valid JSON when the call is complete. The ``json``
+  parser's dialect (``unquoted_keys``, ``string_delims``: Gemma 4) streams the same way (rewritten to
+  standard JSON for jiter). Arguments written *before* the name in a JSON body wait for the name: the call
+  is announced with its name, and arguments are typed by the named tool's schema.
 * ``id``, ``type`` and ``name`` come once per call (the OpenAI SDK concatenates repeated strings). Ids are
   ``call_`` + 24 letters/digits, unique per call, and reproducible with ``id_seed``.
 
@@ -44,18 +47,26 @@ Extensions (not in OpenAI's format; shaped so that the OpenAI SDK's own delta ac
 * A region that failed to parse (the engine's ``region_malformed``) gives
   ``{"unparsed": [{"index": n, "field", "text", "error", "position"}]}``: the same records as
   ``message["unparsed"]`` of ``parse_response(..., strict=False)`` plus a running ``index``.
-* A tool call that was already announced but will not be what the message holds gets, once,
-  ``{"tool_calls": [{"index": i, "function": {"arguments": ""}, "error": {"type": T, "message": "..."}}]}``. ``T`` is ``"malformed"``
-  (its body failed to parse: the call is not in the message, its record is in ``unparsed``; discard it),
-  ``"length"`` (generation hit the token limit inside this call: see `finish`), or ``"inconsistent"``
-  (the final value disagrees with fragments already sent, e.g. a JSON body that repeats a key; the
-  message is right, the streamed arguments are not). Never execute a call that carries an ``error``.
+* A tool call that must not be executed as streamed gets, once, ``{"tool_calls": [{"index": i,
+  "function": {"arguments": ""}, "error": {"type": T, "message": "...", "in_message": B}}]}``. ``B`` says
+  whether ``parse_response`` (strict=False) keeps the call in the message. ``T`` is ``"malformed"`` (its body
+  failed to parse; B false, its raw text is in ``unparsed``), ``"length"`` (generation hit the token limit
+  inside this call, see `finish`; B true if what was written still parsed), ``"inconsistent"`` (the final
+  value disagrees with fragments already sent, e.g. a JSON body that repeats a key: the message is right,
+  the streamed arguments are not), or ``"invalid"`` (the message holds it, but without a string name, e.g.
+  a body that is just ``2``). Never execute a call that carries an ``error``.
 
 `finish(finish_reason)` ends the stream: ``"tool_calls"`` when calls were made, ``"stop"`` otherwise,
 ``"length"`` when the caller says generation hit ``max_new_tokens``. With ``"length"``, a tool call that was
 still open is not dropped: it is announced (if its name was known) with the arguments that were complete,
 flagged with an ``error`` of type ``"length"``, and, if its body could not be parsed, its raw text is in an
 ``unparsed`` record.
+
+Two ways to feed it: text (`feed`: the stream owns a `ResponseParser`; exact in every respect), or events
+made elsewhere (`for_events` + `feed_events`, e.g. from a ``ResponseStreamer``). Events do not (yet) say
+which named groups ``open_pattern`` captured (a ``"captures"`` key on ``region_open`` is used when present),
+so with events a call whose name comes from ``open_pattern`` is announced when its region closes, arguments
+included (still exact, just not incremental); ``unparsed`` records then have ``position`` None.
 
 `partial_value()` gives the partial parsed value of the open ``json`` / ``xml-inline`` /
 ``python-call-list`` region (before ``transform``): JSON through `jiter`'s partial mode (incomplete
@@ -82,10 +93,7 @@ from hf_response_templates.parser import ResponseParser
 from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, cast_value, tool_schemas
 
-try:  # which JSON types a schema admits; without it, strings are not streamed before they complete
-    from hf_response_templates.tools import _schema_types
-except ImportError:  # pragma: no cover - depends on the engine's private helper
-    _schema_types = None
+from hf_response_templates.tools import admits_string
 
 __all__ = ["DeltaStream", "SSE_DONE", "sse", "accumulate_deltas"]
 
@@ -96,7 +104,7 @@ _MISSING = object()
 _ID_CHARS = string.ascii_letters + string.digits
 _REASONING_NAMES = ("reasoning_content", "reasoning", "thinking")
 _FINISH_REASONS = (None, "stop", "length", "tool_calls", "content_filter")
-_PLACEHOLDER_OPEN, _PLACEHOLDER_CLOSE = "{", "}"
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*(?:\.\w+)*)\}")  # as in transform.py: "{content.args}"
 
 
 def _dumps(value: Any) -> str:
@@ -138,7 +146,10 @@ def _accumulate(acc: dict, delta: Mapping) -> dict:
                 if not isinstance(item, dict) or not isinstance(item.get("index"), int):
                     cur.append(item)
                     continue
-                pos = next((i for i, c in enumerate(cur) if isinstance(c, dict) and c.get("index") == item["index"]), None)
+                pos = next(
+                    (i for i, c in enumerate(cur) if isinstance(c, dict) and c.get("index") == item["index"]),
+                    None,
+                )
                 if pos is None:
                     cur.append(item)
                 else:
@@ -156,11 +167,11 @@ def _ref(node: Any) -> tuple | None:
     if node is None:
         return None
     if isinstance(node, str):
-        if node.startswith(_PLACEHOLDER_OPEN) and node.endswith(_PLACEHOLDER_CLOSE) and len(node) > 2:
-            root, *keys = node[1:-1].split(".")
-            if root.isidentifier() and all(k and k.replace("_", "a").isalnum() for k in keys):
-                return ("ref", root, tuple(keys))
-        return ("lit", node)
+        m = _PLACEHOLDER.fullmatch(node)
+        if m is None:
+            return ("lit", node)
+        root, *keys = m.group(1).split(".")
+        return ("ref", root, tuple(keys))
     if isinstance(node, (int, float, bool)):
         return ("lit", node)
     return ("complex",)
@@ -349,6 +360,16 @@ def _json_partial(body: str, dialect: tuple | None = None) -> _JsonPartial | Non
     return _JsonPartial(value, closed)
 
 
+_REGEX_META = set("\\.^$*+?{}[]|()")
+
+
+def _last_literal(source: str) -> str | None:
+    """The character every match of `source` ends with, when the regex visibly ends with a literal."""
+    if len(source) < 2 or "|" in source or source[-1] in _REGEX_META or source[-2] in _REGEX_META:
+        return None
+    return source[-1]
+
+
 # --------------------------------------------------------------------------- per-stream state
 
 
@@ -375,8 +396,23 @@ class _TextState:
 
 class _Region:
     __slots__ = (
-        "name", "kind", "content", "body", "captures", "calls", "dirty", "started", "held", "sent",
-        "xml_end", "xml_value", "pcl_scan", "pcl_calls", "length_cut",
+        "name",
+        "kind",
+        "content",
+        "body",
+        "captures",
+        "calls",
+        "dirty",
+        "started",
+        "held",
+        "sent",
+        "xml_end",
+        "xml_value",
+        "xml_scanned",
+        "xml_pending",
+        "pcl_scan",
+        "pcl_calls",
+        "length_cut",
     )
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None):
@@ -392,6 +428,8 @@ class _Region:
         self.sent = ""
         self.xml_end = 0
         self.xml_value: Any = None
+        self.xml_scanned = 0
+        self.xml_pending = False
         self.pcl_scan = 0
         self.pcl_calls: list = []
         self.length_cut = False
@@ -445,7 +483,7 @@ class DeltaStream:
                 raise ValueError("pass tools= to the ResponseParser itself (its tools type the arguments)")
             parser: ResponseParser | None = parser_or_template
             tpl = parser.template
-            schemas = getattr(parser, "tools", None) or getattr(parser, "_tools", None)
+            schemas = parser.tools
         else:
             tpl = load_template(parser_or_template)
             schemas = tool_schemas(tools) if tools else None
@@ -462,7 +500,9 @@ class DeltaStream:
         self._rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
         self._id_factory = id_factory
         self.model = model
-        self.completion_id = completion_id or "chatcmpl-" + "".join(self._rng.choice(_ID_CHARS) for _ in range(24))
+        self.completion_id = completion_id or "chatcmpl-" + "".join(
+            self._rng.choice(_ID_CHARS) for _ in range(24)
+        )
         self.created = int(time.time()) if created is None else created
         self._role = tpl.defaults.get("role", "assistant")
         if not isinstance(self._role, str):
@@ -473,7 +513,8 @@ class DeltaStream:
         names = tpl.field_names
         if reasoning_field == "auto":
             reasoning_field = next(
-                (n for n in _REASONING_NAMES if n in names and n not in tool_fields and n != content_field), None
+                (n for n in _REASONING_NAMES if n in names and n not in tool_fields and n != content_field),
+                None,
             )
         self._kind: dict[str, str] = {}
         self._key: dict[str, str | None] = {}
@@ -488,12 +529,10 @@ class DeltaStream:
             if f.name in tool_fields:
                 kind, key = "tool", "tool_calls"
                 self._shape[f.name] = _Shape(spec)
-            elif f.content == "text" and (not f.repeats or f.join is not None):
-                kind = "text"
-                key = "content" if f.name == content_field else "reasoning_content" if f.name == reasoning_field else f.name
             else:
-                kind = "value"
-                key = "content" if f.name == content_field else "reasoning_content" if f.name == reasoning_field else f.name
+                # text streams piece by piece; other content (int, json, a list of texts) at its close
+                kind = "text" if f.content == "text" and (not f.repeats or f.join is not None) else "value"
+                key = {content_field: "content", reasoning_field: "reasoning_content"}.get(f.name, f.name)
             if field_keys and f.name in field_keys:
                 key = field_keys[f.name]
             self._kind[f.name], self._key[f.name] = kind, key
@@ -523,8 +562,13 @@ class DeltaStream:
             self._handle(parser.initial_events, self._pending)
 
     @classmethod
-    def for_events(cls, template: Mapping[str, Any] | ResponseTemplate, *, tools: Iterable[Any] | None = None,
-                   **options: Any) -> DeltaStream:
+    def for_events(
+        cls,
+        template: Mapping[str, Any] | ResponseTemplate,
+        *,
+        tools: Iterable[Any] | None = None,
+        **options: Any,
+    ) -> DeltaStream:
         """A stream fed with parser events made elsewhere (`feed_events`), e.g. by a `ResponseStreamer`.
 
         Pass the same ``tools`` as the producer's parser. Without the parser at hand, a tool name that the
@@ -572,17 +616,21 @@ class DeltaStream:
             message, events = self._parser.finalize()
             self._handle(events, out)
             self.message = message
-        elif r is not None:  # events mode, the producer did not finalize: close what we can
-            if r.kind == "tool" and length:
+        elif r is not None:  # events mode, and the producer's final events never came
+            if r.kind == "tool":
+                kind = "length" if length else "malformed"
                 for call in r.calls:
-                    self._flag(call, "length", "generation stopped at the token limit inside this tool call", out)
-            elif r.kind == "text":
-                pass  # held trailing whitespace is dropped, as at a close
-            self._open = None
+                    self._flag(call, kind, "the stream ended inside this tool call", out, in_message=False)
+            self._open = None  # (a text region's held trailing whitespace is dropped, as at a close)
         elif length and self._tail_tool is not None:
             for call in self._tail_tool.calls:
-                self._flag(call, "length", "generation stopped at the token limit right after this tool call "
-                           "(it may be incomplete)", out)
+                self._flag(
+                    call,
+                    "length",
+                    "generation stopped at the token limit right after this tool call (it may be incomplete)",
+                    out,
+                    in_message=call.done,
+                )
         self._finished = True
         if finish_reason in (None, "stop"):
             finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
@@ -681,8 +729,12 @@ class DeltaStream:
         name = ev["field"]
         kind = self._kind.get(name, "value")
         captures = ev.get("captures")
-        self._open = r = _Region(name, kind, self._tpl.by_name[name].content,
-                                 dict(captures) if isinstance(captures, dict) else None)
+        self._open = r = _Region(
+            name,
+            kind,
+            self._tpl.by_name[name].content,
+            dict(captures) if isinstance(captures, dict) else None,
+        )
         self._tail_tool = None
         if kind == "tool":
             r.dirty = True
@@ -728,7 +780,7 @@ class DeltaStream:
             st.nonempty = True
         body = r.held + text
         core = body.rstrip()
-        r.held = body[len(core):]
+        r.held = body[len(core) :]
         if core:
             r.sent += core
             out.append({key: core})
@@ -751,7 +803,7 @@ class DeltaStream:
                 if r.length_cut:
                     msg = "generation stopped at the token limit inside this tool call: " + msg
                 for call in r.calls:
-                    self._flag(call, kind, msg, out)
+                    self._flag(call, kind, msg, out, in_message=False)
             return
         value = ev.get("value")
         if r.kind == "tool":
@@ -762,7 +814,7 @@ class DeltaStream:
                 return
             if value != r.sent:  # cannot happen while this adapter mirrors the engine; never hide it
                 if r.started and value.startswith(r.sent):
-                    out.append({key: value[len(r.sent):]})
+                    out.append({key: value[len(r.sent) :]})
                 self.warnings.append(f"text of {r.name!r} streamed as {r.sent!r} but parsed as {value!r}")
         else:
             key = self._key[r.name]
@@ -771,8 +823,12 @@ class DeltaStream:
                 out.append({key: [value] if (f.repeats and f.join is None) else value})
 
     def _unparsed_item(self, ev: Mapping) -> dict:
-        item = {"field": ev.get("field"), "text": ev.get("text"), "error": ev.get("error"),
-                "position": ev.get("position")}
+        item = {
+            "field": ev.get("field"),
+            "text": ev.get("text"),
+            "error": ev.get("error"),
+            "position": ev.get("position"),
+        }
         if self._parser is not None and "position" not in ev:
             for e in reversed(self._parser.errors):
                 if id(e) in self._used_errors:
@@ -795,27 +851,39 @@ class DeltaStream:
         call = _Call(index, call_id or self._new_id(index), name)
         r.calls.append(call)
         self._calls.append(call)
-        out.append({"tool_calls": [{"index": index, "id": call.id, "type": "function",
-                                    "function": {"name": name, "arguments": ""}}]})
+        out.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": ""},
+                    }
+                ]
+            }
+        )
         return call
 
     def _advance(self, call: _Call, stable: str | None, out: list[dict]) -> None:
         if stable is None or call.stuck:
             return
         if stable.startswith(call.sent):
-            piece = stable[len(call.sent):]
+            piece = stable[len(call.sent) :]
             if piece:
                 call.sent = stable
                 out.append({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
         elif not call.sent.startswith(stable):
             call.stuck = True
 
-    def _flag(self, call: _Call, kind: str, message: str, out: list[dict]) -> None:
+    def _flag(self, call: _Call, kind: str, message: str, out: list[dict], *, in_message: bool) -> None:
         if call.error is not None:
             return
-        call.error = {"type": kind, "message": message}
+        call.error = {"type": kind, "message": message, "in_message": in_message}
         # "function" keeps the OpenAI SDK's stream helpers happy (they expect it on every tool-call delta)
-        out.append({"tool_calls": [{"index": call.index, "function": {"arguments": ""}, "error": dict(call.error)}]})
+        out.append(
+            {"tool_calls": [{"index": call.index, "function": {"arguments": ""}, "error": dict(call.error)}]}
+        )
 
     def _partial(self, r: _Region) -> Any:
         content = r.content
@@ -833,26 +901,44 @@ class DeltaStream:
         body = r.body
         pos = r.xml_end
         moved = False
+        members_final = not args.get("merge_duplicates", False)
+        # Searching again is only worth it when a match may have completed: when the pattern ends with a
+        # literal character (the '>' of "</parameter>"), a new match needs one in the new text.
+        trigger = _last_literal(pattern.pattern)
+        if (
+            r.xml_value is not None
+            and not r.xml_pending
+            and trigger is not None
+            and trigger not in body[r.xml_scanned :]
+        ):
+            r.xml_scanned = len(body)
+            return _OpenRootPartial(r.xml_value, members_final)
+        r.xml_scanned = len(body)
+        r.xml_pending = False
         while True:
             m = pattern.search(body, pos, timeout=DEFAULT_REGEX_TIMEOUT)
-            if m is None or m.end() >= len(body) or m.end() == m.start():
+            if m is None or m.end() == m.start():
+                break
+            if m.end() >= len(body):
+                r.xml_pending = True  # at the edge: the next character decides
                 break
             # more text must not change this match: probe two continuations (an unrelated character,
             # and the match's own text, which carries its closing tag: a greedy pattern would grow)
             stable = True
-            for tail in ("\x00", body[m.start():m.end()]):
+            for tail in ("\x00", body[m.start() : m.end()]):
                 p = pattern.search(body + tail, pos, timeout=DEFAULT_REGEX_TIMEOUT)
                 if p is None or p.span() != m.span() or p.groupdict() != m.groupdict():
                     stable = False
                     break
             if not stable:
+                r.xml_pending = True
                 break
             pos = m.end()
             moved = True
         if moved or r.xml_value is None:
             r.xml_end = pos
             r.xml_value = get_content_parser("xml-inline").parse(body[:pos], args) if pos else {}
-        return _OpenRootPartial(r.xml_value, members_final=not args.get("merge_duplicates", False))
+        return _OpenRootPartial(r.xml_value, members_final)
 
     def _pcl_partial(self, r: _Region) -> _OpenRootPartial:
         body = r.body
@@ -933,12 +1019,18 @@ class DeltaStream:
                 if status != "complete" or not isinstance(name, str) or not name:
                     break
                 status, call_id, _ = self._resolve(id_src, partial)
-                call = self._announce(r, name, call_id if status == "complete" and isinstance(call_id, str)
-                                      and call_id else None, out)
+                call = self._announce(
+                    r,
+                    name,
+                    call_id if status == "complete" and isinstance(call_id, str) and call_id else None,
+                    out,
+                )
             status, value, path = self._resolve(args_src, partial)
             self._advance(call, self._stable_args(call.name, status, value, path, partial), out)
 
-    def _stable_args(self, name: str, status: str, value: Any, path: tuple | None, partial: Any) -> str | None:
+    def _stable_args(
+        self, name: str, status: str, value: Any, path: tuple | None, partial: Any
+    ) -> str | None:
         if status == "missing":
             return ""
         if status == "unknown":
@@ -982,37 +1074,66 @@ class DeltaStream:
         props = self._params(name)
         if props is None or key not in props or not isinstance(props[key], Mapping):
             return True
-        if _schema_types is None:
-            return False
-        types = _schema_types(props[key])
-        return not types or "string" in types
+        return admits_string(props[key])
 
     def _close_tool(self, r: _Region, value: Any, out: list[dict]) -> None:
         items = value if isinstance(value, list) else [value]
         for j, item in enumerate(items):
-            fn = item.get("function") if isinstance(item, dict) and isinstance(item.get("function"), dict) else item
+            fn = (
+                item.get("function")
+                if isinstance(item, dict) and isinstance(item.get("function"), dict)
+                else item
+            )
             name = fn.get("name") if isinstance(fn, dict) else None
             has_args = isinstance(fn, dict) and "arguments" in fn
             args = _dumps(fn["arguments"]) if has_args else ""
             if j < len(r.calls):
                 call = r.calls[j]
                 if call.stuck or call.name != name or not args.startswith(call.sent):
-                    self._flag(call, "inconsistent", "the parsed tool call differs from what was streamed "
-                               f"(name {name!r}, arguments {args})", out)
+                    self._flag(
+                        call,
+                        "inconsistent",
+                        "the parsed tool call differs from what was streamed "
+                        f"(name {name!r}, arguments {args})",
+                        out,
+                        in_message=True,
+                    )
                 else:
                     self._advance(call, args, out)
             else:
                 call_id = item.get("id") if isinstance(item, dict) else None
-                shown = name if isinstance(name, str) else "" if name is None else _dumps(name)
-                call = self._announce(r, shown, call_id if isinstance(call_id, str) and call_id else None, out)
+                shown = name if isinstance(name, str) else ""
+                call = self._announce(
+                    r, shown, call_id if isinstance(call_id, str) and call_id else None, out
+                )
                 self._advance(call, args, out)
+                if not isinstance(name, str) or not name:
+                    self._flag(
+                        call,
+                        "invalid",
+                        f"the parsed tool call has no function name: {_dumps(item)}",
+                        out,
+                        in_message=True,
+                    )
             call.done = True
-        for call in r.calls[len(items):]:
-            self._flag(call, "inconsistent", "this streamed tool call is not in the parsed message", out)
+        for call in r.calls[len(items) :]:
+            self._flag(
+                call,
+                "inconsistent",
+                "this streamed tool call is not in the parsed message",
+                out,
+                in_message=False,
+            )
         if r.length_cut:
             for call in r.calls:
-                self._flag(call, "length", "generation stopped at the token limit inside this tool call; "
-                           "its arguments hold what was complete", out)
+                self._flag(
+                    call,
+                    "length",
+                    "generation stopped at the token limit inside this tool call; "
+                    "its arguments hold what was complete",
+                    out,
+                    in_message=True,
+                )
 
 
 def _merge(deltas: list[dict]) -> list[dict]:
@@ -1022,17 +1143,22 @@ def _merge(deltas: list[dict]) -> list[dict]:
         if out:
             last = out[-1]
             if len(d) == 1 and len(last) == 1:
-                (key, value), = d.items()
-                (lkey, lvalue), = last.items()
+                ((key, value),) = d.items()
+                ((lkey, lvalue),) = last.items()
                 if key == lkey and isinstance(value, str) and isinstance(lvalue, str):
                     last[key] = lvalue + value
                     continue
                 if key == lkey == "tool_calls" and len(value) == 1 and len(lvalue) == 1:
                     entry, lentry = value[0], lvalue[-1]
                     fn = entry.get("function")
-                    if (lentry.get("index") == entry.get("index") and set(entry) == {"index", "function"}
-                            and isinstance(fn, dict) and set(fn) == {"arguments"} and "error" not in lentry
-                            and isinstance(lentry.get("function"), dict)):
+                    if (
+                        lentry.get("index") == entry.get("index")
+                        and set(entry) == {"index", "function"}
+                        and isinstance(fn, dict)
+                        and set(fn) == {"arguments"}
+                        and "error" not in lentry
+                        and isinstance(lentry.get("function"), dict)
+                    ):
                         lfn = lentry["function"]
                         lfn["arguments"] = lfn.get("arguments", "") + fn["arguments"]
                         continue

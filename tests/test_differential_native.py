@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from hypothesis import assume, event, example, given
+from hypothesis import strategies as st
 from strategies import Case, canon, cases, merge_chunks, without_trace
 
 native = pytest.importorskip(
@@ -71,14 +72,16 @@ def known_parser_divergence(case: Case, ours: dict[str, Any]) -> str | None:
         elif e["type"] in ("region_close", "region_malformed"):
             spec = case.template["fields"][e["field"]]
             content, args = spec.get("content", "text"), spec.get("content_args") or {}
-            # issue-7-2: python-call-list grammar is laxer than native's (bare calls, trailing commas, ...)
-            # issue-7-3: json with unquoted_keys / string_delims follows different dialect rules
-            if content == "python-call-list" or (content == "json" and ("unquoted_keys" in args or "string_delims" in args)):
+            # engine-bugs.md issue-7-3: json `string_delims`: native rewrites the delimiters inside standard
+            # strings too (and rejects its \x01/\x02 sentinels); we read them only where a string starts.
+            # Ours is right there (a deliberate difference). python-call-list (issue-7-2) and unquoted_keys
+            # now follow native and are compared.
+            if content == "json" and "string_delims" in args:
                 parser = content_parsers()[content]
                 mine = _outcome(parser.parse, "".join(body), parser.compile_args(args, e["field"]))
                 theirs = _outcome(CONTENT_PARSERS[content], "".join(body), args)
                 if mine != theirs:
-                    return "issue-7-2" if content == "python-call-list" else "issue-7-3"
+                    return "issue-7-3 (json string_delims)"
     return None
 
 
@@ -93,6 +96,10 @@ def deliberate_difference(case: Case, ours: dict[str, Any]) -> str | None:
         # field (and keeps scanning for opens) and overwrites its value.
         if e["type"] == "text_dropped" and e["reason"] == "after_end":
             return "text after the implicit field's close"
+        # Whitespace alone between two regions does not open the implicit field here; native opens it and
+        # closes it with value "" (streaming consumers would see content "").
+        if e["type"] == "text_dropped" and e["reason"] == "whitespace":
+            return "whitespace-only implicit region"
         if e["type"] == "region_open":
             opens[e["field"]] = opens.get(e["field"], 0) + 1
         # bool content accepts only true/false/1/0; native maps any other text to False.
@@ -109,6 +116,17 @@ def deliberate_difference(case: Case, ours: dict[str, Any]) -> str | None:
     return None
 
 
+#: Keys our events carry beyond native's (ENGINE_CONTRACT "Update 2"): captures of the open delimiter on
+#: region_open, at_end on what finalize() closes, position on region_malformed.
+EXTRA_KEYS = ("captures", "at_end", "position")
+
+
+def native_shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Our events without trace events and without the keys native does not have, chunks merged."""
+    out = [{k: v for k, v in e.items() if k not in EXTRA_KEYS} for e in without_trace(events)]
+    return merge_chunks(out)
+
+
 def compare(case: Case) -> None:
     ours = run_ours(case)
     reason = deliberate_difference(case, ours) or known_parser_divergence(case, ours)
@@ -122,16 +140,30 @@ def compare(case: Case) -> None:
         return
     # Failed regions: native raised above; we must not report errors where native parsed fine.
     assert not ours["errors"], f"we reported {ours['errors']!r} where native parsed: {theirs['message']!r}"
+    one_shot = run_native(Case(case.template, case.prefix, case.text, [case.text]))
+    if canon(one_shot["message"]) != canon(theirs["message"]) or canon(merge_chunks(one_shot["events"])) != canon(
+        merge_chunks(theirs["events"])
+    ):
+        # Native is not chunking-invariant on this input (e.g. an open literal list where "<" is a prefix of
+        # "<<<", fed one character at a time: native commits "<"). Its one-shot result is the reference;
+        # ours is chunking-invariant (tests/test_fuzz.py), so compare with that.
+        event("native streaming differs from native one-shot: compared with one-shot")
+        assert canon(ours["message"]) == canon(one_shot["message"])
+        assert canon(native_shape(ours["initial"] + ours["events"])) == canon(
+            merge_chunks(one_shot["initial"] + one_shot["events"]))
+        return
     assert canon(ours["message"]) == canon(theirs["message"])
-    assert canon(without_trace(ours["initial"])) == canon(theirs["initial"])
-    # Same chunks fed to both: the event streams are equal event by event (no merging needed).
-    assert canon(without_trace(ours["events"])) == canon(theirs["events"])
+    # Same chunks fed to both. Adjacent chunks are merged before comparing: we hold leading whitespace of
+    # the implicit field back until its first non-space character (a deliberate difference, see
+    # `deliberate_difference`), so chunk boundaries may differ there; the text per region must not.
+    assert canon(native_shape(ours["initial"])) == canon(merge_chunks(theirs["initial"]))
+    assert canon(native_shape(ours["events"])) == canon(merge_chunks(theirs["events"]))
 
 
-# Templates: names sort in declaration order, because ties between delimiters at the same position and
-# length are broken by declaration order here and by field name natively. Defaults never share a
-# name with a field: native `.append`s to / joins onto the default value, we start the field fresh.
-SETTINGS = dict(sorted_names=True, defaults_may_collide=False)
+# Ties between delimiters at the same position and length go to the field NAME in both parsers (opens
+# first), so field names are random. Defaults never share a name with a field: native `.append`s to /
+# joins onto the default value, we start the field fresh.
+SETTINGS = dict(sorted_names=False, defaults_may_collide=False)
 
 
 @example(Case({"start_anchor": "<|im_start|>assistant\n", "fields": {
@@ -154,3 +186,58 @@ def test_same_as_native_with_literal_delimiters(case: Case) -> None:
 @given(cases(hostile=False, content_names=["text", "int", "float", "json"], **SETTINGS))
 def test_same_as_native_on_common_parsers(case: Case) -> None:
     compare(case)
+
+
+# --------------------------------------------------------------------------- tool-argument typing
+
+TOOL_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close": "<|im_end|>"},
+    },
+}
+PARAM_SCHEMAS = [
+    {"type": "integer"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}, {"type": "object"},
+    {"type": "array"}, {"type": "string"}, {"type": ["integer", "null"]}, {"type": "integer", "nullable": True},
+    {"anyOf": [{"type": "integer"}, {"type": "boolean"}]}, {"oneOf": [{"type": "number"}, {"type": "null"}]},
+    {"type": ["string", "integer"]}, {"anyOf": [{"type": "string"}, {"type": "number"}]}, {"enum": ["a", "b"]},
+    {"type": "array", "items": {"type": "integer"}}, {},
+]
+ARG_VALUES = ["7", "-3", "3.0", "3.5", "1e3", "true", "False", "1", "0", "null", "None", '{"a": 1}', "[1, 2]",
+              "x", " 7 ", "nan", "inf", "", "007", "1_000", 7, 2.5, True, None, [1, "2"], {"a": "1"}]
+
+
+def _admits_string_union(schema: dict[str, Any]) -> bool:
+    from hf_response_templates.tools import _schema_types
+
+    types = _schema_types(schema)
+    return "string" in types and len(set(types)) > 1
+
+
+@given(st.lists(st.tuples(st.sampled_from(PARAM_SCHEMAS), st.sampled_from(ARG_VALUES)), min_size=1, max_size=4))
+def test_tool_argument_typing_matches_native(params: list[tuple[dict[str, Any], Any]]) -> None:
+    import json
+
+    # A union that admits "string" keeps string arguments here (the model meant a string if the schema
+    # allows one); native casts them by the first matching non-string type.
+    assume(not any(_admits_string_union(schema) and isinstance(value, (str, list)) for schema, value in params))
+    # engine-bugs.md issue-7-10 (open): "1e3" for a number, "" for a null type, nested typing of array items.
+    assume(not any(
+        (value == "1e3" and "number" in json.dumps(schema))
+        or (value == "" and "null" in json.dumps(schema))
+        or (isinstance(value, (list, dict)) and ("items" in schema or "properties" in schema))
+        for schema, value in params
+    ))
+    properties = {f"p{i}": schema for i, (schema, _) in enumerate(params)}
+    arguments = {f"p{i}": value for i, (_, value) in enumerate(params)}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
+    text = "<tool_call>" + json.dumps({"name": "f", "arguments": arguments}) + "</tool_call><|im_end|>"
+    case = Case(TOOL_TEMPLATE, "", text, [text])
+    parser = ResponseParser(TOOL_TEMPLATE, "", tools=tools)
+    ours = parser.feed(text)
+    ours_msg, _ = parser.finalize()
+    theirs_msg = native.parse_response(text, TOOL_TEMPLATE, prefix="", tools=tools)
+    assert canon(ours_msg) == canon(theirs_msg), case
