@@ -14,7 +14,9 @@ Quick start:
     >>> parse_response("<think>Easy.</think>Hi!<|im_end|>", template, prefix="")
     {'role': 'assistant', 'reasoning_content': 'Easy.', 'content': 'Hi!'}
 
-The engine (`load_template`, `ResponseParser`, `parse_response`) does not import Transformers.
+The engine (`load_template`, `ResponseParser`, `parse_response`) does not import Transformers; importing
+the package installs `parse_response`, `get_response_parser` and `response_template` on every
+Transformers tokenizer lazily (see `hf_response_templates.tokenizer`).
 """
 
 from __future__ import annotations
@@ -24,11 +26,38 @@ from .errors import RegexTimeoutError, ResponseParseError, TemplateError
 from .library import attach, detect_template, get_template, list_templates
 from .parser import ResponseParser, parse_response
 from .template import ResponseTemplate, load_template
+from .tokenizer import (
+    NoResponseTemplateError,
+    ResponseEventStream,
+    ResponseTemplateMixin,
+    _autoinstall,
+    install,
+    is_installed,
+    stream_events,
+    uninstall,
+)
 
 __version__ = "0.1.0"
 
+# Give every Transformers tokenizer the response-template API. This imports neither Transformers nor
+# torch: if Transformers is not imported yet, a tiny import hook patches it when it is.
+_autoinstall()
+
+
+def __getattr__(name: str):
+    # ResponseStreamer subclasses Transformers' BaseStreamer, so it is only imported when asked for.
+    if name == "ResponseStreamer":
+        from .tokenizer import ResponseStreamer
+
+        return ResponseStreamer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     "ContentParser",
+    "NoResponseTemplateError",
+    "ResponseEventStream",
+    "ResponseStreamer",
+    "ResponseTemplateMixin",
     "RegexTimeoutError",
     "ResponseParseError",
     "ResponseParser",
@@ -37,9 +66,13 @@ __all__ = [
     "attach",
     "detect_template",
     "get_template",
+    "install",
+    "is_installed",
     "list_templates",
     "content_parsers",
     "load_template",
     "parse_response",
     "register_content_parser",
+    "stream_events",
+    "uninstall",
 ]

@@ -435,7 +435,10 @@ def parse_response(
     """
     parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
     if text:
-        parser._run(text, [], False)
+        # The whole generation is here, so it is also the end of the stream: no delimiter can be
+        # partial, and regex delimiters need no partial matching (which can cost ~0.2 µs per
+        # character for patterns such as gpt-oss's `\s*to=functions...`).
+        parser._run(text, [], True)
     message, _ = parser.finalize()
     if strict and parser._errors:
         raise parser._errors[0]
