@@ -149,31 +149,10 @@ DEMO_OUTPUT = (
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "unit": "celsius"}}\n</tool_call>'
     "<|im_end|>\n"
 )
-# The SmolLM3 template as the seed document writes it; used only if the library is unavailable.
-DEMO_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>", "content": "text"},
-    },
-}
-
-
 def _demo_template() -> tuple[dict, str]:
-    try:
-        from .library import get_template
+    from .library import get_template
 
-        return get_template("smollm3"), 'the shipped "smollm3" template'
-    except Exception:  # noqa: BLE001 - the demo must run even from a partial checkout
-        return DEMO_TEMPLATE, "the SmolLM3 template from the design document"
+    return get_template("smollm3"), 'the shipped "smollm3" template'
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ None of them ever evaluates model text as code.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re as _stdre
 from collections.abc import Callable, Mapping
@@ -34,6 +35,9 @@ __all__ = [
 
 #: Seconds one regex call may run before it is abandoned (see `RegexTimeoutError`).
 DEFAULT_REGEX_TIMEOUT = 1.0
+#: The timeout content parsers use for their own regexes (`tag_pattern`): the parser's `regex_timeout`
+#: while a region is being parsed, `DEFAULT_REGEX_TIMEOUT` otherwise.
+REGEX_TIMEOUT: contextvars.ContextVar[float] = contextvars.ContextVar("hf_response_templates_regex_timeout")
 #: Deepest nesting of lists/dicts the `json` parser accepts with dialect options (plain JSON is bounded by
 #: the interpreter's recursion limit, about the same depth); deeper input is a clear error, never a crash.
 MAX_NESTING = 512
@@ -403,8 +407,9 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     merge = args.get("merge_duplicates", False)
     out: dict[str, Any] = {}
     merged: set[str] = set()
+    timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
     try:
-        for m in pattern.finditer(text, timeout=DEFAULT_REGEX_TIMEOUT):
+        for m in pattern.finditer(text, timeout=timeout):
             key, raw = m.group("key"), m.group("value")
             if key is None:
                 continue
@@ -421,7 +426,7 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             field=None,
             key="content_args.tag_pattern",
             pattern=pattern.pattern,
-            timeout=DEFAULT_REGEX_TIMEOUT,
+            timeout=timeout,
             text=text,
         ) from None
     return out

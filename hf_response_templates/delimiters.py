@@ -109,8 +109,11 @@ class Watch:
         "lit_lookup",
         "lit_floor",
         "only_literals",
+        "first_set",
         "first_char",
         "first_search",
+        "reusable",
+        "needs_context",
     )
 
     def __init__(self, delimiters: list[Delimiter]):
@@ -145,6 +148,17 @@ class Watch:
                 firsts = None
                 break
             firsts |= f
+        # A regex result found from `pos` stays the answer from any later position up to its start (in
+        # the same window): `scan` reuses it through `memo`, so a delimiter absent from a long window
+        # (a one-shot parse) is searched for once, not once per region. Not for `\G` (anchored at the
+        # search position) nor reverse-searching patterns.
+        self.reusable = frozenset(
+            d for d in self.regexes if "\\G" not in d.source and not d.pattern.flags & regex.REVERSE
+        )
+        # Whether a regex here can look at text before the search position (lookbehind, `^`, `\b`):
+        # only then must the parser keep routed text around (`LOOKBEHIND_CONTEXT`) for it.
+        self.needs_context = any(_needs_context(d.source) for d in self.regexes)
+        self.first_set = frozenset(firsts) if firsts is not None else None
         self.first_char = self.first_search = None
         if firsts is not None and len(firsts) == 1:
             self.first_char = next(iter(firsts))
@@ -152,10 +166,18 @@ class Watch:
             self.first_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
 
     def scan(
-        self, window: str, pos: int, eos: bool, zw_at: int, disabled: frozenset | set, timeout: float | None
+        self,
+        window: str,
+        pos: int,
+        eos: bool,
+        zw_at: int,
+        disabled: frozenset | set,
+        timeout: float | None,
+        memo: dict | None = None,
     ) -> tuple[int, int, Delimiter, dict | None] | int:
         """See the module docstring. `zw_at`: a window index where a zero-width delimiter was just
-        committed (no zero-width match may fire there again), or -1. `disabled`: delimiters to skip."""
+        committed (no zero-width match may fire there again), or -1. `disabled`: delimiters to skip.
+        `memo`: a dict the caller keeps for one `window` (and one `eos` and `zw_at`) across scans."""
         n = len(window)
         if self.first_char is not None:
             if window.find(self.first_char, pos) < 0:
@@ -177,10 +199,31 @@ class Watch:
             if m is not None:
                 d = self.lit_lookup[m.group()]
                 best = (m.start(), m.start() - m.end(), d.rank, m.end(), d, None)
+        if eos and pos < n and self.regexes and (self.first_set is None or window[pos] in self.first_set):
+            # Delimiters usually follow each other directly (gpt-oss: `<|end|><|start|>assistant...`):
+            # if one matches right here, it wins, and no regex needs to search the rest of the text
+            # (up to ~100 µs for a one-shot parse of a gpt-oss response).
+            here = best if best is not None and best[0] == pos else None
+            for d in self.regexes:
+                if d in disabled:
+                    continue
+                found = _match_here(d, window, pos, zw_at, timeout)
+                if found is not None:
+                    key = (pos, pos - found[0], d.rank, found[0], d, found[1])
+                    if here is None or key[:3] < here[:3]:
+                        here = key
+            if here is not None:
+                return pos, here[3], here[4], here[5]
         for d in self.regexes:
             if d in disabled:
                 continue
-            found = _search_regex(d, window, pos, eos, zw_at, timeout)
+            seen = memo.get(d) if memo is not None else None
+            if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
+                found = seen[1]
+            else:
+                found = _search_regex(d, window, pos, eos, zw_at, timeout)
+                if memo is not None and d in self.reusable:
+                    memo[d] = (pos, found)
             if found is None:
                 continue
             start, end, groups, pending = found
@@ -234,6 +277,17 @@ def _search_regex(
         raise DelimiterTimeout(d, window[pos:]) from None
 
 
+def _match_here(d: Delimiter, window: str, pos: int, zw_at: int, timeout: float | None) -> tuple[int, dict | None] | None:
+    """At the end of the stream: `(end, captures)` of a match of regex delimiter `d` starting at `pos`."""
+    try:
+        m = d.pattern.match(window, pos, timeout=timeout)
+    except TimeoutError:
+        raise DelimiterTimeout(d, window[pos:]) from None
+    if m is None or m.end() == pos == zw_at:
+        return None
+    return m.end(), _groups(m)
+
+
 def _earlier_partial(pat: Any, window: str, pos: int, limit: int, timeout: float | None) -> int | None:
     """The earliest position in [pos, limit) where a partial match of `pat` starts, or None."""
     p = pos
@@ -267,7 +321,7 @@ def _first_chars(source: str) -> set[str] | None:
 
     Found by walking the pattern as parsed by the standard library's `re` parser, conservatively:
     anything it does not parse (`regex`-only syntax), case-insensitive parts, `.`, negated classes and
-    classes such as `\s`, back references, conditionals, or a pattern that can match the empty
+    classes such as `\\s`, back references, conditionals, or a pattern that can match the empty
     string all give None (no prefilter). Assertions consume nothing, so they are skipped.
     """
     try:
@@ -289,6 +343,43 @@ def _first_chars(source: str) -> set[str] | None:
 
 class _Unknown(Exception):
     pass
+
+
+#: Zero-width assertions that only look ahead (`$`, `\Z`): they do not need text before the match.
+_FORWARD_ANCHORS = frozenset(
+    a for a in (getattr(_sre_constants, n, None) for n in ("AT_END", "AT_END_STRING", "AT_END_LINE")) if a is not None
+)
+
+
+def _needs_context(source: str) -> bool:
+    """Whether a match of regex `source` can depend on text before its start (True when unsure)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = _sre_parse.parse(source)
+    except Exception:
+        return True  # `regex`-only syntax (`\G`, `\K`, variable lookbehind, ...): assume it does
+    stack = [parsed]
+    while stack:
+        for op, av in stack.pop():
+            if op is _sre_constants.AT:
+                if av not in _FORWARD_ANCHORS:
+                    return True  # `^`, `\A`, `\b`, `\B`
+            elif op in (_sre_constants.ASSERT, _sre_constants.ASSERT_NOT):
+                if av[0] < 0:
+                    return True  # lookbehind
+                stack.append(av[1])
+            elif op is _sre_constants.SUBPATTERN:
+                stack.append(av[3])
+            elif op is _sre_constants.BRANCH:
+                stack.extend(av[1])
+            elif op in _REPEATS:
+                stack.append(av[2])
+            elif op is _ATOMIC_GROUP:
+                stack.append(av)
+            elif op is _sre_constants.GROUPREF_EXISTS:
+                stack.extend(b for b in av[1:] if b is not None)
+    return False
 
 
 def _first_of_sequence(items: Any) -> tuple[set[str], bool]:

@@ -134,7 +134,7 @@ class ResponseParser:
         self._ended = False
         self._buf = ""
         self._ctx = ""
-        self._ctx_on = tpl.has_regex
+        self._ctx_on = tpl.needs_context
         self._consumed = 0  # stream offset of the start of `_buf` (stream = cut prefix + generation)
         self._gen_start = 0
         self._zw_at = -1
@@ -147,7 +147,7 @@ class ResponseParser:
         self._hold_ws = tpl.implicit_field is not None and not tpl.implicit_field.keeps_whitespace
         self._finalized = False
         self.initial_events: list[dict[str, Any]] = []
-        cut = tpl.cut_prefix(prefix)
+        cut = tpl.cut_prefix(prefix, self._timeout)
         self._gen_start = len(cut)  # stream offsets below this are in the prefix
         if cut:
             self._run(cut, self.initial_events, False)
@@ -225,13 +225,14 @@ class ResponseParser:
         pos = len(ctx)
         w0 = self._consumed - pos  # stream offset of window[0]
         zw = self._zw_at - w0 if self._zw_at >= w0 else -1
+        memo: dict = {}  # regex results reusable across the scans of this window (see Watch.scan)
         while True:
             watch = self._watch
             if watch is None:
                 result: Any = len(window)
             else:
                 try:
-                    result = watch.scan(window, pos, eos, zw, self._disabled, self._timeout)
+                    result = watch.scan(window, pos, eos, zw, self._disabled, self._timeout, memo)
                 except DelimiterTimeout as t:
                     self._on_timeout(t, w0 + pos, events)
                     continue
@@ -245,6 +246,7 @@ class ResponseParser:
                 self._route(window[pos:start], events, w0 + pos)
             if start == end:
                 zw = start
+                memo.clear()  # results were found for the previous zero-width position
             self._on_delimiter(delim, groups, window[start:end], events, w0 + end)
             pos = end
         self._buf = window[pos:]
@@ -328,6 +330,7 @@ class ResponseParser:
         self._body = []
         position = self._region_start - self._gen_start
         pos = position if position >= 0 else None
+        token = _content.REGEX_TIMEOUT.set(self._timeout)
         try:
             value = field.parse(body, self._captures)
             if self._tools:
@@ -343,6 +346,8 @@ class ResponseParser:
                                        field=field.name, text=body, position=pos)
             self._malformed_region(field, body, error, events, at_end)
             return
+        finally:
+            _content.REGEX_TIMEOUT.reset(token)
         if self._store(field, value):
             if at_end:
                 events.append({"type": "region_close", "field": field.name, "value": value, "at_end": True})

@@ -2,7 +2,8 @@
 
 `load_template(dict)` checks every key of the SPEC's tables and raises `TemplateError` naming the
 field and key, then compiles delimiters, content parsers and transforms. The result is immutable and
-cached by the template's content, so passing the same dict again costs one `json.dumps`.
+cached by the template's content, so passing the same dict again costs one `marshal.dumps` (or one
+`json.dumps` for data marshal cannot encode).
 Untrusted templates are data only: nothing in them is evaluated or imported, and their size is
 bounded (`MAX_FIELDS`, `MAX_PATTERN_LENGTH`, `MAX_LITERAL_LENGTH`, transform depth and size).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import marshal
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -22,7 +24,7 @@ import regex
 
 from .content import get_content_parser
 from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex
-from .errors import TemplateError
+from .errors import RegexTimeoutError, TemplateError
 from .transform import compile_transform, placeholder_roots
 
 __all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH"]
@@ -84,7 +86,7 @@ class ResponseTemplate:
     by_name: Mapping[str, FieldSpec]
     implicit_field: FieldSpec | None
     start_anchor: Delimiter
-    has_regex: bool
+    needs_context: bool  # some delimiter regex may look behind its match (see delimiters.LOOKBEHIND_CONTEXT)
     idle_watch: Watch | None  # no explicit region open (implicit or null region)
     close_watches: tuple[Watch | None, ...]  # by field index, while that explicit region is open
     _defaults_json: str
@@ -111,16 +113,25 @@ class ResponseTemplate:
             return dict(self._defaults_simple)
         return json.loads(self._defaults_json)
 
-    def cut_prefix(self, prefix: str) -> str:
-        """The part of `prefix` after the last start anchor (the whole prefix if there is none)."""
+    def cut_prefix(self, prefix: str, timeout: float | None = None) -> str:
+        """The part of `prefix` after the last start anchor (the whole prefix if there is none).
+
+        Raises `RegexTimeoutError` if a `start_anchor_pattern` search runs longer than `timeout`
+        (the prompt holds user text, so it is as untrusted as model output).
+        """
         anchor = self.start_anchor
         if anchor.literals is not None and len(anchor.literals) == 1:
             lit = anchor.literals[0]
             i = prefix.rfind(lit)
             return prefix if i < 0 else prefix[i + len(lit) :]
         last = None
-        for m in anchor.pattern.finditer(prefix):
-            last = m
+        try:
+            for m in anchor.pattern.finditer(prefix, timeout=timeout):
+                last = m
+        except TimeoutError:
+            raise RegexTimeoutError(
+                field=None, key=anchor.key, pattern=anchor.source, timeout=timeout or 0.0, text=prefix
+            ) from None
         return prefix if last is None else prefix[last.end() :]
 
     def __repr__(self) -> str:
@@ -129,6 +140,11 @@ class ResponseTemplate:
 
 _cache: OrderedDict[str, ResponseTemplate] = OrderedDict()
 _cache_lock = threading.Lock()
+#: A first-level cache keyed by `marshal.dumps(template, 2)`: about 3x cheaper than the JSON key, which
+#: matters when `parse_response` is called once per short response (issue 6). marshal only accepts
+#: exact built-in types, so equal bytes mean data of identical types and values, hence an identical
+#: JSON key; its keys are only added once the JSON path has validated and compiled the template.
+_fast_cache: dict[bytes, ResponseTemplate] = {}
 
 
 def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTemplate:
@@ -150,20 +166,35 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
     if not isinstance(template, Mapping):
         raise TemplateError(f"must be a dict, got {type(template).__name__}")
     try:
+        fast_key: bytes | None = marshal.dumps(template, 2)  # version 2: no back-references, deterministic
+    except (ValueError, RecursionError):  # not plain built-in data, or too deep: use the JSON key (which says so)
+        fast_key = None
+    else:
+        hit = _fast_cache.get(fast_key)
+        if hit is not None:
+            return hit
+    try:
         key = json.dumps(template, sort_keys=True, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise TemplateError(f"must be JSON-compatible data (str, number, bool, null, list, dict): {e}") from None
+    except RecursionError:
+        raise TemplateError("is nested too deeply (dicts and lists inside each other)") from None
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
-            return hit
-    compiled = _compile(copy.deepcopy(dict(template)))
-    with _cache_lock:
-        _cache[key] = compiled
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return compiled
+    if hit is None:
+        hit = _compile(copy.deepcopy(dict(template)))
+        with _cache_lock:
+            _cache[key] = hit
+            if len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+    if fast_key is not None:
+        with _cache_lock:
+            _fast_cache[fast_key] = hit
+            if len(_fast_cache) > _CACHE_SIZE:
+                del _fast_cache[next(iter(_fast_cache))]  # the oldest entry (first in, first out)
+    return hit
 
 
 def _compile(spec: dict[str, Any]) -> ResponseTemplate:
@@ -216,17 +247,17 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
     close_watches = tuple(
         Watch([f.close]) if (f.close is not None and not f.implicit) else None for f in fields
     )
-    has_regex = any(d.literals is None for d in idle) or any(
-        w is not None and not w.only_literals for w in close_watches
-    )
+    idle_watch = Watch(idle) if idle else None
+    # Earlier text is kept for regexes only when one could look at it (lookbehind, ^, \b, ...).
+    needs_context = any(w.needs_context for w in (idle_watch, *close_watches) if w is not None)
     simple = all(v is None or isinstance(v, (str, int, float, bool)) for v in defaults.values())
     return ResponseTemplate(
         fields=tuple(fields),
         by_name=MappingProxyType({f.name: f for f in fields}),
         implicit_field=implicit_field,
         start_anchor=anchor,
-        has_regex=has_regex,
-        idle_watch=Watch(idle) if idle else None,
+        needs_context=needs_context,
+        idle_watch=idle_watch,
         close_watches=close_watches,
         _defaults_json=json.dumps(defaults),
         _defaults_simple=tuple(defaults.items()) if simple else None,

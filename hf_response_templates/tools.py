@@ -175,8 +175,8 @@ def _cast_str(raw: str, type_name: str) -> tuple[bool, Any]:
             number = float(text)
             if math.isnan(number) or math.isinf(number):
                 return False, None
-            is_int = number.is_integer() and not any(c in text for c in ".eE")
-            return True, int(text) if is_int else number
+            is_int = number.is_integer() and "." not in text  # "1e3" -> 1000, "1.0" -> 1.0
+            return True, int(number) if is_int else number
         if type_name == "boolean":
             low = text.lower()
             if low in ("true", "1"):
@@ -185,7 +185,7 @@ def _cast_str(raw: str, type_name: str) -> tuple[bool, Any]:
                 return True, False
             return False, None
         if type_name == "null":
-            return (True, None) if text in ("null", "None", "") else (False, None)
+            return (True, None) if text in ("null", "None") else (False, None)
         if type_name in ("object", "array"):
             decoded = json.loads(text)
             if isinstance(decoded, dict if type_name == "object" else list):

@@ -58,21 +58,7 @@ CORPUS = [
     "Think step by step. The answer is 42.",
 ] * 3
 
-QWEN3_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>", "content": "text"},
-    },
-}
+from engine_helpers import SMOLLM3 as QWEN3_TEMPLATE  # noqa: E402  (the seed's ChatML template)
 
 HARMONY_TEMPLATE = {
     "defaults": {"role": "assistant"},

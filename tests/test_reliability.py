@@ -164,8 +164,9 @@ def test_catastrophic_start_anchor_pattern_is_bounded():
     assert time.monotonic() - start < BOUND
 
 
+
 def test_catastrophic_tag_pattern_honours_regex_timeout():
-    """xml-inline's tag_pattern runs on model output: bounded by regex_timeout. Bug: issue-7-6."""
+    """xml-inline's tag_pattern runs on model output: bounded by regex_timeout."""
     template = tpl({"t": {"open": "<t>", "close": "</t>", "content": "xml-inline",
                           "content_args": {"tag_pattern": "(?P<key>k)(?P<value>(a|aa)+$)"}}})
     start = time.monotonic()
@@ -295,7 +296,7 @@ def test_transform_too_deep_or_too_big():
 
 
 def test_deeply_nested_template_data_is_a_template_error():
-    """Bug: engine-bugs.md issue-7-7 (RecursionError escapes load_template)."""
+    """Template data nested too deeply for the interpreter is a TemplateError, not a RecursionError."""
     deep: dict[str, Any] = {}
     cur = deep
     for _ in range(100_000):

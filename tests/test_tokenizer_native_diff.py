@@ -22,6 +22,8 @@ chat_parsing = pytest.importorskip(
 native_parse = chat_parsing.parse_response
 NativeParser = chat_parsing.ResponseParser
 
+from engine_helpers import QWEN_XML  # noqa: E402
+
 install()
 
 PROMPT = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
@@ -31,25 +33,7 @@ MULTI_TURN = (
 )
 HARMONY_PROMPT = "<|start|>user<|message|>Weather in Paris?<|end|><|start|>assistant"
 
-XML_TOOLS = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open_pattern": r"<tool_call>\s*<function=(?P<name>\w+)>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "xml-inline",
-            "content_args": {
-                "tag_pattern": r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>",
-                "value_parser": {"name": "json", "args": {"allow_non_json": True}},
-            },
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
+XML_TOOLS = QWEN_XML
 COHERE_LIKE = {
     "defaults": {"role": "assistant"},
     "start_anchor": "<|im_start|>assistant\n",
