@@ -351,12 +351,19 @@ _FORWARD_ANCHORS = frozenset(
 )
 
 
+_GROUP_NAME = _stdre.compile(r"\(\?P<\w+>")
+
+
 def _needs_context(source: str) -> bool:
     """Whether a match of regex `source` can depend on text before its start (True when unsure)."""
+    # `regex` allows a group name twice (gpt-oss: one `name` per alternative), `re` does not; renaming
+    # groups changes no anchor or lookaround, so the answer stays the same.
+    count = iter(range(1 << 30))
+    renamed = _GROUP_NAME.sub(lambda m: f"(?P<g{next(count)}>", source)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            parsed = _sre_parse.parse(source)
+            parsed = _sre_parse.parse(renamed)
     except Exception:
         return True  # `regex`-only syntax (`\G`, `\K`, variable lookbehind, ...): assume it does
     stack = [parsed]

@@ -220,6 +220,20 @@ class ResponseParser:
     # ------------------------------------------------------------------ the state machine
 
     def _run(self, text: str, events: list[dict[str, Any]], eos: bool) -> None:
+        watch = self._watch
+        if text and watch is not None and not (eos or self._buf or self._ctx_on):
+            # Fast path for most token-sized chunks: nothing is held and no delimiter can start in
+            # `text` (it has none of the characters they start with), so all of it is routed.
+            # Measured: 0.9 -> 0.55 µs per 1-7 char chunk (benchmarks/RESULTS.md).
+            first = watch.first_char
+            if first is not None:
+                clear = first not in text
+            else:
+                clear = watch.first_search is not None and watch.first_search(text) is None
+            if clear:
+                self._route(text, events, self._consumed)
+                self._consumed += len(text)
+                return
         ctx = self._ctx
         window = ctx + self._buf + text if ctx else self._buf + text
         pos = len(ctx)

@@ -166,7 +166,7 @@ def _smoke(n: int) -> None:
     rng = random.Random(0)
     pool = [t.encode() for t in LITERALS] + [b"<r1>", b"<q>", b"x", b"END", b"\n#", b'{"a": 1}', b"[f(a=1)]",
                                              b"\x00", b"\xff\xfe", b"[" * 50, b"<s>", b"<|im_end|>", b"<tool_call>"]
-    for i in range(n):
+    for _ in range(n):
         data = b"".join(rng.choice(pool) for _ in range(rng.randint(0, 20)))
         fdp = FDP(data)
         template = SHIPPED[fdp.ConsumeIntInRange(0, len(SHIPPED) - 1)] if SHIPPED and fdp.ConsumeBool() \

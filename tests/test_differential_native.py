@@ -2,12 +2,12 @@
 
 On random templates and random texts (same strategies as tests/test_fuzz.py), fed in the same
 chunks to both parsers, the messages and the event streams must be equal, except where the input
-hits one of the documented deliberate differences (README "Differences from Transformers"; the
-parser docstring; /work/notes/ENGINE_CONTRACT.md). Each such input is filtered out below, with the
+hits one of the documented deliberate differences (README "Deliberate differences from Transformers'
+native parser"; the parser docstring). Each such input is filtered out below, with the
 reason next to the filter. Whenever native raises (a content parser failed, a required field is
 missing), our parser must report an error too (`parser.errors`), instead of raising.
 
-Any other divergence is an engine bug: see /work/notes/engine-bugs.md ("issue-7-...").
+Any other divergence is an engine bug.
 Skipped when `transformers.utils.chat_parsing` is not importable (Transformers 4.x).
 """
 
@@ -58,10 +58,10 @@ def _outcome(parse: Any, body: str, args: Any) -> tuple[str, str]:
 
 
 def known_parser_divergence(case: Case, ours: dict[str, Any]) -> str | None:
-    """A region whose body hits a known, reported content-parser divergence (engine-bugs.md)."""
-    from hf_response_templates.content import content_parsers
-
+    """A region whose body hits a documented content-parser divergence (README table), or None."""
     from transformers.utils.chat_parsing.content_parsers import CONTENT_PARSERS
+
+    from hf_response_templates.content import content_parsers
 
     body: list[str] = []
     for e in ours["initial"] + ours["events"]:
@@ -72,16 +72,15 @@ def known_parser_divergence(case: Case, ours: dict[str, Any]) -> str | None:
         elif e["type"] in ("region_close", "region_malformed"):
             spec = case.template["fields"][e["field"]]
             content, args = spec.get("content", "text"), spec.get("content_args") or {}
-            # engine-bugs.md issue-7-3: json `string_delims`: native rewrites the delimiters inside standard
-            # strings too (and rejects its \x01/\x02 sentinels); we read them only where a string starts.
-            # Ours is right there (a deliberate difference). python-call-list (issue-7-2) and unquoted_keys
-            # now follow native and are compared.
+            # json `string_delims`: native rewrites the delimiters inside standard strings too (and rejects
+            # its \x01/\x02 sentinels); we read them only where a string starts (a deliberate difference,
+            # in the README table). python-call-list and unquoted_keys follow native and are compared.
             if content == "json" and "string_delims" in args:
                 parser = content_parsers()[content]
                 mine = _outcome(parser.parse, "".join(body), parser.compile_args(args, e["field"]))
                 theirs = _outcome(CONTENT_PARSERS[content], "".join(body), args)
                 if mine != theirs:
-                    return "issue-7-3 (json string_delims)"
+                    return "json string_delims (deliberate difference)"
     return None
 
 
@@ -229,10 +228,9 @@ ARG_VALUES = ["7", "-3", "3.0", "3.5", "1e3", "true", "False", "1", "0", "null",
 
 
 def _admits_string_union(schema: dict[str, Any]) -> bool:
-    from hf_response_templates.tools import _schema_types
+    from hf_response_templates.tools import admits_string
 
-    types = _schema_types(schema)
-    return "string" in types and len(set(types)) > 1
+    return admits_string(schema) and schema.get("type") != "string"
 
 
 @given(st.lists(st.tuples(st.sampled_from(PARAM_SCHEMAS), st.sampled_from(ARG_VALUES)), min_size=1, max_size=4))
@@ -242,12 +240,10 @@ def test_tool_argument_typing_matches_native(params: list[tuple[dict[str, Any], 
     # A union that admits "string" keeps string arguments here (the model meant a string if the schema
     # allows one); native casts them by the first matching non-string type.
     assume(not any(_admits_string_union(schema) and isinstance(value, (str, list)) for schema, value in params))
-    # engine-bugs.md issue-7-10 (open): "1e3" for a number, "" for a null type, nested typing of array items.
+    # We type nested values through `items` / `properties`; native only casts top-level strings (a
+    # deliberate difference, in the README table).
     assume(not any(
-        (value == "1e3" and "number" in json.dumps(schema))
-        or (value == "" and "null" in json.dumps(schema))
-        or (isinstance(value, (list, dict)) and ("items" in schema or "properties" in schema))
-        for schema, value in params
+        isinstance(value, (list, dict)) and ("items" in schema or "properties" in schema) for schema, value in params
     ))
     properties = {f"p{i}": schema for i, (schema, _) in enumerate(params)}
     arguments = {f"p{i}": value for i, (_, value) in enumerate(params)}
@@ -255,7 +251,7 @@ def test_tool_argument_typing_matches_native(params: list[tuple[dict[str, Any], 
     text = "<tool_call>" + json.dumps({"name": "f", "arguments": arguments}) + "</tool_call><|im_end|>"
     case = Case(TOOL_TEMPLATE, "", text, [text])
     parser = ResponseParser(TOOL_TEMPLATE, "", tools=tools)
-    ours = parser.feed(text)
+    parser.feed(text)
     ours_msg, _ = parser.finalize()
     theirs_msg = native.parse_response(text, TOOL_TEMPLATE, prefix="", tools=tools)
     assert canon(ours_msg) == canon(theirs_msg), case

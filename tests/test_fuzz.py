@@ -25,7 +25,18 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import CONTENT, Case, canon, cases, chunkings, merge_chunks, scaled, templates, texts_for, without_trace
+from strategies import (
+    CONTENT,
+    Case,
+    canon,
+    cases,
+    chunkings,
+    merge_chunks,
+    scaled,
+    templates,
+    texts_for,
+    without_trace,
+)
 
 from hf_response_templates import ResponseParseError, ResponseParser, load_template, parse_response
 

@@ -153,7 +153,7 @@ def test_a_timed_out_delimiter_is_disabled_but_the_others_keep_working():
 
 
 def test_catastrophic_start_anchor_pattern_is_bounded():
-    """The prefix holds user text: the anchor search must be bounded too. Bug: engine-bugs.md issue-7-5."""
+    """The prefix holds user text: the anchor search must be bounded too."""
     template = {"start_anchor_pattern": "(a|aa)+$", "fields": {"content": {}}}
     start = time.monotonic()
     try:
@@ -232,7 +232,7 @@ def test_zero_width_delimiters_never_loop(name):
     template = ZERO_WIDTH_TEMPLATES[name]
     for text in ZERO_WIDTH_TEXTS:
         for chunks in ([text], list(text)):
-            message, events, _ = finishes(lambda: stream(template, chunks, trace=True), seconds=10)
+            message, events, _ = finishes(lambda c=chunks: stream(template, c, trace=True), seconds=10)
             assert len(events) <= 6 * len(text) + 10
             pieces = [e["text"] for e in events if e["type"] in ("region_chunk", "delimiter", "text_dropped")]
             assert "".join(pieces) == text
@@ -507,8 +507,9 @@ def _parse_all(template: Any, texts: list[str], seed: int) -> list[Any]:
         text = texts[(seed + k) % len(texts)]
         cut = rng.randrange(len(text) + 1)
         parser = ResponseParser(template, "<|im_start|>assistant\n")
-        events = parser.feed(text[:cut]) + parser.feed(text[cut:])
-        message, final = parser.finalize()
+        parser.feed(text[:cut])
+        parser.feed(text[cut:])
+        message, _ = parser.finalize()
         out.append(json.dumps([message, [str(e) for e in parser.errors]], sort_keys=True))
         message.setdefault("role", "x")
         message["role"] += "!"  # mutate the result: must not leak into later messages
@@ -609,7 +610,7 @@ def test_missing_required_field_error():
 
 
 def test_region_closed_in_the_prefix_reports_no_generation_position():
-    """Bug: engine-bugs.md issue-7-1 (the position is an offset into the cut prefix)."""
+    """A region begun in the prefix reports position None (not an offset into the cut prefix)."""
     template = tpl({"tool": {"open": "<t>", "close": "</t>", "content": "json"}, "content": {}})
     parser = ResponseParser(template, prefix="<|im_start|>assistant\n<t>{bad</t>")
     parser.feed("ok")
