@@ -91,9 +91,7 @@ import jiter
 from hf_response_templates.content import DEFAULT_REGEX_TIMEOUT, get_content_parser
 from hf_response_templates.parser import ResponseParser
 from hf_response_templates.template import ResponseTemplate, load_template
-from hf_response_templates.tools import ToolSchemas, cast_value, tool_schemas
-
-from hf_response_templates.tools import admits_string
+from hf_response_templates.tools import ToolSchemas, admits_string, cast_value, tool_schemas
 
 __all__ = ["DeltaStream", "SSE_DONE", "sse", "accumulate_deltas"]
 

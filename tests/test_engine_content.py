@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from engine_helpers import QWEN_XML
+
 from hf_response_templates import (
     ResponseParseError,
     TemplateError,

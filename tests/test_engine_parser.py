@@ -5,8 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from engine_helpers import (
+    COHERE,
+    GPT_OSS,
+    QWEN_XML,
+    SMOLLM3,
+    chunk_text_by_field,
+    merge_chunks,
+    stream,
+    template,
+)
 
-from engine_helpers import COHERE, GPT_OSS, QWEN_XML, SMOLLM3, chunk_text_by_field, merge_chunks, stream, template
 from hf_response_templates import ResponseParseError, ResponseParser, parse_response
 
 GREET = '<tool_call>{"name": "greet_user", "arguments": {"greeting": "Hi!"}}</tool_call>'

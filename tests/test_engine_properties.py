@@ -3,10 +3,10 @@ delimiters: chunking invariance and character accounting."""
 
 from __future__ import annotations
 
+from engine_helpers import COHERE, GPT_OSS, QWEN_XML, SMOLLM3, chunk_text_by_field, merge_chunks, stream
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine_helpers import COHERE, GPT_OSS, QWEN_XML, SMOLLM3, chunk_text_by_field, merge_chunks, stream
 from hf_response_templates import ResponseParser
 
 LOOKAHEAD = {

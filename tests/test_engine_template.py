@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-
 from engine_helpers import GPT_OSS, QWEN_XML, SMOLLM3, template
+
 from hf_response_templates import ResponseTemplate, TemplateError, load_template
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from engine_helpers import GPT_OSS, QWEN_XML, SMOLLM3, stream, template
+
 from hf_response_templates import ResponseParseError, parse_response
 
 
