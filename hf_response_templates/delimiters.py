@@ -326,7 +326,9 @@ def _first_chars(source: str) -> set[str] | None:
     """
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            # `re` warns where its reading may differ from `regex` (a "[[:alpha:]]" POSIX class is a
+            # nested set for `regex`, a list of characters for `re`): then we do not know.
+            warnings.simplefilter("error")
             parsed = _sre_parse.parse(source)
     except Exception:
         return None
@@ -362,7 +364,9 @@ def _needs_context(source: str) -> bool:
     renamed = _GROUP_NAME.sub(lambda m: f"(?P<g{next(count)}>", source)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            # `re` warns where its reading may differ from `regex` (a "[[:alpha:]]" POSIX class is a
+            # nested set for `regex`, a list of characters for `re`): then we do not know.
+            warnings.simplefilter("error")
             parsed = _sre_parse.parse(renamed)
     except Exception:
         return True  # `regex`-only syntax (`\G`, `\K`, variable lookbehind, ...): assume it does
