@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
@@ -259,25 +260,20 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 
 def _read_input(path: str | None) -> tuple[str, str]:
+    """The text of ``path`` (``None`` or ``-``: stdin) and a label for messages."""
+    from .upgrade import _read_text, decode_text
+
     if path is None or path == "-":
         if sys.stdin is None or (hasattr(sys.stdin, "isatty") and sys.stdin.isatty()):
             raise InputError("stdin", "no input: pass a file with the model output, or pipe it in")
         data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-        label = "stdin"
-    else:
-        p = Path(path).expanduser()
-        if not p.exists():
-            raise InputError(path, "no such file")
-        if p.is_dir():
-            raise InputError(path, "is a folder, expected a file with the model output")
-        data = p.read_bytes()
-        label = path
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(label, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return data, label
+        return (decode_text(data, "stdin") if isinstance(data, bytes) else data), "stdin"
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise InputError(path, "no such file")
+    if p.is_dir():
+        raise InputError(path, "is a folder, expected a file with the model output")
+    return _read_text(p, path), path
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
@@ -335,7 +331,7 @@ def _parse_template(args: argparse.Namespace) -> tuple[dict, Any]:
     own = files.config.get(KEY)
     if own is not None:
         return validate_template(own, files.config_label), files
-    name, reasons = explain_detection(files.detection_subject()) if files.chat_template else (None, ["no chat template"])
+    name, reasons = explain_detection(files.detection_subject())
     if name is None:
         raise InputError(args.tokenizer, f"has no response_template and no shipped template fits ({'; '.join(reasons)}); "
                          "pass --template")
@@ -396,7 +392,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     message, final_events = parser.finalize()
     emit(final_events)
     emit([{"type": "message", "message": message}])
-    errors = list(getattr(parser, "errors", []) or [])
+    errors = parser.errors
     if strict and errors:
         _err(f"{PROG}: {label}: could not parse the output: {' '.join(str(errors[0]).split())} "
              "(--no-strict accepts it)")
@@ -612,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except BrokenPipeError:  # `... | head`: the reader went away
         try:
-            sys.stdout = open(__import__("os").devnull, "w")  # noqa: SIM115 - silence the flush at exit
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
         except OSError:
             pass
         return 0

@@ -92,6 +92,7 @@ from hf_response_templates.content import DEFAULT_REGEX_TIMEOUT, get_content_par
 from hf_response_templates.parser import ResponseParser
 from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, admits_string, cast_value, tool_schemas
+from hf_response_templates.transform import _PLACEHOLDER  # "{content.args}": the same syntax as transforms
 
 __all__ = ["DeltaStream", "SSE_DONE", "sse", "accumulate_deltas"]
 
@@ -102,7 +103,6 @@ _MISSING = object()
 _ID_CHARS = string.ascii_letters + string.digits
 _REASONING_NAMES = ("reasoning_content", "reasoning", "thinking")
 _FINISH_REASONS = (None, "stop", "length", "tool_calls", "content_filter")
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*(?:\.\w+)*)\}")  # as in transform.py: "{content.args}"
 
 
 def _dumps(value: Any) -> str:
@@ -485,13 +485,8 @@ class DeltaStream:
         else:
             tpl = load_template(parser_or_template)
             schemas = tool_schemas(tools) if tools else None
-            if _events_only:
-                parser = None
-            else:
-                if prefix is None:
-                    # the engine's own message explains why the prompt is needed
-                    ResponseParser(tpl, None)
-                parser = ResponseParser(tpl, prefix, tools=tools)
+            # without a prefix, the engine raises its own message explaining why the prompt is needed
+            parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools)
         self._parser = parser
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
@@ -569,11 +564,14 @@ class DeltaStream:
     ) -> DeltaStream:
         """A stream fed with parser events made elsewhere (`feed_events`), e.g. by a `ResponseStreamer`.
 
-        Pass the same ``tools`` as the producer's parser. Without the parser at hand, a tool name that the
-        template captures in ``open_pattern`` is known only when the region closes (unless the events carry
-        ``captures``), so such calls are announced with all their arguments at once; and `finish` ("length")
-        flags the last tool call if the stream ended right after it.
+        Pass the same ``tools`` as the producer's parser. The producer already applied the prompt, so there
+        is no ``prefix`` here. Tool names captured by an ``open_pattern`` come with the ``region_open``
+        event's ``captures``; `finish` ("length") flags the last tool call if the stream ended right after it.
         """
+        if "prefix" in options:
+            raise TypeError(
+                "for_events() takes no prefix: the parser that produced the events already consumed the prompt"
+            )
         return cls(template, tools=tools, _events_only=True, **options)
 
     # ------------------------------------------------------------------ public API

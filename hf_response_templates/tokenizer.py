@@ -845,10 +845,10 @@ class ResponseEventStream:
         return self._message
 
 
-def _strict_error(parser: Any, strict: bool) -> BaseException | None:
+def _strict_error(parser: ResponseParser, strict: bool) -> BaseException | None:
     """With `strict`, the first problem the parser met (as `parse_response(strict=True)` raises it)."""
-    errors = getattr(parser, "errors", None) or []
-    return errors[0] if strict and errors else None
+    errors = parser.errors if strict else []
+    return errors[0] if errors else None
 
 
 def stream_events(

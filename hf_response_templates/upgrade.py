@@ -181,15 +181,20 @@ def _token_text(value: Any) -> str | None:
     return None
 
 
+def decode_text(data: bytes, where: Any) -> str:
+    """``data`` as UTF-8 text, or a one-line :class:`InputError` naming ``where`` and the bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
 def _read_text(path: Path, where: Any = None) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(where or path, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(where or path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return decode_text(data, where or path)
 
 
 def _parse_json(text: str, where: Any) -> Any:
@@ -302,7 +307,7 @@ def looks_like_repo_id(text: str) -> bool:
     return bool(_REPO_ID.match(text)) and not text.endswith((".json", ".jinja")) and ".." not in text
 
 
-def _hub_error(repo_id: str, filename: str, exc: BaseException) -> InputError:
+def _hub_error(repo_id: str, filename: str, exc: BaseException, action: str = "download") -> InputError:
     name = type(exc).__name__
     names = {c.__name__ for c in type(exc).__mro__}
     if "GatedRepoError" in names:
@@ -318,7 +323,7 @@ def _hub_error(repo_id: str, filename: str, exc: BaseException) -> InputError:
     if isinstance(exc, (ConnectionError, TimeoutError)) or any("Connect" in n or "Timeout" in n for n in names):
         return InputError(repo_id, f"cannot reach the Hugging Face Hub ({name}); check the network or pass a local folder")
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return InputError(repo_id, f"cannot download {filename}: {name}: {first}")
+    return InputError(repo_id, f"cannot {action} {filename}: {name}: {first}")
 
 
 def _is_missing_entry(exc: BaseException) -> bool:
@@ -421,28 +426,13 @@ def load_template_arg(spec: str) -> tuple[str | None, dict, str]:
 def explain_detection(subject: Any) -> tuple[str | None, list[str]]:
     """``(detected name or None, reasons)``: which markers matched, or why nothing was chosen."""
     library = _library()
-    explain = getattr(library, "explain_detection", None)
     name = library.detect_template(subject)
-    if callable(explain):  # the library's own explanation, when it has one
-        try:
-            result = explain(subject)
-            if isinstance(result, Mapping):
-                reasons = result.get(name) if name else None
-                if reasons:
-                    return name, [str(r) for r in reasons]
-        except Exception:  # noqa: BLE001 - fall back to our own reading of the rules
-            pass
-    rules = getattr(library, "_RULES", ())
-    texts = library._template_texts(subject) if hasattr(library, "_template_texts") else []
-    vocab = library._vocabulary(subject) if hasattr(library, "_vocabulary") else None
+    texts = library._template_texts(subject)
+    vocab = library._vocabulary(subject)
     matching: dict[str, list[str]] = {}
-    for rule in rules:
+    for rule in library._RULES:
         for text in texts:
-            try:
-                ok = rule.matches(text, vocab)
-            except Exception:  # noqa: BLE001
-                ok = False
-            if not ok:
+            if not rule.matches(text, vocab):
                 continue
             found = list(rule.all_of) + [m for m in rule.any_of if m in text]
             reasons = ["chat template contains " + ", ".join(repr(m) for m in found)]
@@ -524,11 +514,11 @@ class Verification:
         }
 
 
-_MEANINGFUL_SKIP = {"role", "name", "id", "tool_call_id"}
-
-
 def _meaningful(message: Mapping[str, Any]) -> list[str]:
-    return [k for k, v in message.items() if k not in _MEANINGFUL_SKIP and v not in (None, "", [], {})]
+    """The keys of ``message`` that verification compares (not ``role``, ids or empty values)."""
+    from .verify import normalize_message
+
+    return [k for k in normalize_message(message) if k != "role"]
 
 
 def _with_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
@@ -757,8 +747,6 @@ def plan_upgrade(files: TokenizerFiles, template: str = "auto", *, force: bool =
             tool cannot edit).
     """
     files.require_config()
-    if template == "auto":
-        files.require_chat_template()
     name, chosen, label, reasons = resolve_template(files, template)
     if not chosen:
         return UpgradePlan(files, "no_template", reasons=reasons)
@@ -773,7 +761,6 @@ def plan_upgrade(files: TokenizerFiles, template: str = "auto", *, force: bool =
             plan.status = "conflict"
             return plan
         plan.forced = True
-    files.require_chat_template()
     plan.verification = verify_files(files, chosen, label)
     if not plan.verification.passed:
         if not force:
@@ -843,7 +830,12 @@ def write_local(plan: UpgradePlan, output: Path | str | None = None) -> Path:
 
 
 def build_commit_message(
-    template_label: str, verification: Verification | None, *, forced: bool = False, reasons: Sequence[str] = ()
+    template_label: str,
+    verification: Verification | None,
+    *,
+    forced: bool = False,
+    reasons: Sequence[str] = (),
+    replaced: bool = False,
 ) -> tuple[str, str]:
     """``(commit title, commit description)`` for a Hub upgrade (pure: no network).
 
@@ -878,10 +870,12 @@ def build_commit_message(
         lines.append("")
     elif forced:
         lines += ["Check: skipped (forced with --force).", ""]
-    lines.append(
-        f"Only the `response_template` key is added (before the closing brace); every other byte of `{CONFIG_NAME}` "
-        "and every other file are unchanged."
+    change = (
+        "Only the value of the existing `response_template` key is replaced (forced with --force)"
+        if replaced
+        else "Only the `response_template` key is added (before the closing brace)"
     )
+    lines.append(f"{change}; every other byte of `{CONFIG_NAME}` and every other file are unchanged.")
     return title, "\n".join(lines)
 
 
@@ -901,7 +895,11 @@ def build_hub_commit(plan: UpgradePlan, *, create_pr: bool = True, revision: str
     if plan.status != "ready" or plan.new_text is None:
         raise ValueError(f"nothing to commit (status {plan.status!r})")
     title, description = build_commit_message(
-        plan.template_label, plan.verification, forced=plan.forced, reasons=plan.reasons
+        plan.template_label,
+        plan.verification,
+        forced=plan.forced,
+        reasons=plan.reasons,
+        replaced=bool(plan.differences),  # a different template was there and --force replaces it
     )
     kwargs: dict[str, Any] = {
         "repo_id": plan.files.where,
@@ -929,4 +927,4 @@ def push_to_hub(plan: UpgradePlan, *, create_pr: bool = True, revision: str | No
     try:
         return api.create_commit(**kwargs)
     except Exception as exc:  # noqa: BLE001 - one line for the user
-        raise _hub_error(plan.files.where, CONFIG_NAME, exc) from None
+        raise _hub_error(plan.files.where, CONFIG_NAME, exc, action="commit") from None

@@ -39,10 +39,12 @@ from typing import Any
 
 from hf_response_templates.upgrade import (
     InputError,
+    _read_text,
     build_hub_commit,
     fetch_hub_files,
     hub_offline,
     plan_upgrade,
+    push_to_hub,
 )
 
 UPGRADED, ALREADY, NO_TEMPLATE, VERIFICATION_FAILED, ERROR = (
@@ -88,14 +90,10 @@ def upgrade_one(
             return Outcome(repo_id, VERIFICATION_FAILED, plan.template_label,
                            f"{plan.verification.summary}: {failed}"[:500])
         summary = plan.verification.summary if plan.verification else "not verified"
-        kwargs = build_hub_commit(plan, create_pr=create_pr)
         if dry_run:
-            return Outcome(repo_id, UPGRADED, plan.template_label, f"dry run (would commit: {kwargs['commit_message']}); {summary}")
-        if api is None:
-            from huggingface_hub import HfApi
-
-            api = HfApi()
-        info = api.create_commit(**kwargs)
+            title = build_hub_commit(plan, create_pr=create_pr)["commit_message"]
+            return Outcome(repo_id, UPGRADED, plan.template_label, f"dry run (would commit: {title}); {summary}")
+        info = push_to_hub(plan, create_pr=create_pr, api=api)
         url = getattr(info, "pr_url", None) or getattr(info, "commit_url", None) or ""
         return Outcome(repo_id, UPGRADED, plan.template_label, summary, str(url))
     except InputError as exc:
@@ -132,11 +130,12 @@ def append_state(path: Path, outcome: Outcome) -> None:
 
 
 def read_repos_file(path: str) -> list[str]:
+    """The repo ids of a file: one per line, ``#`` starts a comment, duplicates dropped."""
     p = Path(path)
     if not p.is_file():
         raise InputError(path, "no such file" if not p.exists() else "not a file")
     repos = []
-    for line in p.read_text(encoding="utf-8").splitlines():
+    for line in _read_text(p, path).splitlines():
         line = line.split("#", 1)[0].strip()
         if line and line not in repos:
             repos.append(line)
@@ -219,6 +218,7 @@ def main(
     api: Any = None,
     list_repos: Callable[[str], Iterable[str]] | None = None,
 ) -> int:
+    """Run the script; returns the exit code. ``download``, ``api``, ``list_repos`` replace the Hub (tests)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("repos_file", nargs="?", metavar="REPOS_FILE", help="a file with one repo id per line")

@@ -423,3 +423,12 @@ def test_every_shipped_template_passes_the_cli_verification_on_its_own_chat_temp
         pytest.skip(f"no fixture chat template for {name}")
     verification = verify_chat_template(path.read_text(encoding="utf-8"), get_template(name), label=name)
     assert verification.passed, [(c.name, c.detail) for c in verification.failures()]
+
+
+def test_commit_message_says_when_an_existing_template_is_replaced():
+    from hf_response_templates.upgrade import build_commit_message
+
+    _, added = build_commit_message("smollm3", None)
+    _, replaced = build_commit_message("smollm3", None, forced=True, replaced=True)
+    assert "is added" in added and "replaced" not in added
+    assert "existing `response_template` key is replaced" in replaced
