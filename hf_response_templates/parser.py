@@ -197,7 +197,8 @@ class ResponseParser:
         if self._finalized:
             raise RuntimeError("this ResponseParser was already finalized")
         events: list[dict[str, Any]] = []
-        self._run("", events, True)
+        if self._buf:  # held text: at the end of the stream it is a delimiter or it is not
+            self._run("", events, True)
         if self._pending_ws:
             self._drop_whitespace(events)
         if self._opened:
