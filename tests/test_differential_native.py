@@ -172,8 +172,12 @@ def compare(case: Case) -> None:
     # Same chunks fed to both. Adjacent chunks are merged before comparing: we hold leading whitespace of
     # the implicit field back until its first non-space character (a deliberate difference, see
     # `deliberate_difference`), so chunk boundaries may differ there; the text per region must not.
-    assert canon(native_shape(ours["initial"])) == canon(merge_chunks(theirs["initial"]))
-    assert canon(native_shape(ours["events"])) == canon(merge_chunks(theirs["events"]))
+    # Compared as one sequence: when a delimiter ends exactly where the prefix ends, native holds it back
+    # if any literal of that field is a prefix of another (["<", "</a>"]), even when the longer one already
+    # matched; we commit it. Its events then come in `initial_events` for us and at the first feed or
+    # finalize for native: the same events, one call apart.
+    assert canon(native_shape(ours["initial"] + ours["events"])) == canon(
+        merge_chunks(theirs["initial"] + theirs["events"]))
 
 
 # Ties between delimiters at the same position and length go to the field NAME in both parsers (opens
@@ -189,6 +193,14 @@ SETTINGS = dict(sorted_names=False, defaults_may_collide=False)
     "content": {"close": "<|im_end|>"}}, "defaults": {"role": "assistant"}},
     "<|im_start|>assistant\n", '<think>Hm</think>Sure.<tool_call>{"name": "f", "arguments": {}}</tool_call><|im_end|>',
     ["<think>H", "m</th", "ink>Sure.<tool", '_call>{"name": "f", "arguments": {}}</tool_call><|im_', "end|>"]))
+# Found by CI runs: a delimiter that ends where the prefix ends (committed one call earlier than native),
+# and a JSON body longer than Python's int() digit limit with allow_non_json (native raises).
+@example(Case({"start_anchor_pattern": "<\\|im_start\\|>(?:assistant|bot)\n",
+               "fields": {"f0": {"open": "<a>"}, "f1": {"open": ["<", "</a>"], "optional": False}}},
+              "<|im_start|>assistant\n</a>", "", []))
+@example(Case({"start_anchor": "S", "fields": {"f0": {"open": "<a>", "repeats": True},
+                                               "f1": {"content": "json", "content_args": {"allow_non_json": True}}}},
+              "", "1" * 5000 + "<a>", ["1" * 5000 + "<a>"]))
 @given(cases(**SETTINGS))
 def test_same_messages_and_events_as_native(case: Case) -> None:
     compare(case)
