@@ -14,13 +14,22 @@ None of them ever evaluates model text as code.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import re as _stdre
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import regex
+
+try:  # the standard library's regex parser, used only to read the structure of a `tag_pattern`
+    from re import _constants as _sre_constants
+    from re import _parser as _sre_parse
+except ImportError:  # Python < 3.11
+    import sre_constants as _sre_constants  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 from .errors import RegexTimeoutError, TemplateError
 
@@ -400,6 +409,35 @@ class _LaxJSON:
 # --------------------------------------------------------------------------- xml-inline, kv-lines
 
 
+@functools.lru_cache(maxsize=256)
+def _key_value_columns(pattern: regex.Pattern) -> tuple[int, int] | None:
+    """Where `key` and `value` are in the tuples of `pattern.findall`, if both groups take part in
+    every match (so neither can be None); None if they may not, or if that is unknown.
+
+    Read from the standard library's parse of the pattern: a group written at the top level of the
+    pattern (not inside an alternative, an optional or repeated part, or a lookaround) always takes
+    part. `findall` is ~2x cheaper than `finditer` plus `Match.group`.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            parsed = _sre_parse.parse(pattern.pattern)
+    except Exception:  # `regex`-only syntax (or duplicate group names): use finditer
+        return None
+    top: set[int] = set()
+    stack = [parsed]
+    while stack:
+        for op, av in stack.pop():
+            if op is _sre_constants.SUBPATTERN:
+                if av[0] is not None:
+                    top.add(av[0])
+                stack.append(av[3])
+    key, value = pattern.groupindex["key"], pattern.groupindex["value"]
+    if key not in top or value not in top or parsed.state.groups != pattern.groups + 1:
+        return None
+    return key - 1, value - 1
+
+
 def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """A flat sequence of tags matched by `tag_pattern` (groups `key` and `value`) -> dict."""
     pattern: regex.Pattern = args["tag_pattern"]
@@ -408,9 +446,18 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     merged: set[str] = set()
     timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
+    columns = _key_value_columns(pattern)
     try:
-        for m in pattern.finditer(text, timeout=timeout):
-            key, raw = m.group("key"), m.group("value")
+        if columns is not None:
+            # (string, pos, endpos, overlapped, concurrent, timeout) passed positionally: ~0.3 µs cheaper
+            found = pattern.findall(text, 0, None, False, None, timeout)
+            if columns == (0, 1) and pattern.groups == 2 and not merge and not value_parser:
+                return dict(found)  # (key, value) tuples; a repeated key keeps its last value, as below
+            k, v = columns
+            pairs: Any = ((t[k], t[v]) for t in found)
+        else:
+            pairs = (m.group("key", "value") for m in pattern.finditer(text, timeout=timeout))
+        for key, raw in pairs:
             if key is None:
                 continue
             value = value_parser(raw if raw is not None else "") if value_parser else (raw or "")

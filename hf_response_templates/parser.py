@@ -39,6 +39,10 @@ from .tools import tool_schemas
 
 __all__ = ["ResponseParser", "parse_response"]
 
+#: Where the state machine puts its events: a list, or None when nobody reads them (one-shot
+#: `parse_response`, which then builds no event dicts: ~2 µs per response, benchmarks/RESULTS.md).
+Events = list[dict[str, Any]] | None
+
 _PREFIX_REQUIRED = (
     "`prefix` is required: pass the prompt that came before generation (the text or token ids given to "
     "the model). Chat templates often pre-write part of the assistant message (an opening <think>, a "
@@ -197,6 +201,9 @@ class ResponseParser:
         if self._finalized:
             raise RuntimeError("this ResponseParser was already finalized")
         events: list[dict[str, Any]] = []
+        return self._finish(events), events
+
+    def _finish(self, events: Events) -> dict[str, Any]:
         if self._buf:  # held text: at the end of the stream it is a delimiter or it is not
             self._run("", events, True)
         if self._pending_ws:
@@ -216,11 +223,11 @@ class ResponseParser:
         if self._malformed:
             message["unparsed"] = [e.as_dict() for e in self._malformed]
         self._finalized = True
-        return message, events
+        return message
 
     # ------------------------------------------------------------------ the state machine
 
-    def _run(self, text: str, events: list[dict[str, Any]], eos: bool) -> None:
+    def _run(self, text: str, events: Events, eos: bool) -> None:
         watch = self._watch
         if text and watch is not None and not (eos or self._buf or self._ctx_on):
             # Fast path for most token-sized chunks: nothing is held and no delimiter can start in
@@ -271,10 +278,10 @@ class ResponseParser:
         if zw >= 0:
             self._zw_at = w0 + zw
 
-    def _route(self, text: str, events: list[dict[str, Any]], at: int) -> None:
+    def _route(self, text: str, events: Events, at: int) -> None:
         cur = self._current
         if cur is None:
-            if self._trace:
+            if self._trace and events is not None:
                 reason = "after_end" if self._ended else "outside_regions"
                 events.append({"type": "text_dropped", "text": text, "reason": reason})
             return
@@ -290,19 +297,21 @@ class ResponseParser:
                     self._pending_ws = ""
             self._opened = True
             self._region_start = at
-            events.append({"type": "region_open", "field": cur.name})
+            if events is not None:
+                events.append({"type": "region_open", "field": cur.name})
         self._body.append(text)
-        events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+        if events is not None:
+            events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
 
-    def _drop_whitespace(self, events: list[dict[str, Any]]) -> None:
-        if self._trace:
+    def _drop_whitespace(self, events: Events) -> None:
+        if self._trace and events is not None:
             events.append({"type": "text_dropped", "text": self._pending_ws, "reason": "whitespace"})
         self._pending_ws = ""
 
-    def _on_delimiter(self, d: Any, groups: dict | None, text: str, events: list[dict[str, Any]], end: int) -> None:
+    def _on_delimiter(self, d: Any, groups: dict | None, text: str, events: Events, end: int) -> None:
         if self._pending_ws:
             self._drop_whitespace(events)
-        if self._trace:
+        if self._trace and events is not None:
             kind = "open" if d.kind == OPEN else "close"
             events.append({"type": "delimiter", "field": d.field, "kind": kind, "text": text})
         tpl = self._tpl
@@ -317,10 +326,11 @@ class ResponseParser:
             self._captures = groups
             self._region_start = end
             self._watch = tpl.close_watches[field.index]
-            if groups:
-                events.append({"type": "region_open", "field": field.name, "captures": dict(groups)})
-            else:
-                events.append({"type": "region_open", "field": field.name})
+            if events is not None:
+                if groups:
+                    events.append({"type": "region_open", "field": field.name, "captures": dict(groups)})
+                else:
+                    events.append({"type": "region_open", "field": field.name})
             return
         if groups:
             self._captures = {**self._captures, **groups} if self._captures else groups
@@ -338,7 +348,7 @@ class ResponseParser:
             self._watch = None
             self._ended = True
 
-    def _close_region(self, events: list[dict[str, Any]], at_end: bool = False) -> None:
+    def _close_region(self, events: Events, at_end: bool = False) -> None:
         field = self._current
         assert field is not None
         body = "".join(self._body)
@@ -364,7 +374,9 @@ class ResponseParser:
         finally:
             _content.REGEX_TIMEOUT.reset(token)
         if self._store(field, value):
-            if at_end:
+            if events is None:
+                pass
+            elif at_end:
                 events.append({"type": "region_close", "field": field.name, "value": value, "at_end": True})
             else:
                 events.append({"type": "region_close", "field": field.name, "value": value})
@@ -379,10 +391,12 @@ class ResponseParser:
             self._malformed_region(field, body, error, events, at_end)
 
     def _malformed_region(
-        self, field: FieldSpec, body: str, error: ResponseParseError, events: list[dict[str, Any]], at_end: bool
+        self, field: FieldSpec, body: str, error: ResponseParseError, events: Events, at_end: bool
     ) -> None:
         self._malformed.append(error)
         self._errors.append(error)
+        if events is None:
+            return
         event = {"type": "region_malformed", "field": field.name, "text": body, "error": error.error,
                  "position": error.position}
         if at_end:
@@ -413,7 +427,7 @@ class ResponseParser:
             return False
         return True
 
-    def _on_timeout(self, t: DelimiterTimeout, at: int, events: list[dict[str, Any]]) -> None:
+    def _on_timeout(self, t: DelimiterTimeout, at: int, events: Events) -> None:
         d = t.delimiter
         self._disabled.add(d)
         position = at - self._gen_start
@@ -426,7 +440,8 @@ class ResponseParser:
             position=position if position >= 0 else None,
         )
         self._errors.append(error)
-        events.append({"type": "error", "field": d.field, "key": d.key, "error": str(error)})
+        if events is not None:
+            events.append({"type": "error", "field": d.field, "key": d.key, "error": str(error)})
 
 
 def parse_response(
@@ -458,8 +473,8 @@ def parse_response(
         # The whole generation is here, so it is also the end of the stream: no delimiter can be
         # partial, and regex delimiters need no partial matching (which can cost ~0.2 µs per
         # character for patterns such as gpt-oss's `\s*to=functions...`).
-        parser._run(text, [], True)
-    message, _ = parser.finalize()
+        parser._run(text, None, True)
+    message = parser._finish(None)
     if strict and parser._errors:
         raise parser._errors[0]
     return message

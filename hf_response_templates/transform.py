@@ -100,11 +100,21 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
 def _lookup(path: str) -> Applier:
     root, *keys = path.split(".")
 
+    def undefined(scope: Mapping[str, Any]) -> TransformError:
+        return TransformError(f"transform placeholder '{{{path}}}' is not defined; available names: {sorted(scope)}")
+
+    if not keys:  # "{content}", "{name}": the common case, one lookup
+
+        def apply_root(scope: Mapping[str, Any]) -> Any:
+            if root in scope:
+                return scope[root]
+            raise undefined(scope)
+
+        return apply_root
+
     def apply(scope: Mapping[str, Any]) -> Any:
         if root not in scope:
-            raise TransformError(
-                f"transform placeholder '{{{path}}}' is not defined; available names: {sorted(scope)}"
-            )
+            raise undefined(scope)
         value = scope[root]
         for i, key in enumerate(keys):
             if not isinstance(value, dict):
