@@ -17,19 +17,16 @@ import contextvars
 import functools
 import json
 import re as _stdre
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import regex
 
-try:  # the standard library's regex parser, used only to read the structure of a `tag_pattern`
+try:  # the standard library's regex constants, used only to read the structure of a `tag_pattern`
     from re import _constants as _sre_constants
-    from re import _parser as _sre_parse
 except ImportError:  # Python < 3.11
     import sre_constants as _sre_constants  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 from .errors import RegexTimeoutError, TemplateError
 
@@ -418,11 +415,10 @@ def _key_value_columns(pattern: regex.Pattern) -> tuple[int, int] | None:
     pattern (not inside an alternative, an optional or repeated part, or a lookaround) always takes
     part. `findall` is ~2x cheaper than `finditer` plus `Match.group`.
     """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            parsed = _sre_parse.parse(pattern.pattern)
-    except Exception:  # `regex`-only syntax (or duplicate group names): use finditer
+    from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
+
+    parsed = stdlib_parse(pattern.pattern)
+    if parsed is None:  # `regex`-only syntax, duplicate group names, or unsure: use finditer
         return None
     top: set[int] = set()
     stack = [parsed]

@@ -343,6 +343,29 @@ def _groups(d: Delimiter, m: Any) -> dict | None:
     return {name: g[i] for name, i in slots if g[i] is not None}
 
 
+_ODD_BRACE = _stdre.compile(r"\{(?!\d*(?:,\d*)?\})")
+
+
+def stdlib_parse(source: str) -> Any | None:
+    """Regex `source` as parsed by the standard library's `re` parser, for structural questions (first
+    characters, leading literal text, lookbehinds, which groups always take part); None when `re` may
+    read it differently from `regex`: a parse error (`regex`-only syntax), a warning (a "[[:alpha:]]"
+    POSIX class is a nested set for `regex`, a list of characters for `re`), a `{` that is not a plain
+    counted repeat (`a{e<=1}` is fuzzy matching for `regex`, literal text for `re`), or case-insensitive
+    matching (`regex` folds more characters)."""
+    if _ODD_BRACE.search(source):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            parsed = _sre_parse.parse(source)
+    except Exception:
+        return None
+    if parsed.state.flags & _stdre.IGNORECASE:
+        return None
+    return parsed
+
+
 #: Give up on a prefilter whose set of first characters is larger than this (it would rarely skip).
 _MAX_FIRST_CHARS = 32
 
@@ -355,15 +378,8 @@ def _first_chars(source: str) -> set[str] | None:
     classes such as `\\s`, back references, conditionals, or a pattern that can match the empty
     string all give None (no prefilter). Assertions consume nothing, so they are skipped.
     """
-    try:
-        with warnings.catch_warnings():
-            # `re` warns where its reading may differ from `regex` (a "[[:alpha:]]" POSIX class is a
-            # nested set for `regex`, a list of characters for `re`): then we do not know.
-            warnings.simplefilter("error")
-            parsed = _sre_parse.parse(source)
-    except Exception:
-        return None
-    if parsed.state.flags & _stdre.IGNORECASE:
+    parsed = stdlib_parse(source)
+    if parsed is None:
         return None
     try:
         chars, nullable = _first_of_sequence(parsed)
@@ -377,19 +393,11 @@ def _first_chars(source: str) -> set[str] | None:
 def _literal_lead(source: str) -> str | None:
     """The fixed text every match of regex `source` starts with (None if none or unknown).
 
-    Read from the standard library's parse of the pattern, conservatively: its leading literal
-    characters, if `re` parses the pattern without warnings, it is not case-insensitive, and it has no
-    `{` (in `regex`, `a{e<=1}` makes `a` fuzzy, which `re` reads as literal text).
+    Read from `stdlib_parse` (None when unsure), and only for patterns without `{` at all (a counted
+    repeat right after the literal text would apply to its last character).
     """
-    if "{" in source:
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            parsed = _sre_parse.parse(source)
-    except Exception:
-        return None
-    if parsed.state.flags & _stdre.IGNORECASE:
+    parsed = stdlib_parse(source) if "{" not in source else None
+    if parsed is None:
         return None
     lead = []
     for op, av in parsed:
@@ -418,13 +426,8 @@ def _needs_context(source: str) -> bool:
     # groups changes no anchor or lookaround, so the answer stays the same.
     count = iter(range(1 << 30))
     renamed = _GROUP_NAME.sub(lambda m: f"(?P<g{next(count)}>", source)
-    try:
-        with warnings.catch_warnings():
-            # `re` warns where its reading may differ from `regex` (a "[[:alpha:]]" POSIX class is a
-            # nested set for `regex`, a list of characters for `re`): then we do not know.
-            warnings.simplefilter("error")
-            parsed = _sre_parse.parse(renamed)
-    except Exception:
+    parsed = stdlib_parse(renamed)
+    if parsed is None:
         return True  # `regex`-only syntax (`\G`, `\K`, variable lookbehind, ...): assume it does
     stack = [parsed]
     while stack:

@@ -473,3 +473,11 @@ def test_regex_syntax_only_the_regex_module_reads_is_matched_like_regex_does():
     spec = {"start_anchor": "S", "fields": {"w": {"open_pattern": "[[:alpha:]]+=", "close": ";"}, "c": {}}}
     assert stream(spec, list("12 zyx=q;"))[0] == {"c": "12", "w": "q"}
     assert stream(spec, ["12 zyx=q;"])[0] == {"c": "12", "w": "q"}
+
+
+def test_fuzzy_regex_syntax_is_not_mistaken_for_literal_text_by_the_prefilter():
+    # `(?:abc){e<=1}` is fuzzy matching for `regex` ("xbc" matches with one error); `re` would read
+    # "{e<=1}" as literal text and wrongly conclude every match starts with "a".
+    spec = {"start_anchor": "S", "fields": {"w": {"open_pattern": "(?:abc){e<=1}:", "close": ";"}, "c": {}}}
+    assert stream(spec, list("12 xbc:q;"))[0] == {"c": "12", "w": "q"}
+    assert parse_response("12 xbc:q;", spec, prefix="") == {"c": "12", "w": "q"}
