@@ -76,68 +76,6 @@ cpu = time.process_time_ns
 
 # --------------------------------------------------------------------------- templates
 
-# Used when the shipped templates (templates/*.json, `hf_response_templates.library`) are not there.
-_INLINE = {
-    "smollm3": {
-        "defaults": {"role": "assistant"},
-        "start_anchor": "<|im_start|>assistant\n",
-        "fields": {
-            "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
-            "tool_calls": {
-                "open": "<tool_call>",
-                "close": "</tool_call>",
-                "repeats": True,
-                "content": "json",
-                "transform": {"type": "function", "function": "{content}"},
-            },
-            "content": {"close": "<|im_end|>", "content": "text"},
-        },
-    },
-    "qwen3-coder": {
-        "defaults": {"role": "assistant"},
-        "start_anchor": "<|im_start|>assistant\n",
-        "fields": {
-            "tool_calls": {
-                "open_pattern": r"<tool_call>\s*<function=(?P<name>[^>\s]+)>",
-                "close": "</tool_call>",
-                "repeats": True,
-                "content": "xml-inline",
-                "content_args": {"tag_pattern": r"<parameter=(?P<key>[^>\s]+)>\n?(?P<value>.*?)\n?</parameter>"},
-                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
-            },
-            "content": {"close": "<|im_end|>", "content": "text"},
-        },
-    },
-    "gpt-oss": {
-        "defaults": {"role": "assistant"},
-        "start_anchor": "<|start|>assistant",
-        "fields": {
-            "thinking": {
-                "open_pattern": r"(?:<\|start\|>assistant)?<\|channel\|>analysis<\|message\|>",
-                "close": "<|end|>",
-                "repeats": True,
-                "join": "\n",
-                "content": "text",
-            },
-            "tool_calls": {
-                "open_pattern": r"(?:<\|start\|>assistant)?(?:\s*to=functions\.(?P<name>[^\s<]+)\s*<\|channel\|>commentary"
-                r"|<\|channel\|>commentary\s+to=functions\.(?P<name>[^\s<]+))[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>",
-                "close": "<|call|>",
-                "repeats": True,
-                "content": "json",
-                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
-            },
-            "content": {
-                "open_pattern": r"(?:<\|start\|>assistant)?<\|channel\|>(?:final|commentary)<\|message\|>",
-                "close": ["<|return|>", "<|end|>"],
-                "repeats": True,
-                "join": "\n",
-                "content": "text",
-            },
-        },
-    },
-}
-
 #: benchmark name -> (shipped template name, kind of delimiters, prompt prefix before the generation)
 CASES = {
     "smollm3": ("smollm3", "literal", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"),
@@ -147,12 +85,10 @@ CASES = {
 
 
 def load_templates() -> tuple[dict[str, dict], str]:
-    try:
-        from hf_response_templates.library import get_template
+    """The shipped templates the benchmark cases use (fresh copies)."""
+    from hf_response_templates import get_template
 
-        return {name: get_template(shipped) for name, (shipped, _, _) in CASES.items()}, "templates/*.json"
-    except Exception:  # the library module or the JSON files are not there
-        return {name: copy.deepcopy(_INLINE[shipped]) for name, (shipped, _, _) in CASES.items()}, "inline"
+    return {name: get_template(shipped) for name, (shipped, _, _) in CASES.items()}, "templates/*.json"
 
 
 # --------------------------------------------------------------------------- inputs

@@ -91,10 +91,6 @@ class Delimiter:
         groupindex = self.pattern.groupindex if self.pattern is not None else {}
         object.__setattr__(self, "group_slots", tuple((name, i - 1) for name, i in groupindex.items()))
 
-    @property
-    def is_literal(self) -> bool:
-        return self.literals is not None
-
 
 def _nested_prefixes(literal: str) -> str:
     """A regex matching exactly the proper, non-empty prefixes of `literal`."""
