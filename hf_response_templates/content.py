@@ -14,7 +14,6 @@ None of them ever evaluates model text as code.
 from __future__ import annotations
 
 import contextvars
-import functools
 import json
 import re as _stdre
 from collections.abc import Callable, Mapping
@@ -64,6 +63,9 @@ class ContentParser:
     parse: ParseFn
     streamable: bool = False
     args: Mapping[str, ArgCheck] | None = None  # None: accept any args unchecked
+    #: Built-ins only: adds entries derived from the validated args (how to read a pattern's matches, say)
+    #: once per template, so that `parse` does not work them out for every region.
+    prepare: Callable[[dict[str, Any]], None] | None = None
 
     def compile_args(self, args: Any, field: str) -> Mapping[str, Any]:
         if args is None:
@@ -75,7 +77,10 @@ class ContentParser:
                 key="content_args",
             )
         if self.args is None:
-            return dict(args)
+            out = dict(args)
+            if self.prepare is not None:
+                self.prepare(out)
+            return out
         unknown = sorted(set(args) - set(self.args))
         if unknown:
             allowed = ", ".join(sorted(self.args)) or "none"
@@ -90,6 +95,8 @@ class ContentParser:
             raise TemplateError(
                 f"the {self.name!r} parser requires {missing}", field=field, key=f"content_args.{missing[0]}"
             )
+        if self.prepare is not None:
+            self.prepare(out)
         return out
 
 
@@ -406,7 +413,6 @@ class _LaxJSON:
 # --------------------------------------------------------------------------- xml-inline, kv-lines
 
 
-@functools.lru_cache(maxsize=256)
 def _key_value_columns(pattern: regex.Pattern) -> tuple[int, int] | None:
     """Where `key` and `value` are in the tuples of `pattern.findall`, if both groups take part in
     every match (so neither can be None); None if they may not, or if that is unknown.
@@ -434,23 +440,37 @@ def _key_value_columns(pattern: regex.Pattern) -> tuple[int, int] | None:
     return key - 1, value - 1
 
 
+def _prepare_xml_inline(args: dict[str, Any]) -> None:
+    """How `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`) and `_plain` (the
+    result is just `dict(findall(...))`: key and value are the only groups, nothing else is asked)."""
+    pattern = args["tag_pattern"]
+    columns = _key_value_columns(pattern)
+    args["_columns"] = columns
+    args["_plain"] = (
+        columns == (0, 1)
+        and pattern.groups == 2
+        and not args.get("merge_duplicates", False)
+        and not args.get("value_parser")
+    )
+
+
 def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """A flat sequence of tags matched by `tag_pattern` (groups `key` and `value`) -> dict."""
     pattern: regex.Pattern = args["tag_pattern"]
-    value_parser = args.get("value_parser")
-    merge = args.get("merge_duplicates", False)
-    out: dict[str, Any] = {}
-    merged: set[str] = set()
     timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
-    columns = _key_value_columns(pattern)
     try:
+        if args["_plain"]:
+            # (string, pos, endpos, overlapped, concurrent, timeout) passed positionally: ~0.3 µs cheaper.
+            # (key, value) tuples; a repeated key keeps its last value, as below.
+            return dict(pattern.findall(text, 0, None, False, None, timeout))
+        value_parser = args.get("value_parser")
+        merge = args.get("merge_duplicates", False)
+        out: dict[str, Any] = {}
+        merged: set[str] = set()
+        columns = args["_columns"]
         if columns is not None:
-            # (string, pos, endpos, overlapped, concurrent, timeout) passed positionally: ~0.3 µs cheaper
-            found = pattern.findall(text, 0, None, False, None, timeout)
-            if columns == (0, 1) and pattern.groups == 2 and not merge and not value_parser:
-                return dict(found)  # (key, value) tuples; a repeated key keeps its last value, as below
             k, v = columns
-            pairs: Any = ((t[k], t[v]) for t in found)
+            pairs: Any = ((t[k], t[v]) for t in pattern.findall(text, 0, None, False, None, timeout))
         else:
             pairs = (m.group("key", "value") for m in pattern.finditer(text, timeout=timeout))
         for key, raw in pairs:
@@ -684,6 +704,7 @@ def _register_builtins() -> None:
         parse_xml_inline,
         False,
         {"tag_pattern": _required(_tag_pattern), "value_parser": _value_parser, "merge_duplicates": _typed(bool)},
+        prepare=_prepare_xml_inline,
     )
     _REGISTRY["kv-lines"] = ContentParser(
         "kv-lines",

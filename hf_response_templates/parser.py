@@ -79,7 +79,6 @@ class ResponseParser:
         "_trace",
         "_timeout",
         "_message",
-        "_default_keys",
         "_assigned",
         "_current",
         "_explicit",
@@ -127,7 +126,6 @@ class ResponseParser:
         self._trace = trace
         self._timeout = regex_timeout if regex_timeout is not None else _content.DEFAULT_REGEX_TIMEOUT
         self._message: dict[str, Any] = tpl.new_message()
-        self._default_keys = frozenset(self._message)
         self._assigned: set[str] = set()
         self._current: FieldSpec | None = tpl.implicit_field
         self._explicit = False
@@ -148,7 +146,7 @@ class ResponseParser:
         self._region_start = 0
         self._pending_ws = ""  # whitespace before the implicit field opens (see the module docstring)
         self._ws_at = 0
-        self._hold_ws = tpl.implicit_field is not None and not tpl.implicit_field.keeps_whitespace
+        self._hold_ws = tpl.hold_whitespace
         self._finalized = False
         self.initial_events: list[dict[str, Any]] = []
         cut = tpl.cut_prefix(prefix, self._timeout)
@@ -211,15 +209,17 @@ class ResponseParser:
         if self._opened:
             self._close_region(events, at_end=True)
             self._opened = False
-        for f in self._tpl.fields:
-            if not f.optional and f.name not in self._assigned:
+        for name in self._tpl.required:
+            if name not in self._assigned:
                 self._errors.append(
-                    ResponseParseError(
-                        "is required ('optional': false) but the model never wrote it", field=f.name
-                    )
+                    ResponseParseError("is required ('optional': false) but the model never wrote it", field=name)
                 )
-        keep = self._default_keys
-        message = {k: v for k, v in self._message.items() if k in keep or not _is_empty(v)}
+        keep = self._tpl.default_keys
+        message = {  # `_is_empty`, inlined: this runs for every key of every message
+            k: v
+            for k, v in self._message.items()
+            if k in keep or not (v is None or (isinstance(v, (str, list, dict)) and not v))
+        }
         if self._malformed:
             message["unparsed"] = [e.as_dict() for e in self._malformed]
         self._finalized = True
@@ -254,7 +254,10 @@ class ResponseParser:
                 result: Any = len(window)
             else:
                 try:
-                    result = watch.scan(window, pos, eos, zw, self._disabled, self._timeout, memo)
+                    if eos:
+                        result = watch.scan_end(window, pos, zw, self._disabled, self._timeout, memo)
+                    else:
+                        result = watch.scan(window, pos, False, zw, self._disabled, self._timeout, memo)
                 except DelimiterTimeout as t:
                     self._on_timeout(t, w0 + pos, events)
                     continue
@@ -353,9 +356,11 @@ class ResponseParser:
         assert field is not None
         body = "".join(self._body)
         self._body = []
-        position = self._region_start - self._gen_start
-        pos = position if position >= 0 else None
-        token = _content.REGEX_TIMEOUT.set(self._timeout)
+        # Content parsers read the regex timeout from a ContextVar; set it only when it differs (setting
+        # and resetting costs ~0.5 µs per region, benchmarks/RESULTS.md).
+        token = None
+        if _content.REGEX_TIMEOUT.get(_content.DEFAULT_REGEX_TIMEOUT) != self._timeout:
+            token = _content.REGEX_TIMEOUT.set(self._timeout)
         try:
             value = field.parse(body, self._captures)
             if self._tools:
@@ -363,16 +368,17 @@ class ResponseParser:
             if field.join is not None and not isinstance(value, str):
                 raise ValueError(f"'join' needs every match to parse to a string, got {type(value).__name__}")
         except RegexTimeoutError as e:
-            e.field, e.text, e.position = field.name, body, pos
+            e.field, e.text, e.position = field.name, body, self._position()
             self._malformed_region(field, body, e, events, at_end)
             return
         except Exception as e:  # any content-parser failure is a malformed region, never a crash
             error = ResponseParseError(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e),
-                                       field=field.name, text=body, position=pos)
+                                       field=field.name, text=body, position=self._position())
             self._malformed_region(field, body, error, events, at_end)
             return
         finally:
-            _content.REGEX_TIMEOUT.reset(token)
+            if token is not None:
+                _content.REGEX_TIMEOUT.reset(token)
         if self._store(field, value):
             if events is None:
                 pass
@@ -386,9 +392,14 @@ class ResponseParser:
                 "merged into the message (set 'repeats': true to collect every match)",
                 field=field.name,
                 text=body,
-                position=pos,
+                position=self._position(),
             )
             self._malformed_region(field, body, error, events, at_end)
+
+    def _position(self) -> int | None:
+        """Where the region being closed starts, in generated characters (None if in the prefix)."""
+        position = self._region_start - self._gen_start
+        return position if position >= 0 else None
 
     def _malformed_region(
         self, field: FieldSpec, body: str, error: ResponseParseError, events: Events, at_end: bool

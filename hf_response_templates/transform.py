@@ -48,6 +48,10 @@ def placeholder_roots(transform: Any) -> set[str]:
     return roots
 
 
+#: How a compiled transform node gets its value: a constant, one key of the scope, or a function.
+_CONST, _ROOT, _CALL = 0, 1, 2
+
+
 def compile_transform(transform: Any, *, field: str) -> Applier:
     """Validate `transform` and compile it into a function `scope -> value`.
 
@@ -56,7 +60,7 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
     """
     count = [0]
 
-    def build(node: Any, depth: int, where: str) -> Applier:
+    def build(node: Any, depth: int, where: str) -> tuple[int, Any]:
         count[0] += 1
         if count[0] > MAX_TRANSFORM_NODES:
             raise TemplateError(f"has more than {MAX_TRANSFORM_NODES} nodes", field=field, key="transform")
@@ -69,15 +73,16 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
             for k, v in node.items():
                 if not isinstance(k, str):
                     raise TemplateError(f"keys must be strings, got {k!r} at {where}", field=field, key="transform")
-                items.append((k, build(v, depth + 1, f"{where}.{k}")))
-            return lambda scope: {k: f(scope) for k, f in items}
+                items.append((k, *build(v, depth + 1, f"{where}.{k}")))
+            return _CALL, _dict_applier(tuple(items))
         if isinstance(node, list):
-            parts = [build(v, depth + 1, f"{where}[{i}]") for i, v in enumerate(node)]
-            return lambda scope: [f(scope) for f in parts]
+            parts = [_as_applier(*build(v, depth + 1, f"{where}[{i}]")) for i, v in enumerate(node)]
+            return _CALL, lambda scope: [f(scope) for f in parts]
         if isinstance(node, str):
             m = _PLACEHOLDER.fullmatch(node)
             if m:
-                return _lookup(m.group(1))
+                path = m.group(1)
+                return (_ROOT, path) if "." not in path else (_CALL, _lookup(path))
             if _PLACEHOLDER.search(node):
                 raise TemplateError(
                     f"string {node!r} at {where} mixes a {{placeholder}} with other text; placeholders must be the "
@@ -85,36 +90,65 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
                     field=field,
                     key="transform",
                 )
-            return lambda scope: node
+            return _CONST, node
         if node is None or isinstance(node, (bool, int, float)):
-            return lambda scope: node
+            return _CONST, node
         raise TemplateError(
             f"unsupported value {node!r} ({type(node).__name__}) at {where}; use JSON values only",
             field=field,
             key="transform",
         )
 
-    return build(transform, 0, "transform")
+    return _as_applier(*build(transform, 0, "transform"))
+
+
+def _as_applier(kind: int, value: Any) -> Applier:
+    if kind == _CALL:
+        return value
+    if kind == _ROOT:
+        return _lookup(value)
+    return lambda scope: value
+
+
+def _undefined(path: str, scope: Mapping[str, Any]) -> TransformError:
+    return TransformError(f"transform placeholder '{{{path}}}' is not defined; available names: {sorted(scope)}")
+
+
+def _dict_applier(items: tuple[tuple[str, int, Any], ...]) -> Applier:
+    """A dict node: one function with a loop, not one function per value (Transforms run once per
+    tool call; constants and `{name}` lookups, the usual values, cost no call at all)."""
+
+    def apply(scope: Mapping[str, Any]) -> dict[str, Any]:
+        out = {}
+        for key, kind, value in items:
+            if kind == _ROOT:
+                if value not in scope:
+                    raise _undefined(value, scope)
+                out[key] = scope[value]
+            elif kind == _CONST:
+                out[key] = value
+            else:
+                out[key] = value(scope)
+        return out
+
+    return apply
 
 
 def _lookup(path: str) -> Applier:
     root, *keys = path.split(".")
 
-    def undefined(scope: Mapping[str, Any]) -> TransformError:
-        return TransformError(f"transform placeholder '{{{path}}}' is not defined; available names: {sorted(scope)}")
-
-    if not keys:  # "{content}", "{name}": the common case, one lookup
+    if not keys:  # "{content}", "{name}": one lookup
 
         def apply_root(scope: Mapping[str, Any]) -> Any:
             if root in scope:
                 return scope[root]
-            raise undefined(scope)
+            raise _undefined(path, scope)
 
         return apply_root
 
     def apply(scope: Mapping[str, Any]) -> Any:
         if root not in scope:
-            raise undefined(scope)
+            raise _undefined(path, scope)
         value = scope[root]
         for i, key in enumerate(keys):
             if not isinstance(value, dict):
