@@ -43,6 +43,9 @@ __all__ = ["ResponseParser", "parse_response"]
 #: `parse_response`, which then builds no event dicts: ~2 µs per response, benchmarks/RESULTS.md).
 Events = list[dict[str, Any]] | None
 
+#: A region body is compacted (`ResponseParser._compact_body`) every this many chunks.
+_COMPACT_EVERY = 512
+
 _PREFIX_REQUIRED = (
     "`prefix` is required: pass the prompt that came before generation (the text or token ids given to "
     "the model). Chat templates often pre-write part of the assistant message (an opening <think>, a "
@@ -84,6 +87,7 @@ class ResponseParser:
         "_explicit",
         "_opened",
         "_body",
+        "_compact_at",
         "_captures",
         "_watch",
         "_ended",
@@ -130,7 +134,8 @@ class ResponseParser:
         self._current: FieldSpec | None = tpl.implicit_field
         self._explicit = False
         self._opened = False
-        self._body: list[str] = []
+        self._body: list[str] = []  # the open region's text, joined at close (see `_compact_body`)
+        self._compact_at = _COMPACT_EVERY
         self._captures: dict[str, str] | None = None
         self._watch: Watch | None = tpl.idle_watch
         self._ended = False
@@ -144,7 +149,9 @@ class ResponseParser:
         self._malformed: list[ResponseParseError] = []
         self._errors: list[ResponseParseError] = []
         self._region_start = 0
-        self._pending_ws = ""  # whitespace before the implicit field opens (see the module docstring)
+        # Whether `_body` holds whitespace seen before the implicit field opened (see the module docstring):
+        # it opens the field with the next non-whitespace text, or is dropped if a delimiter comes first.
+        self._pending_ws = False
         self._ws_at = 0
         self._hold_ws = tpl.hold_whitespace
         self._finalized = False
@@ -290,26 +297,45 @@ class ResponseParser:
             return
         if not self._opened:
             if self._hold_ws and not self._explicit:
-                if text.isspace():
+                if text.isspace():  # held in `_body` (see `_pending_ws`), compacted like a region body
                     if not self._pending_ws:
+                        self._pending_ws = True
                         self._ws_at = at
-                    self._pending_ws += text
+                    self._body.append(text)
+                    if len(self._body) >= self._compact_at:
+                        self._compact_body()
                     return
                 if self._pending_ws:
-                    text, at = self._pending_ws + text, self._ws_at
-                    self._pending_ws = ""
+                    text, at = "".join(self._body) + text, self._ws_at
+                    self._body = []
+                    self._compact_at = _COMPACT_EVERY
+                    self._pending_ws = False
             self._opened = True
             self._region_start = at
             if events is not None:
                 events.append({"type": "region_open", "field": cur.name})
-        self._body.append(text)
+        body = self._body
+        body.append(text)
+        if len(body) >= self._compact_at:
+            self._compact_body()
         if events is not None:
             events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
 
+    def _compact_body(self) -> None:
+        """Join the chunks routed since the last compaction into one string, so that a long region
+        streamed in token-sized chunks holds about one byte per (ASCII) character instead of ~57 per
+        chunk (benchmarks/RESULTS.md, "Memory"). Each character is copied once more: still linear."""
+        body = self._body
+        joined = self._compact_at - _COMPACT_EVERY  # body[:joined] are already joined blocks
+        body[joined:] = ["".join(body[joined:])]
+        self._compact_at = joined + 1 + _COMPACT_EVERY
+
     def _drop_whitespace(self, events: Events) -> None:
         if self._trace and events is not None:
-            events.append({"type": "text_dropped", "text": self._pending_ws, "reason": "whitespace"})
-        self._pending_ws = ""
+            events.append({"type": "text_dropped", "text": "".join(self._body), "reason": "whitespace"})
+        self._body = []
+        self._compact_at = _COMPACT_EVERY
+        self._pending_ws = False
 
     def _on_delimiter(self, d: Any, groups: dict | None, text: str, events: Events, end: int) -> None:
         if self._pending_ws:
@@ -326,6 +352,7 @@ class ResponseParser:
             self._explicit = True
             self._opened = True
             self._body = []
+            self._compact_at = _COMPACT_EVERY
             self._captures = groups
             self._region_start = end
             self._watch = tpl.close_watches[field.index]
@@ -341,6 +368,7 @@ class ResponseParser:
             self._close_region(events)
         self._opened = False
         self._body = []
+        self._compact_at = _COMPACT_EVERY
         self._captures = None
         if self._explicit:
             self._explicit = False
@@ -356,6 +384,7 @@ class ResponseParser:
         assert field is not None
         body = "".join(self._body)
         self._body = []
+        self._compact_at = _COMPACT_EVERY
         # Content parsers read the regex timeout from a ContextVar; set it only when it differs (setting
         # and resetting costs ~0.5 µs per region, benchmarks/RESULTS.md).
         token = None

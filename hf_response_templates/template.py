@@ -10,7 +10,6 @@ bounded (`MAX_FIELDS`, `MAX_PATTERN_LENGTH`, `MAX_LITERAL_LENGTH`, transform dep
 
 from __future__ import annotations
 
-import copy
 import json
 import marshal
 import threading
@@ -194,7 +193,7 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
             _remember(template, hit)
             return hit
     try:
-        key = json.dumps(template, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        key = json.dumps(template, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_mapping_as_dict)
     except (TypeError, ValueError) as e:
         raise TemplateError(f"must be JSON-compatible data (str, number, bool, null, list, dict): {e}") from None
     except RecursionError:
@@ -204,7 +203,7 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
         if hit is not None:
             _cache.move_to_end(key)
     if hit is None:
-        hit = _compile(copy.deepcopy(dict(template)))
+        hit = _compile(_plain_copy(template))
         with _cache_lock:
             _cache[key] = hit
             if len(_cache) > _CACHE_SIZE:
@@ -216,6 +215,22 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
                 del _fast_cache[next(iter(_fast_cache))]  # the oldest entry (first in, first out)
         _remember(template, hit)
     return hit
+
+
+def _mapping_as_dict(obj: Any) -> dict:
+    """`json.dumps` hook: any Mapping (a `MappingProxyType`, say) is written as a dict."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _plain_copy(obj: Any) -> Any:
+    """A deep copy in which every Mapping is a dict (the template was checked to be JSON data)."""
+    if isinstance(obj, Mapping):
+        return {k: _plain_copy(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_plain_copy(v) for v in obj)
+    return obj
 
 
 def _remember(template: Mapping[str, Any], compiled: ResponseTemplate) -> None:

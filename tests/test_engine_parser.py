@@ -481,3 +481,51 @@ def test_fuzzy_regex_syntax_is_not_mistaken_for_literal_text_by_the_prefilter():
     spec = {"start_anchor": "S", "fields": {"w": {"open_pattern": "(?:abc){e<=1}:", "close": ";"}, "c": {}}}
     assert stream(spec, list("12 xbc:q;"))[0] == {"c": "12", "w": "q"}
     assert parse_response("12 xbc:q;", spec, prefix="") == {"c": "12", "w": "q"}
+
+
+# ---------------------------------------------------------------- the end of the stream (`Watch.scan_end`)
+# One-shot parsing takes the end-of-stream path for the whole text: each case is also streamed one
+# character at a time, which takes the streaming path, and both must agree.
+
+QWEN_CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+WEATHER = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+
+
+def _both(spec, raw):
+    one_shot = parse_response(raw, spec, prefix="", strict=False)
+    assert stream(spec, list(raw))[0] == one_shot
+    return one_shot
+
+
+def test_a_lead_that_does_not_open_a_call_is_content_and_the_next_call_is_found():
+    # "<tool_call>" is the fixed text every match of Qwen's open_pattern starts with; where it is not
+    # followed by "<function=...>", the search goes on to the next occurrence.
+    raw = "See <tool_call> and <tool_call>oops. " + QWEN_CALL + "<|im_end|>"
+    message = _both(QWEN_XML, raw)
+    assert message["content"] == "See <tool_call> and <tool_call>oops."
+    assert message["tool_calls"] == [WEATHER]
+
+
+def test_a_call_after_the_end_of_the_message_is_not_parsed():
+    message = _both(QWEN_XML, "Hi<|im_end|>" + QWEN_CALL)
+    assert message == {"role": "assistant", "content": "Hi"}
+
+
+def test_calls_back_to_back_and_text_between_them():
+    raw = QWEN_CALL + QWEN_CALL + "\nmid\n" + QWEN_CALL + "<|im_end|>"
+    message = _both(QWEN_XML, raw)
+    assert message["tool_calls"] == [WEATHER] * 3 and message["content"] == "mid"
+
+
+def test_literal_and_lead_regex_at_the_same_position_longest_wins():
+    # A literal open "<tool" (field "a") and a regex whose matches start with "<tool_call>" (field "b")
+    # both match at one position: the longer match wins, in one-shot and streamed parsing alike.
+    spec = {
+        "start_anchor": "S",
+        "fields": {
+            "a": {"open": "<tool", "close": ">"},
+            "b": {"open_pattern": "<tool_call>(?P<n>\\w+):", "close": ";", "transform": {"n": "{n}", "v": "{content}"}},
+            "c": {},
+        },
+    }
+    assert _both(spec, "x<tool_call>f:1;y<tool z>") == {"c": "x\ny", "b": {"n": "f", "v": "1"}, "a": "z"}

@@ -198,3 +198,22 @@ def test_group_named_content_is_reserved():
 
 def test_non_json_values_are_rejected():
     _err({**SMOLLM3, "defaults": {"role": object()}}, match="JSON-compatible")
+
+
+def test_the_same_dict_passed_again_is_recognised_and_edits_made_in_place_are_seen():
+    spec = copy.deepcopy(SMOLLM3)
+    tpl = load_template(spec)
+    assert load_template(spec) is tpl  # the identity cache
+    spec["fields"]["content"]["close"] = ""  # an edit made in place that makes it invalid
+    _err(spec, field="content", key="close")
+    spec["fields"]["content"]["close"] = "<|im_end|>"
+    assert load_template(spec) is tpl  # equal content again: the compiled template is reused
+    spec["defaults"]["role"] = "model"
+    assert load_template(spec).defaults == {"role": "model"}
+
+
+def test_mappings_other_than_dict_are_loaded_by_content():
+    from types import MappingProxyType
+
+    tpl = load_template(copy.deepcopy(SMOLLM3))
+    assert load_template(MappingProxyType(copy.deepcopy(SMOLLM3))) is tpl

@@ -626,3 +626,47 @@ def test_prefix_is_required():
         ResponseParser(SMOL)
     with pytest.raises(ValueError, match="prefix"):
         parse_response("x", SMOL)
+
+
+# =========================================================================== memory held while streaming
+
+
+def test_a_long_region_streamed_in_small_chunks_is_held_compactly():
+    """The open region's body is joined every `_COMPACT_EVERY` chunks: what the parser holds grows with
+    the text, not with the number of chunks (~57 bytes each), and the value is the same."""
+    from hf_response_templates.parser import _COMPACT_EVERY
+
+    rng = random.Random(7)
+    chunks = ["".join(rng.choice("ab c\n") for _ in range(rng.randint(1, 4))) for _ in range(20 * _COMPACT_EVERY)]
+    template = tpl({"r": {"open": "<r>", "close": "</r>"}, "content": {}})
+    parser = ResponseParser(template, prefix="")
+    events = parser.feed("<r>")
+    for c in chunks:
+        events += parser.feed(c)
+    assert len(parser._body) <= 20 + _COMPACT_EVERY  # blocks of joined chunks, plus the newest chunks
+    assert "".join(e["text"] for e in events if e["type"] == "region_chunk") == "".join(chunks)
+    events += parser.feed("</r>")
+    message, _ = parser.finalize()
+    assert message["r"] == "".join(chunks).strip()
+
+
+@pytest.mark.parametrize("then", ["text", "delimiter"])
+def test_a_long_run_of_whitespace_before_the_implicit_field_is_held_compactly(then):
+    """Degenerate generations emit long runs of newlines: they are held (they open the implicit field
+    only if text follows) without quadratic copying and without one object per chunk."""
+    from hf_response_templates.parser import _COMPACT_EVERY
+
+    run = ["\n", " ", "\n\n"] * (10 * _COMPACT_EVERY)
+    template = tpl({"t": {"open": "<t>", "close": "</t>"}, "content": {"content_args": {"strip": True}}})
+    parser = ResponseParser(template, prefix="", trace=True)
+    for c in run:
+        assert parser.feed(c) == []
+    assert len(parser._body) <= 30 + _COMPACT_EVERY
+    if then == "text":
+        events = parser.feed("Hi")
+        assert events[1] == {"type": "region_chunk", "field": "content", "text": "".join(run) + "Hi", "dirty": False}
+        assert parser.finalize()[0]["content"] == "Hi"
+    else:
+        events = parser.feed("<t>x</t>")
+        assert events[0] == {"type": "text_dropped", "text": "".join(run), "reason": "whitespace"}
+        assert parser.finalize()[0] == {"t": "x"}
