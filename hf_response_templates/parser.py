@@ -192,8 +192,29 @@ class ResponseParser:
         if self._finalized:
             raise RuntimeError("this ResponseParser was already finalized; create a new one for a new stream")
         events: list[dict[str, Any]] = []
-        if text:
-            self._run(text, events, False)
+        if not text:
+            return events
+        watch = self._watch
+        if self._opened and watch is not None and not (self._buf or self._ctx_on):
+            # The fast path of `_run` and `_route`, inlined for the most common chunk of all: a region is
+            # open, nothing is held, and no delimiter can start in `text` (none of the characters they
+            # start with is in it), so all of it goes to the region. Measured: ~0.55 -> ~0.45 µs per 1-7
+            # char chunk (benchmarks/RESULTS.md).
+            first = watch.first_char
+            if first is not None:
+                clear = first not in text
+            else:
+                clear = watch.first_search is not None and watch.first_search(text) is None
+            if clear:
+                body = self._body
+                body.append(text)
+                if len(body) >= self._compact_at:
+                    self._compact_body()
+                cur = self._current
+                events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+                self._consumed += len(text)
+                return events
+        self._run(text, events, False)
         return events
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
