@@ -260,6 +260,13 @@ class Watch:
         each other: gpt-oss's `<|end|><|start|>assistant...`), no regex searches the rest of the text.
         """
         n = len(window)
+        if self.only_literals:
+            one = self.lit_one
+            if one is not None:  # the close of most explicit fields: `_find_literal`, inlined
+                i = window.find(one, pos)
+                return (i, i + len(one), self.lit_one_delimiter, None) if i >= 0 else n
+            lit = self._find_literal(window, pos)
+            return (lit[0], lit[1], lit[2], None) if lit is not None else n
         if pos >= n:
             return n
         if self.first_char is not None:
@@ -268,9 +275,6 @@ class Watch:
         elif self.first_search is not None and self.first_search(window, pos) is None:
             return n
         best: tuple | None = None
-        if self.only_literals:
-            lit = self._find_literal(window, pos)
-            return (lit[0], lit[1], lit[2], None) if lit is not None else n
         if self.lit_find is not None:
             seen = memo.get(self) if memo is not None else None
             if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):

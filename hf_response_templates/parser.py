@@ -143,7 +143,6 @@ class ResponseParser:
         self._ctx = ""
         self._ctx_on = tpl.needs_context
         self._consumed = 0  # stream offset of the start of `_buf` (stream = cut prefix + generation)
-        self._gen_start = 0
         self._zw_at = -1
         self._disabled: set[Any] = set()
         self._malformed: list[ResponseParseError] = []
@@ -242,12 +241,15 @@ class ResponseParser:
                 self._errors.append(
                     ResponseParseError("is required ('optional': false) but the model never wrote it", field=name)
                 )
+        # The message is the parser's own dict (no copy): drop the fields that captured nothing. Only the
+        # assigned ones can be such; `defaults` keys stay whatever their value.
+        message = self._message
         keep = self._tpl.default_keys
-        message = {  # `_is_empty`, inlined: this runs for every key of every message
-            k: v
-            for k, v in self._message.items()
-            if k in keep or not (v is None or (isinstance(v, (str, list, dict)) and not v))
-        }
+        for name in self._assigned:
+            if name not in keep:
+                value = message[name]
+                if value is None or (isinstance(value, (str, list, dict)) and not value):  # `_is_empty`
+                    del message[name]
         if self._malformed:
             message["unparsed"] = [e.as_dict() for e in self._malformed]
         self._finalized = True
@@ -300,7 +302,7 @@ class ResponseParser:
             if start == end:
                 zw = start
                 memo.clear()  # results were found for the previous zero-width position
-            self._on_delimiter(delim, groups, window[start:end], events, w0 + end)
+            self._on_delimiter(delim, groups, window, start, end, events, w0)
             pos = end
         self._buf = window[pos:]
         self._consumed = w0 + pos
@@ -358,12 +360,15 @@ class ResponseParser:
         self._compact_at = _COMPACT_EVERY
         self._pending_ws = False
 
-    def _on_delimiter(self, d: Any, groups: dict | None, text: str, events: Events, end: int) -> None:
+    def _on_delimiter(
+        self, d: Any, groups: dict | None, window: str, start: int, end: int, events: Events, w0: int
+    ) -> None:
+        """Delimiter `d` is `window[start:end]` (`w0`: the stream offset of `window[0]`)."""
         if self._pending_ws:
             self._drop_whitespace(events)
         if self._trace and events is not None:
             kind = "open" if d.kind == OPEN else "close"
-            events.append({"type": "delimiter", "field": d.field, "kind": kind, "text": text})
+            events.append({"type": "delimiter", "field": d.field, "kind": kind, "text": window[start:end]})
         tpl = self._tpl
         if d.kind == OPEN:
             if self._opened:
@@ -375,7 +380,7 @@ class ResponseParser:
             self._body = []
             self._compact_at = _COMPACT_EVERY
             self._captures = groups
-            self._region_start = end
+            self._region_start = w0 + end
             self._watch = tpl.close_watches[field.index]
             if events is not None:
                 if groups:
