@@ -308,7 +308,21 @@ class Watch:
             bound = best[0] if best is not None else n  # a match starting after this cannot win
             lead = leads.get(d)
             if lead is not None:
-                found = _lead_match(d, lead, window, pos + 1, bound, timeout)
+                # Every match starts with `lead`: try only where `str.find` sees it, up to `bound` (`find`
+                # wants the whole lead before its `end`). The try is written here, not in a helper: this is
+                # the search one-shot parsing runs once per tool call.
+                found = None
+                stop = bound + len(lead)
+                i = window.find(lead, pos + 1, stop)
+                while i >= 0:
+                    try:  # (string, pos, endpos, concurrent, partial, timeout) positionally: ~0.3 µs cheaper
+                        m = d.pattern.match(window, i, None, None, False, timeout)
+                    except TimeoutError:
+                        raise DelimiterTimeout(d, window[i:]) from None
+                    if m is not None:
+                        found = (i, m.end(), _groups(d, m))
+                        break
+                    i = window.find(lead, i + 1, stop)
             else:
                 seen = memo.get(d) if memo is not None else None
                 if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
@@ -331,26 +345,6 @@ class Watch:
             return (i, i + len(self.lit_one), self.lit_one_delimiter) if i >= 0 else None
         m = self.lit_find(window, pos)
         return (m.start(), m.end(), self.lit_lookup[m.group()]) if m is not None else None
-
-
-def _lead_match(
-    d: Delimiter, lead: str, window: str, pos: int, bound: int, timeout: float | None
-) -> tuple[int, int, dict | None] | None:
-    """At the end of the stream: the first match of `d` starting in `[pos, bound]`, trying only where its
-    lead (see `_literal_lead`) occurs, as `(start, end, captures)`; None if there is none."""
-    stop = bound + len(lead)  # `str.find` wants the whole lead before `stop`: it starts at `bound` at the latest
-    try:
-        while True:
-            i = window.find(lead, pos, stop)
-            if i < 0:
-                return None
-            # (string, pos, endpos, concurrent, partial, timeout) passed positionally: ~0.3 µs cheaper
-            m = d.pattern.match(window, i, None, None, False, timeout)
-            if m is not None:
-                return i, m.end(), _groups(d, m)
-            pos = i + 1
-    except TimeoutError:
-        raise DelimiterTimeout(d, window[pos:]) from None
 
 
 def _search_regex(
