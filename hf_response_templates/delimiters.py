@@ -16,8 +16,11 @@ The rule, for literal and regex delimiters alike: a delimiter is *pending* if it
 (runs into the end of the window) or a complete match that more text could still change (it ends at
 the window's edge and could grow). The hold position is the earliest start of a pending delimiter.
 The best complete match is the earliest one (then the longest, then the template's priority: opens
-before closes, fields in declaration order); it is committed only if it starts strictly before the
-hold position, since an earlier pending delimiter could still turn out to be the real one.
+before closes, opens by field name); it is committed only if it starts strictly before the hold
+position, since an earlier pending delimiter could still turn out to be the real one.
+
+At the end of the stream (and so for all of one-shot parsing) nothing can be pending: `Watch.scan_end`
+answers the same question without partial matching, and with shortcuts that only hold there (see it).
 
 Linear time: literal delimiters are found with one C-level search of an alternation, and their
 possible partial match is found by searching only the last `max_len - 1` characters for a suffix
@@ -254,10 +257,11 @@ class Watch:
         `window[pos:]` (earliest, then longest, then by priority), or `len(window)` if there is none.
 
         What one-shot parsing spends its time in, so it does less than `scan`: no hold-back; a match
-        found beyond `pos` is kept in `memo` for the next scans of the window; a regex whose matches all
-        start with a fixed text (`leads`) is only tried where `str.find` sees that text, and only up to
-        the best match found so far; and when something matches right at `pos` (delimiters often follow
-        each other: gpt-oss's `<|end|><|start|>assistant...`), no regex searches the rest of the text.
+        found beyond `pos` is kept in `memo` for the next scans of the window (so each part of the text
+        is searched about once); a regex whose matches all start with a fixed text (`leads`) is only
+        tried where `str.find` sees that text; and when something matches right at `pos` (delimiters
+        often follow each other: gpt-oss's `<|end|><|start|>assistant...`), no regex searches the rest
+        of the text.
         """
         n = len(window)
         if self.only_literals:
@@ -301,36 +305,33 @@ class Watch:
                         here = key
             if here is not None:
                 return pos, here[3], here[4], here[5]
-        # Nothing matches at `pos`: search.
+        # Nothing matches at `pos` (the block above tried every regex that can start there): search.
         for d in self.regexes:
             if d in disabled:
                 continue
-            bound = best[0] if best is not None else n  # a match starting after this cannot win
-            lead = leads.get(d)
-            if lead is not None:
-                # Every match starts with `lead`: try only where `str.find` sees it, up to `bound` (`find`
-                # wants the whole lead before its `end`). The try is written here, not in a helper: this is
-                # the search one-shot parsing runs once per tool call.
-                found = None
-                stop = bound + len(lead)
-                i = window.find(lead, pos + 1, stop)
-                while i >= 0:
-                    try:  # (string, pos, endpos, concurrent, partial, timeout) positionally: ~0.3 µs cheaper
-                        m = d.pattern.match(window, i, None, None, False, timeout)
-                    except TimeoutError:
-                        raise DelimiterTimeout(d, window[i:]) from None
-                    if m is not None:
-                        found = (i, m.end(), _groups(d, m))
-                        break
-                    i = window.find(lead, i + 1, stop)
+            seen = memo.get(d) if memo is not None else None
+            if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
+                found = seen[1]
             else:
-                seen = memo.get(d) if memo is not None else None
-                if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
-                    found = seen[1]
+                lead = leads.get(d)
+                if lead is not None:
+                    # Every match starts with `lead`: try only where `str.find` sees it. Written here, not
+                    # in a helper: this is the search one-shot parsing runs once per tool call.
+                    found = None
+                    i = window.find(lead, pos + 1)
+                    while i >= 0:
+                        try:  # (string, pos, endpos, concurrent, partial, timeout) positionally: ~0.3 µs cheaper
+                            m = d.pattern.match(window, i, None, None, False, timeout)
+                        except TimeoutError:
+                            raise DelimiterTimeout(d, window[i:]) from None
+                        if m is not None:
+                            found = (i, m.end(), _groups(d, m))
+                            break
+                        i = window.find(lead, i + 1)
                 else:
                     found = _search_regex(d, window, pos, True, zw_at, timeout)
-                    if memo is not None and d in self.reusable:
-                        memo[d] = (pos, found)
+                if memo is not None and d in self.reusable:
+                    memo[d] = (pos, found)
             if found is None:
                 continue
             key = (found[0], found[0] - found[1], d.rank, found[1], d, found[2])

@@ -7,15 +7,17 @@ imports Transformers and never blocks.
 
 State is small: the region being written (`_current`: a field or `None`), whether it is an explicit
 region (opened by a delimiter) or the implicit one, whether its `region_open` was emitted yet, its
-body (a list of chunks, joined once at close), and the text not yet routed (`_buf`: only what may
-still be the start of a delimiter). Everything that changes state lives in `_run` (routing text and
-committing delimiters, decided by `delimiters.Watch.scan`) and `_on_delimiter`; region values are
-computed in `_close_region` and stored in `_store`. Three states, by what is watched:
+body (a list of chunks, joined every 512 chunks and at close, so it holds about a byte per character),
+and the text not yet routed (`_buf`: only what may still be the start of a delimiter). Everything that
+changes state lives in `_run` (routing text and committing delimiters, decided by
+`delimiters.Watch.scan`, or `Watch.scan_end` at the end of the stream) and `_on_delimiter`; region
+values are computed in `_close_region` and stored in `_store`. `feed()` inlines the commonest case
+(an open region takes a whole chunk). Three states, by what is watched:
 
 * idle (no explicit region open): every explicit field's open, plus the implicit field's close.
   Text goes to the implicit field, which opens lazily on its first non-whitespace character
-  (whitespace before it is held and streamed with that character; whitespace alone between two
-  regions, e.g. the newline between two tool calls, opens nothing). With no implicit field, text
+  (whitespace before it is held in the body and streamed with that character; whitespace alone
+  between two regions, e.g. the newline between two tool calls, opens nothing). With no implicit field, text
   here is outside every region and is dropped (the template declares it so).
 * inside explicit field F: only F's close (nothing, if F has none: it runs to the end of stream).
 * ended: the implicit field's close was seen, so the message is over; later text (a newline, pad
@@ -83,6 +85,7 @@ class ResponseParser:
         "_timeout",
         "_message",
         "_assigned",
+        "_more",
         "_current",
         "_explicit",
         "_opened",
@@ -131,6 +134,7 @@ class ResponseParser:
         self._timeout = regex_timeout if regex_timeout is not None else _content.DEFAULT_REGEX_TIMEOUT
         self._message: dict[str, Any] = tpl.new_message()
         self._assigned: set[str] = set()
+        self._more: dict[str, list[str]] | None = None  # text to add to string fields (see `_append_text`)
         self._current: FieldSpec | None = tpl.implicit_field
         self._explicit = False
         self._opened = False
@@ -244,6 +248,9 @@ class ResponseParser:
         # The message is the parser's own dict (no copy): drop the fields that captured nothing. Only the
         # assigned ones can be such; `defaults` keys stay whatever their value.
         message = self._message
+        if self._more:
+            for name, parts in self._more.items():
+                message[name] = "".join([message[name], *parts])
         keep = self._tpl.default_keys
         for name in self._assigned:
             if name not in keep:
@@ -477,7 +484,10 @@ class ResponseParser:
         first = name not in self._assigned
         self._assigned.add(name)
         if field.join is not None:
-            msg[name] = value if first else msg[name] + field.join + value
+            if first:
+                msg[name] = value
+            else:
+                self._append_text(name, field.join, value)
         elif field.repeats:
             if first:
                 msg[name] = [value]
@@ -488,10 +498,17 @@ class ResponseParser:
         elif _is_empty(value):
             pass  # e.g. whitespace between two tool calls reopening the implicit field
         elif isinstance(value, str) and isinstance(msg[name], str):
-            msg[name] = msg[name] + "\n" + value
+            self._append_text(name, "\n", value)
         else:
             return False
         return True
+
+    def _append_text(self, name: str, separator: str, value: str) -> None:
+        """`message[name] += separator + value`, done once in `_finish`: adding to a string again and
+        again is quadratic (a field the model reopens many times)."""
+        if self._more is None:
+            self._more = {}
+        self._more.setdefault(name, []).extend((separator, value))
 
     def _on_timeout(self, t: DelimiterTimeout, at: int, events: Events) -> None:
         d = t.delimiter

@@ -529,3 +529,31 @@ def test_literal_and_lead_regex_at_the_same_position_longest_wins():
         },
     }
     assert _both(spec, "x<tool_call>f:1;y<tool z>") == {"c": "x\ny", "b": {"n": "f", "v": "1"}, "a": "z"}
+
+
+def test_many_failed_leads_among_regions_opened_by_a_regex_without_a_lead():
+    # Both regex kinds in one watch, many times over: lead-bounded tries and searches reused across
+    # scans must find exactly what the streamed parse finds.
+    spec = {
+        "start_anchor": "S",
+        "fields": {
+            "a": {"open_pattern": "<a>(?P<x>\\d+);", "close": "</a>", "repeats": True,
+                  "transform": {"x": "{x}", "v": "{content}"}},
+            "b": {"open_pattern": "(?:y)?<b>", "close": "</b>", "repeats": True},
+            "c": {"close": "<|end|>"},
+        },
+    }
+    raw = ("<a>z" + "<b>t</b>") * 40 + "<a>7;v</a>" + "<|end|>"
+    message = _both(spec, raw)
+    assert message["b"] == ["t"] * 40 and message["a"] == [{"x": "7", "v": "v"}]
+    assert message["c"] == "\n".join(["<a>z"] * 40)
+
+
+def test_a_field_written_many_times_keeps_every_piece_in_order():
+    spec = template(SMOLLM3, reasoning_content={"open": "<think>", "close": "</think>", "repeats": True,
+                                                "join": " | "})
+    raw = "".join(f"<think>r{i}</think>c{i}{GREET}" for i in range(300)) + "<|im_end|>"
+    message = _both(spec, raw)
+    assert message["reasoning_content"] == " | ".join(f"r{i}" for i in range(300))
+    assert message["content"] == "\n".join(f"c{i}" for i in range(300))
+    assert len(message["tool_calls"]) == 300
