@@ -113,13 +113,24 @@ def tokenizer_pieces(tokenizer: Any, text: str) -> list[str]:
         return pieces
     except (NotImplementedError, TypeError, ValueError, KeyError):
         pass
-    ids = tokenizer.encode(text, add_special_tokens=False)
-    pieces, decoded = [], ""
+    # No offsets (a slow tokenizer): decode incrementally, the way streamers do. Each step decodes only the
+    # tokens since the last emitted piece plus one token of context before them (`ids[context:i + 1]`), so the
+    # work is linear in the number of tokens; the context keeps a leading space or a merged byte right.
+    ids = list(tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(part: list[int]) -> str:
+        return tokenizer.decode(part, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+    pieces: list[str] = []
+    context, done = 0, 0  # ids[context:done]: the context; ids[:done] is what `pieces` holds
+    seen = ""  # decode(ids[context:done])
     for i in range(len(ids)):
-        now = tokenizer.decode(ids[: i + 1], skip_special_tokens=False, clean_up_tokenization_spaces=False)
-        if now.startswith(decoded) and len(now) > len(decoded) and not now.endswith("\ufffd"):
-            pieces.append(now[len(decoded) :])
-            decoded = now
+        now = decode(ids[context : i + 1])
+        if now.startswith(seen) and len(now) > len(seen) and not now.endswith("\ufffd"):
+            pieces.append(now[len(seen) :])
+            context, done = done, i + 1
+            seen = decode(ids[context:done])
+    decoded = "".join(pieces)
     if decoded != text:  # the decode did not reproduce the text: fall back to its pieces plus the rest
         return pieces + [text[len(decoded) :]] if text.startswith(decoded) else fixed_pieces(text, 4)
     return pieces

@@ -11,8 +11,8 @@ For each repo this does exactly what ``hf-response-templates upgrade REPO --push
 download ``tokenizer_config.json`` and the chat template files, pick the template (``--template``,
 default ``auto`` = detection), verify it against the repo's own chat template, and open a pull request
 that adds only the ``response_template`` key (``--no-create-pr`` commits directly; ``--dry-run``
-commits nothing). A summary table ends the run: upgraded / already had one / no template fits /
-verification failed / error.
+commits nothing). A summary table ends the run: upgraded / already had one / has a different one /
+no template fits / verification failed / error.
 
 Resumable: every finished repo is appended to the state file (JSON Lines, default
 ``upgrade_hub_tokenizers.state.jsonl``) as soon as it is done; a new run skips repos already recorded
@@ -47,10 +47,10 @@ from hf_response_templates.upgrade import (
     push_to_hub,
 )
 
-UPGRADED, ALREADY, NO_TEMPLATE, VERIFICATION_FAILED, ERROR = (
-    "upgraded", "already had one", "no template fits", "verification failed", "error",
+UPGRADED, ALREADY, DIFFERENT, NO_TEMPLATE, VERIFICATION_FAILED, ERROR = (
+    "upgraded", "already had one", "has a different one", "no template fits", "verification failed", "error",
 )
-STATUSES = (UPGRADED, ALREADY, NO_TEMPLATE, VERIFICATION_FAILED, ERROR)
+STATUSES = (UPGRADED, ALREADY, DIFFERENT, NO_TEMPLATE, VERIFICATION_FAILED, ERROR)
 DEFAULT_STATE = "upgrade_hub_tokenizers.state.jsonl"
 
 
@@ -82,8 +82,9 @@ def upgrade_one(
         if plan.status == "already":
             return Outcome(repo_id, ALREADY, plan.template_label, "the same template is already there")
         if plan.status == "conflict":
-            return Outcome(repo_id, ALREADY, plan.template_label,
-                           "a different template is there (not overwritten): " + "; ".join(plan.differences))
+            return Outcome(repo_id, DIFFERENT, plan.template_label,
+                           "a different template is there (not overwritten; --force replaces it): "
+                           + "; ".join(plan.differences))
         if plan.status == "verification_failed":
             assert plan.verification is not None
             failed = "; ".join(f"{c.name}: {c.detail}" for c in plan.verification.failures())

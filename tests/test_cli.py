@@ -431,3 +431,33 @@ def test_bad_input_in_a_real_subprocess(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_tokenizer_pieces_without_offsets_decode_in_linear_work(tmp_path):
+    """A tokenizer without offset mappings (a slow one) is split by incremental decoding: the pieces are
+    the text, split at token boundaries, and each decode call sees a couple of tokens, not a prefix."""
+    from transformers import AutoTokenizer
+
+    from hf_response_templates.cli import tokenizer_pieces
+
+    fast = AutoTokenizer.from_pretrained(make_tokenizer_folder(tmp_path / "tok", "smollm3"))
+    decoded_lengths: list[int] = []
+
+    class NoOffsets:
+        def __call__(self, *args, **kwargs):
+            raise NotImplementedError("return_offsets_mapping is not available for this tokenizer")
+
+        def encode(self, *args, **kwargs):
+            return fast.encode(*args, **kwargs)
+
+        def decode(self, ids, **kwargs):
+            decoded_lengths.append(len(ids))
+            return fast.decode(ids, **kwargs)
+
+    text = RAW * 20
+    pieces = tokenizer_pieces(NoOffsets(), text)
+    ids = fast.encode(text, add_special_tokens=False)
+    assert "".join(pieces) == text
+    assert len(pieces) >= len(ids) // 2  # token-sized pieces, not a few big ones
+    assert "<think>" in pieces and "<|im_end|>" in pieces  # special tokens arrive whole
+    assert max(decoded_lengths) <= 8 and sum(decoded_lengths) <= 6 * len(ids)

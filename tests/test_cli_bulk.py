@@ -55,6 +55,8 @@ def hub(tmp_path):
         "org/smol": make_tokenizer_folder(tmp_path / "smol", "smollm3"),
         "org/qwen": make_tokenizer_folder(tmp_path / "qwen", "qwen3", style="compact"),
         "org/has-one": make_tokenizer_folder(tmp_path / "has", "qwen3", extra={"response_template": get_template("qwen3")}),
+        "org/has-other": make_tokenizer_folder(tmp_path / "other", "qwen3",
+                                               extra={"response_template": get_template("hermes3")}),
         "org/plain": make_tokenizer_folder(tmp_path / "plain", chat_template_text=PLAIN_CHATML),
         "org/broken": make_tokenizer_folder(tmp_path / "broken", "smollm3", chat_template_text=broken),
         "org/flaky": make_tokenizer_folder(tmp_path / "flaky", "gpt-oss"),
@@ -63,7 +65,8 @@ def hub(tmp_path):
 
 
 def test_bulk_run_every_category_and_resume(bulk, hub, tmp_path, capsys):
-    order = ["org/smol", "org/missing", "org/qwen", "org/has-one", "org/plain", "org/broken", "org/flaky"]
+    order = ["org/smol", "org/missing", "org/qwen", "org/has-one", "org/has-other", "org/plain", "org/broken",
+             "org/flaky"]
     repos_file = tmp_path / "repos.txt"
     repos_file.write_text("# repos to upgrade\n" + "\n".join(order) + "\n\norg/smol  # duplicate\n", encoding="utf-8")
     state = tmp_path / "state.jsonl"
@@ -79,6 +82,7 @@ def test_bulk_run_every_category_and_resume(bulk, hub, tmp_path, capsys):
         "org/missing": "error",
         "org/qwen": "upgraded",
         "org/has-one": "already had one",
+        "org/has-other": "has a different one",
         "org/plain": "no template fits",
         "org/broken": "verification failed",
         "org/flaky": "error",
@@ -93,9 +97,11 @@ def test_bulk_run_every_category_and_resume(bulk, hub, tmp_path, capsys):
     # the summary table
     lines = out.splitlines()
     assert lines[0].split() == ["STATUS", "COUNT"]
-    counts = {line[:20].strip(): int(line[20:].strip()) for line in lines[1:7]}
-    assert counts == {"upgraded": 2, "already had one": 1, "no template fits": 1, "verification failed": 1,
-                      "error": 2, "total": 7}
+    counts = {line[:20].strip(): int(line[20:].strip()) for line in lines[1:8]}
+    assert counts == {"upgraded": 2, "already had one": 1, "has a different one": 1, "no template fits": 1,
+                      "verification failed": 1, "error": 2, "total": 8}
+    details = {r["repo"]: r["detail"] for r in map(json.loads, state.read_text().splitlines())}
+    assert "a different template is there" in details["org/has-other"] and "--force" in details["org/has-other"]
     assert "discussions/1" in out and "502 Bad Gateway" in out and "no such repo" in out
     # the fake repos themselves were never written to
     assert {name: snapshot(folder) for name, folder in hub.items()} == before
