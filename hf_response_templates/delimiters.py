@@ -191,15 +191,18 @@ class Watch:
         pos: int,
         eos: bool,
         zw_at: int,
+        zw_fired: frozenset,
         disabled: frozenset | set,
         timeout: float | None,
         memo: dict | None = None,
     ) -> tuple[int, int, Delimiter, dict | None] | int:
-        """See the module docstring. `zw_at`: a window index where a zero-width delimiter was just
-        committed (no zero-width match may fire there again), or -1. `disabled`: delimiters to skip.
-        `memo`: a dict the caller keeps for one `window` (and one `eos` and `zw_at`) across scans."""
+        """See the module docstring. `zw_at`: a window index where zero-width delimiters were just
+        committed, or -1; `zw_fired`: those delimiters (each may match there with zero width once, so
+        a lookahead close and a lookahead open can meet at one position, and nothing loops).
+        `disabled`: delimiters to skip. `memo`: a dict the caller keeps for one `window` (and one
+        `eos`, `zw_at` and `zw_fired`) across scans."""
         if eos:
-            return self.scan_end(window, pos, zw_at, disabled, timeout, memo)
+            return self.scan_end(window, pos, zw_at, zw_fired, disabled, timeout, memo)
         n = len(window)
         if self.first_char is not None:
             if window.find(self.first_char, pos) < 0:
@@ -227,7 +230,7 @@ class Watch:
             if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
                 found = seen[1]
             else:
-                found = _search_regex(d, window, pos, False, zw_at, timeout)
+                found = _search_regex(d, window, pos, False, zw_at if d in zw_fired else -1, timeout)
                 if memo is not None and d in self.reusable:
                     memo[d] = (pos, found)
             if found is None:
@@ -249,6 +252,7 @@ class Watch:
         window: str,
         pos: int,
         zw_at: int,
+        zw_fired: frozenset,
         disabled: frozenset | set,
         timeout: float | None,
         memo: dict | None = None,
@@ -298,7 +302,7 @@ class Watch:
                 lead = leads.get(d)
                 if lead is not None and not window.startswith(lead, pos):
                     continue
-                found = _match_here(d, window, pos, zw_at, timeout)
+                found = _match_here(d, window, pos, zw_at if d in zw_fired else -1, timeout)
                 if found is not None:
                     key = (pos, pos - found[0], d.rank, found[0], d, found[1])
                     if here is None or key[:3] < here[:3]:
@@ -329,7 +333,7 @@ class Watch:
                             break
                         i = window.find(lead, i + 1)
                 else:
-                    found = _search_regex(d, window, pos, True, zw_at, timeout)
+                    found = _search_regex(d, window, pos, True, zw_at if d in zw_fired else -1, timeout)
                 if memo is not None and d in self.reusable:
                     memo[d] = (pos, found)
             if found is None:

@@ -45,6 +45,8 @@ __all__ = ["ResponseParser", "parse_response"]
 #: `parse_response`, which then builds no event dicts: ~2 µs per response, benchmarks/RESULTS.md).
 Events = list[dict[str, Any]] | None
 
+_NONE_FIRED: frozenset = frozenset()
+
 #: A region body is compacted (`ResponseParser._compact_body`) every this many chunks.
 _COMPACT_EVERY = 512
 
@@ -100,6 +102,7 @@ class ResponseParser:
         "_consumed",
         "_gen_start",
         "_zw_at",
+        "_zw_fired",
         "_disabled",
         "_malformed",
         "_errors",
@@ -147,7 +150,8 @@ class ResponseParser:
         self._ctx = ""
         self._ctx_on = tpl.needs_context
         self._consumed = 0  # stream offset of the start of `_buf` (stream = cut prefix + generation)
-        self._zw_at = -1
+        self._zw_at = -1  # stream offset where the delimiters in `_zw_fired` matched with zero width
+        self._zw_fired: frozenset = _NONE_FIRED
         self._disabled: set[Any] = set()
         self._malformed: list[ResponseParseError] = []
         self._errors: list[ResponseParseError] = []
@@ -284,6 +288,7 @@ class ResponseParser:
         pos = len(ctx)
         w0 = self._consumed - pos  # stream offset of window[0]
         zw = self._zw_at - w0 if self._zw_at >= w0 else -1
+        fired = self._zw_fired if zw >= 0 else _NONE_FIRED
         memo: dict = {}  # regex results reusable across the scans of this window (see Watch.scan)
         while True:
             watch = self._watch
@@ -292,9 +297,9 @@ class ResponseParser:
             else:
                 try:
                     if eos:
-                        result = watch.scan_end(window, pos, zw, self._disabled, self._timeout, memo)
+                        result = watch.scan_end(window, pos, zw, fired, self._disabled, self._timeout, memo)
                     else:
-                        result = watch.scan(window, pos, False, zw, self._disabled, self._timeout, memo)
+                        result = watch.scan(window, pos, False, zw, fired, self._disabled, self._timeout, memo)
                 except DelimiterTimeout as t:
                     self._on_timeout(t, w0 + pos, events)
                     continue
@@ -306,9 +311,10 @@ class ResponseParser:
             start, end, delim, groups = result
             if start > pos:
                 self._route(window[pos:start], events, w0 + pos)
-            if start == end:
+            if start == end:  # zero width: `delim` may not match with zero width here again
+                fired = (fired if start == zw else _NONE_FIRED) | {delim}
                 zw = start
-                memo.clear()  # results were found for the previous zero-width position
+                memo.clear()  # results were found for the previous zero-width state
             self._on_delimiter(delim, groups, window, start, end, events, w0)
             pos = end
         self._buf = window[pos:]
@@ -317,6 +323,7 @@ class ResponseParser:
             self._ctx = window[max(0, pos - LOOKBEHIND_CONTEXT) : pos]
         if zw >= 0:
             self._zw_at = w0 + zw
+            self._zw_fired = fired
 
     def _route(self, text: str, events: Events, at: int) -> None:
         cur = self._current

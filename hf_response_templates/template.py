@@ -228,13 +228,16 @@ def _plain_copy(obj: Any) -> Any:
     """A deep copy in which every Mapping is a dict (the template was checked to be JSON data)."""
     if isinstance(obj, Mapping):
         return {k: _plain_copy(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_plain_copy(v) for v in obj)
+    if isinstance(obj, list):
+        return [_plain_copy(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(_plain_copy(v) for v in obj)
     return obj
 
 
 def _remember(template: Mapping[str, Any], compiled: ResponseTemplate) -> None:
-    """Add a plain dict whose content matched `compiled` byte for byte (marshal) to the identity cache."""
+    """Add a plain dict that loaded as `compiled` to the identity cache (`_by_id`); it is hit only while
+    the dict still equals `compiled`'s snapshot."""
     if template.__class__ is not dict:
         return
     with _cache_lock:

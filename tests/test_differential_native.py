@@ -201,6 +201,11 @@ SETTINGS = dict(sorted_names=False, defaults_may_collide=False)
 @example(Case({"start_anchor": "S", "fields": {"f0": {"open": "<a>", "repeats": True},
                                                "f1": {"content": "json", "content_args": {"allow_non_json": True}}}},
               "", "1" * 5000 + "<a>", ["1" * 5000 + "<a>"]))
+# Found by a `hunt` run: a zero-width close and a zero-width open at one position (both fire).
+@example(Case({"start_anchor": "S", "fields": {
+    "f0": {"open_pattern": "(?=<z>)", "repeats": True, "transform": {"value": "{content}"}},
+    "f3": {"open_pattern": "<r\\d>", "close_pattern": "(?=<z>)", "content": "int", "repeats": True}}},
+    "", "<r1>42<z>", list("<r1>42<z>")))
 @given(cases(**SETTINGS))
 def test_same_messages_and_events_as_native(case: Case) -> None:
     compare(case)

@@ -557,3 +557,18 @@ def test_a_field_written_many_times_keeps_every_piece_in_order():
     assert message["reasoning_content"] == " | ".join(f"r{i}" for i in range(300))
     assert message["content"] == "\n".join(f"c{i}" for i in range(300))
     assert len(message["tool_calls"]) == 300
+
+
+def test_a_zero_width_close_and_a_zero_width_open_meet_at_one_position():
+    # Region a ends where "<z>" begins (a lookahead) and region z begins there too (a lookahead): both
+    # delimiters fire at that position. Each delimiter fires with zero width at most once per position,
+    # so a template whose open and close are the same lookahead still ends.
+    spec = {"start_anchor": "S", "fields": {
+        "a": {"open": "<a>", "close_pattern": "(?=<z>)"},
+        "z": {"open_pattern": "(?=<z>)"},
+    }}
+    assert _both(spec, "<a>1<z>2") == {"a": "1", "z": "<z>2"}
+    loop = {"start_anchor": "S", "fields": {"x": {"open_pattern": "(?=!)", "close_pattern": "(?=!)", "repeats": True},
+                                           "c": {}}}
+    # at each "!": x opens, its close fires at once (x is empty), and x cannot open there again
+    assert _both(loop, "a!b!c") == {"c": "a\n!b\n!c", "x": ["", ""]}
