@@ -230,7 +230,7 @@ class Watch:
             if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
                 found = seen[1]
             else:
-                found = _search_regex(d, window, pos, False, zw_at if d in zw_fired else -1, timeout)
+                found = _search_regex(d, window, pos, False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
                 if memo is not None and d in self.reusable:
                     memo[d] = (pos, found)
             if found is None:
@@ -302,7 +302,7 @@ class Watch:
                 lead = leads.get(d)
                 if lead is not None and not window.startswith(lead, pos):
                     continue
-                found = _match_here(d, window, pos, zw_at if d in zw_fired else -1, timeout)
+                found = _match_here(d, window, pos, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
                 if found is not None:
                     key = (pos, pos - found[0], d.rank, found[0], d, found[1])
                     if here is None or key[:3] < here[:3]:
@@ -333,7 +333,7 @@ class Watch:
                             break
                         i = window.find(lead, i + 1)
                 else:
-                    found = _search_regex(d, window, pos, True, zw_at if d in zw_fired else -1, timeout)
+                    found = _search_regex(d, window, pos, True, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
                 if memo is not None and d in self.reusable:
                     memo[d] = (pos, found)
             if found is None:
