@@ -240,9 +240,9 @@ class Watch:
                 if start < hold:
                     hold = start
                 continue
-            key = (start, start - end, d.rank, end, d, groups)
-            if best is None or key[:3] < best[:3]:
-                best = key
+            # earliest, then longest, then by rank (compared field by field: no key tuple to build)
+            if best is None or start < best[0] or (start == best[0] and (start - end, d.rank) < best[1:3]):
+                best = (start, start - end, d.rank, end, d, groups)
         if best is not None and best[0] < hold:
             return best[0], best[3], best[4], best[5]
         return hold
@@ -268,6 +268,8 @@ class Watch:
         of the text.
         """
         n = len(window)
+        if memo is None:
+            memo = {}
         if self.only_literals:
             one = self.lit_one
             if one is not None:  # the close of most explicit fields: `_find_literal`, inlined
@@ -284,13 +286,12 @@ class Watch:
             return n
         best: tuple | None = None
         if self.lit_find is not None:
-            seen = memo.get(self) if memo is not None else None
+            seen = memo.get(self)
             if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
                 lit = seen[1]
             else:
                 lit = self._find_literal(window, pos)
-                if memo is not None:
-                    memo[self] = (pos, lit)
+                memo[self] = (pos, lit)
             if lit is not None:
                 best = (lit[0], lit[0] - lit[1], lit[2].rank, lit[1], lit[2], None)
         leads = self.leads
@@ -303,17 +304,15 @@ class Watch:
                 if lead is not None and not window.startswith(lead, pos):
                     continue
                 found = _match_here(d, window, pos, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
-                if found is not None:
-                    key = (pos, pos - found[0], d.rank, found[0], d, found[1])
-                    if here is None or key[:3] < here[:3]:
-                        here = key
+                if found is not None and (here is None or (pos - found[0], d.rank) < here[1:3]):
+                    here = (pos, pos - found[0], d.rank, found[0], d, found[1])
             if here is not None:
                 return pos, here[3], here[4], here[5]
         # Nothing matches at `pos` (the block above tried every regex that can start there): search.
         for d in self.regexes:
             if d in disabled:
                 continue
-            seen = memo.get(d) if memo is not None else None
+            seen = memo.get(d)
             if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
                 found = seen[1]
             else:
@@ -334,13 +333,14 @@ class Watch:
                         i = window.find(lead, i + 1)
                 else:
                     found = _search_regex(d, window, pos, True, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
-                if memo is not None and d in self.reusable:
+                if d in self.reusable:
                     memo[d] = (pos, found)
             if found is None:
                 continue
-            key = (found[0], found[0] - found[1], d.rank, found[1], d, found[2])
-            if best is None or key[:3] < best[:3]:
-                best = key
+            start, end = found[0], found[1]
+            # earliest, then longest, then by rank (compared field by field: no key tuple to build)
+            if best is None or start < best[0] or (start == best[0] and (start - end, d.rank) < best[1:3]):
+                best = (start, start - end, d.rank, end, d, found[2])
         return (best[0], best[3], best[4], best[5]) if best is not None else n
 
     def _find_literal(self, window: str, pos: int) -> tuple[int, int, Delimiter] | None:
