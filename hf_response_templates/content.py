@@ -207,7 +207,7 @@ def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
     if len(value) > MAX_PATTERN_LENGTH:
         raise TemplateError(f"is longer than {MAX_PATTERN_LENGTH} characters", field=field, key=key)
     try:
-        pattern = regex.compile(value, regex.DOTALL)
+        pattern = regex.compile(value, regex.DOTALL, cache_pattern=False)
     except regex.error as e:
         raise TemplateError(f"is not a valid regex ({e}): {value!r}", field=field, key=key) from None
     missing = {"key", "value"} - set(pattern.groupindex)

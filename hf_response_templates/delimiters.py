@@ -592,4 +592,4 @@ def _first_of_item(op: Any, av: Any) -> tuple[set[str], bool]:
 
 def compile_regex(source: str) -> Any:
     """Compile a template regex the portable way: unicode, DOTALL, no MULTILINE."""
-    return regex.compile(source, regex.DOTALL)
+    return regex.compile(source, regex.DOTALL, cache_pattern=False)

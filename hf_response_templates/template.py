@@ -346,7 +346,9 @@ def _delimiter(
             if len(s) > MAX_LITERAL_LENGTH:
                 raise TemplateError(f"is longer than {MAX_LITERAL_LENGTH} characters", field=field, key=lit_key)
         literals = list(dict.fromkeys(literals))
-        pattern = regex.compile("|".join(regex.escape(s) for s in sorted(literals, key=len, reverse=True)))
+        pattern = regex.compile(
+            "|".join(regex.escape(s) for s in sorted(literals, key=len, reverse=True)), cache_pattern=False
+        )
         return Delimiter(field or "", kind, lit_key, tuple(literals), pattern, " | ".join(literals), rank)
     if has_pat:
         source = raw[pat_key]

@@ -305,7 +305,9 @@ def _delimiter_regexes(template: dict) -> list[tuple[Any, bool]]:
                 # text it looks at is another delimiter. A zero-width *open* match does open a region
                 # (Llama 3's `^(?=\{"name":)`: content that starts like a tool call is one).
                 pats.append((spec[key + "_pattern"], key == "open"))
-    return [(regex.compile(p, regex.DOTALL), zero_ok) for p, zero_ok in pats]
+    # cache_pattern=False: the `regex` module trims its full cache with the global `random` (which
+    # Hypothesis forbids inside strategies, and which a library must not disturb)
+    return [(regex.compile(p, regex.DOTALL, cache_pattern=False), zero_ok) for p, zero_ok in pats]
 
 
 def collides(text: str, template: dict, extra: tuple[str, ...] = ()) -> bool:

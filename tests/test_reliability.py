@@ -670,3 +670,14 @@ def test_a_long_run_of_whitespace_before_the_implicit_field_is_held_compactly(th
         events = parser.feed("<t>x</t>")
         assert events[0] == {"type": "text_dropped", "text": "".join(run), "reason": "whitespace"}
         assert parser.finalize()[0] == {"t": "x"}
+
+
+def test_loading_templates_leaves_the_global_random_state_alone():
+    """The `regex` module trims its full pattern cache with the global `random`: template regexes are
+    compiled outside that cache, so loading many templates never disturbs a seeded program."""
+    random.seed(1234)
+    state = random.getstate()
+    for i in range(600):  # more than `regex`'s cache holds (500)
+        load_template(tpl({f"f{i}": {"open_pattern": f"<t{i}>\\d?", "close": "</t>", "content": "xml-inline",
+                                     "content_args": {"tag_pattern": f"<k{i}=(?P<key>\\w+)>(?P<value>.*?)</k>"}}}))
+    assert random.getstate() == state
