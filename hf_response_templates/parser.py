@@ -257,10 +257,8 @@ class ResponseParser:
                 message[name] = "".join([message[name], *parts])
         keep = self._tpl.default_keys
         for name in self._assigned:
-            if name not in keep:
-                value = message[name]
-                if value is None or (isinstance(value, (str, list, dict)) and not value):  # `_is_empty`
-                    del message[name]
+            if name not in keep and _is_empty(message[name]):
+                del message[name]
         if self._malformed:
             message["unparsed"] = [e.as_dict() for e in self._malformed]
         self._finalized = True
@@ -380,6 +378,7 @@ class ResponseParser:
         """Delimiter `d` is `window[start:end]` (`w0`: the stream offset of `window[0]`)."""
         if self._pending_ws:
             self._drop_whitespace(events)
+        # From here the body is empty unless a region is open (and `_close_region` empties it).
         if self._trace and events is not None:
             kind = "open" if d.kind == OPEN else "close"
             events.append({"type": "delimiter", "field": d.field, "kind": kind, "text": window[start:end]})
@@ -391,8 +390,6 @@ class ResponseParser:
             self._current = field
             self._explicit = True
             self._opened = True
-            self._body = []
-            self._compact_at = _COMPACT_EVERY
             self._captures = groups
             self._region_start = w0 + end
             self._watch = tpl.close_watches[field.index]
@@ -407,8 +404,6 @@ class ResponseParser:
         if self._opened:
             self._close_region(events)
         self._opened = False
-        self._body = []
-        self._compact_at = _COMPACT_EVERY
         self._captures = None
         if self._explicit:
             self._explicit = False
