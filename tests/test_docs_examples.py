@@ -225,3 +225,35 @@ def test_the_sdist_ships_the_docs():
     include = re.search(r"^include\s*=\s*\[(.*?)\]", section, re.M | re.S)
     assert include is not None
     assert '"docs"' in include.group(1)
+
+
+# ------------------------------------------------------------------------------------ command line
+
+
+def _cli_options() -> dict[str, set[str]]:
+    """Every option of every subcommand of `hf-response-templates`, from the real argument parser."""
+    import argparse
+
+    from hf_response_templates.cli import build_parser
+
+    parser = build_parser()
+    top = {s for a in parser._actions for s in a.option_strings}
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    out = {}
+    for name, p in sub.choices.items():
+        options = top | {s for a in p._actions for s in a.option_strings}
+        for a in p._actions:  # --create-pr is a BooleanOptionalAction: --no-create-pr exists too
+            if isinstance(a, argparse.BooleanOptionalAction):
+                options |= {s.replace("--", "--no-", 1) for s in a.option_strings}
+        out[name] = options
+    return out
+
+
+def test_the_cli_guide_lists_real_commands_and_options():
+    """Each row of docs/cli.md's command table names a real subcommand and only options it has."""
+    options = _cli_options()
+    rows = re.findall(r"^\| `(\w+)([^`]*)` \|", (ROOT / "docs" / "cli.md").read_text(encoding="utf-8"), re.M)
+    assert {name for name, _ in rows} == set(options) - {"demo"}, "the table and the CLI list different commands"
+    for name, usage in rows:
+        for option in re.findall(r"--[a-z][a-z-]*", usage):
+            assert option in options[name], f"docs/cli.md: `{name}` has no option {option}"
