@@ -215,7 +215,7 @@ def test_every_relative_link_resolves_inside_the_repository(path):
 def test_documents_stand_alone(path):
     """Nothing outside the repository is referred to: the docs ship in the sdist on their own."""
     text = path.read_text(encoding="utf-8")
-    for outside in ("../shared", "/work/", "SPEC.md"):
+    for outside in ("../shared", "/work/", "SPEC.md", "the SPEC"):
         assert outside not in text, f"{_rel(path)} mentions {outside!r}"
 
 
