@@ -62,8 +62,19 @@ def test_the_documents_exist():
     assert (ROOT / "docs" / "cli.md").is_file()
 
 
+@pytest.fixture
+def registry():
+    """The content-parser registry as it was before the test: documents register example parsers."""
+    from hf_response_templates import content
+
+    saved = dict(content._REGISTRY)
+    yield
+    content._REGISTRY.clear()
+    content._REGISTRY.update(saved)
+
+
 @pytest.mark.parametrize("path", DOCS, ids=_rel)
-def test_doctest_examples_print_what_the_document_says(path):
+def test_doctest_examples_print_what_the_document_says(path, registry):
     globs: dict = {"__name__": "docs_example"}
     parser = doctest.DocTestParser()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
