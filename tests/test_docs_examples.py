@@ -8,7 +8,10 @@
   (the README's main example).
 * Every ```json block is valid JSON, and one with a top-level "fields" key loads as a response template.
 * Every relative link (`[text](target)`) resolves to a file of the repository and, with `#anchor`, to a
-  heading (GitHub's anchor rules) or an `<a id="...">` of that file; no link leaves the repository.
+  heading (GitHub's anchor rules) or an `<a id="...">` of that file; no link leaves the repository, and
+  no document mentions a file outside it.
+* The command table of docs/cli.md names every real subcommand and only options the CLI has.
+* The sdist ships docs/.
 """
 
 from __future__ import annotations
