@@ -206,8 +206,10 @@ def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
         raise TemplateError("must be a non-empty regex string", field=field, key=key)
     if len(value) > MAX_PATTERN_LENGTH:
         raise TemplateError(f"is longer than {MAX_PATTERN_LENGTH} characters", field=field, key=key)
+    from .delimiters import compile_regex
+
     try:
-        pattern = regex.compile(value, regex.DOTALL, cache_pattern=False)
+        pattern = compile_regex(value)
     except regex.error as e:
         raise TemplateError(f"is not a valid regex ({e}): {value!r}", field=field, key=key) from None
     missing = {"key", "value"} - set(pattern.groupindex)

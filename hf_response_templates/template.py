@@ -22,7 +22,7 @@ from typing import Any
 import regex
 
 from .content import get_content_parser, parse_text
-from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex
+from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
 from .transform import compile_transform, placeholder_roots
 
@@ -32,6 +32,17 @@ MAX_FIELDS = 64
 MAX_PATTERN_LENGTH = 4096
 MAX_LITERAL_LENGTH = 1024
 MAX_LITERALS = 64
+#: Deepest nesting of dicts and lists anywhere in a template, and the most values it may hold.
+MAX_DEPTH = 64
+MAX_NODES = 100_000
+#: All literal delimiters of a template together (start anchor, opens and closes): at most this many
+#: literals and characters; all its regexes (delimiter patterns, `tag_pattern`s): at most this many
+#: characters, counted repeats written out (`delimiters.regex_expansion`). They are compiled into a few
+#: combined searches; these bounds keep loading any template
+#: under about a second (the largest shipped template has 10 delimiters, 350 characters).
+MAX_DELIMITER_TEXT = 8_192
+MAX_DELIMITER_LITERALS = 512
+MAX_REGEX_TEXT = 16_384
 _CACHE_SIZE = 256
 
 _TOP_KEYS = {"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"}
@@ -192,6 +203,7 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
         if hit is not None:
             _remember(template, hit)
             return hit
+    _check_shape(template)
     try:
         key = json.dumps(template, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_mapping_as_dict)
     except (TypeError, ValueError) as e:
@@ -215,6 +227,39 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
                 del _fast_cache[next(iter(_fast_cache))]  # the oldest entry (first in, first out)
         _remember(template, hit)
     return hit
+
+
+def _check_shape(template: Mapping[str, Any]) -> None:
+    """Reject data nested deeper than `MAX_DEPTH` or larger than `MAX_NODES`, before anything recursive
+    (the cache key, the private copy, validation) touches it: a clear `TemplateError` naming where, never
+    a `RecursionError`. Iterative, linear in the size of the data."""
+    stack: list[tuple[Any, int, str]] = [(template, 0, "")]
+    nodes = 0
+    while stack:
+        obj, depth, where = stack.pop()
+        if isinstance(obj, Mapping):
+            children: Any = obj.items()
+        elif isinstance(obj, (list, tuple)):
+            children = enumerate(obj)
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            parts = where.split(".")
+            field = parts[1] if parts[0] == "fields" and len(parts) > 1 else None
+            raise TemplateError(
+                f"is nested more than {MAX_DEPTH} levels deep (dicts and lists inside each other, under {where!r})",
+                field=field,
+                key=(parts[2] if len(parts) > 2 else None) if field else parts[0],
+            )
+        for k, v in children:
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise TemplateError(
+                    f"holds more than {MAX_NODES:,} values (dicts, lists and scalars); it cannot be a response "
+                    f"template (under {where or str(k)!r})"
+                )
+            if isinstance(v, (Mapping, list, tuple)):
+                stack.append((v, depth + 1, str(k) if depth == 0 else (f"{where}.{k}" if depth < 3 else where)))
 
 
 def _mapping_as_dict(obj: Any) -> dict:
@@ -265,6 +310,7 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
     if len(fields_raw) > MAX_FIELDS:
         raise TemplateError(f"has {len(fields_raw)} fields; at most {MAX_FIELDS} are allowed", key="fields")
 
+    _check_delimiter_budget(spec, fields_raw)
     anchor = _delimiter(spec, "start_anchor", "start_anchor_pattern", field=None, kind=OPEN, rank=0)
     if anchor is None:
         raise TemplateError(
@@ -317,6 +363,47 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         hold_whitespace=implicit_field is not None and not implicit_field.keeps_whitespace,
         _snapshot=spec,
     )
+
+
+_DELIMITER_KEYS = ("open", "open_pattern", "close", "close_pattern")
+
+
+def _check_delimiter_budget(spec: Mapping[str, Any], fields_raw: Mapping[str, Any]) -> None:
+    """`MAX_DELIMITER_TEXT`, `MAX_DELIMITER_LITERALS` and `MAX_REGEX_TEXT`, checked on the raw data before
+    anything is compiled (values of the wrong type are left to the per-key checks)."""
+    chars = literals = regex_chars = 0
+    owners: list[tuple[str | None, Mapping[str, Any], tuple[str, ...]]] = [
+        (None, spec, ("start_anchor", "start_anchor_pattern"))
+    ]
+    owners += [(name, raw, _DELIMITER_KEYS) for name, raw in fields_raw.items() if isinstance(raw, Mapping)]
+    for field, raw, keys in owners:
+        found: list[tuple[str, Any]] = [(key, raw.get(key)) for key in keys]
+        stack = [raw.get("content_args")]
+        while stack:  # tag patterns, also those of nested value parsers
+            node = stack.pop()
+            if isinstance(node, Mapping):
+                found += [("content_args.tag_pattern", v) for k, v in node.items() if k == "tag_pattern"]
+                stack.extend(node.values())
+        for key, value in found:
+            for v in [value] if isinstance(value, str) else value if isinstance(value, list) else ():
+                if not isinstance(v, str):
+                    continue
+                if key.endswith("pattern"):
+                    regex_chars += regex_expansion(v)
+                else:
+                    chars += len(v)
+                    literals += 1
+            if regex_chars > MAX_REGEX_TEXT:
+                raise TemplateError(
+                    f"brings the template's regexes to more than {MAX_REGEX_TEXT:,} characters in total "
+                    "(patterns and tag patterns of every field, with counted repeats such as a{100} written out)",
+                    field=field, key=key,
+                )
+            if chars > MAX_DELIMITER_TEXT or literals > MAX_DELIMITER_LITERALS:
+                raise TemplateError(
+                    f"brings the template's literal delimiters to more than {MAX_DELIMITER_LITERALS} literals or "
+                    f"{MAX_DELIMITER_TEXT:,} characters in total (every field's)", field=field, key=key,
+                )
 
 
 def _with_rank(d: Delimiter, rank: int) -> Delimiter:
