@@ -277,7 +277,7 @@ def parse_bool(text: str, args: Mapping[str, Any]) -> bool:
 # --------------------------------------------------------------------------- json
 
 
-_NUMBER = _stdre.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER = _stdre.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")  # JSON digits are ASCII only
 _BARE_KEY = _stdre.compile(r"\w+")
 _WS = _stdre.compile(r"[ \t\n\r]*")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -656,7 +656,7 @@ class _CallListReader:
 
         calls   := '[' [call (',' call)*] ']'
         call    := NAME '(' [kwarg (',' kwarg)*] ')'     NAME: identifier, parts joined by '.' or '-'
-        kwarg   := IDENT '=' value                       (no positional arguments, no repeated names)
+        kwarg   := NAME '=' value                        (no positional arguments, no repeated names)
         value   := string | number | True | False | None | true | false | null
                  | '[' [value (',' value)*] ']' | '{' [string ':' value (',' ...)*] '}'
         string  := '...' or "..." on one line; escapes \\ \' \" \/ \b \f \n \r \t \uXXXX
@@ -715,7 +715,7 @@ class _CallListReader:
         return {"name": name, "arguments": arguments}, end
 
     def kwarg(self, pos: int) -> tuple[tuple[str, Any], int]:
-        m = _KWARG.match(self.s, pos)
+        m = _CALL_NAME.match(self.s, pos)  # as native: `a.b=1` and `a-b=1` are keyword names too
         if not m:
             self.fail("expected a keyword argument (name=value; positional arguments are not supported)", pos)
         pos = self.ws(m.end())

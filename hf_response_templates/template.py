@@ -26,9 +26,12 @@ from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expa
 from .errors import RegexTimeoutError, TemplateError
 from .transform import compile_transform, placeholder_roots
 
-__all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH"]
+__all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH", "RESERVED_KEYS"]
 
 MAX_FIELDS = 64
+#: Message keys the parser writes itself (`unparsed`: the regions that failed to parse); no field or
+#: default may use them.
+RESERVED_KEYS = frozenset({"unparsed"})
 MAX_PATTERN_LENGTH = 4096
 MAX_LITERAL_LENGTH = 1024
 MAX_LITERALS = 64
@@ -203,23 +206,28 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
         if hit is not None:
             _remember(template, hit)
             return hit
-    _check_shape(template)
+    # The JSON text is the cache key only for data it spells exactly: `{1: "x"}` and `{"1": "x"}` (or a
+    # tuple and a list) are the same JSON but give different messages (or errors).
+    exact = _check_shape(template)
     try:
-        key = json.dumps(template, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_mapping_as_dict)
+        key = json.dumps(template, sort_keys=exact, ensure_ascii=False, allow_nan=False, default=_mapping_as_dict)
     except (TypeError, ValueError) as e:
         raise TemplateError(f"must be JSON-compatible data (str, number, bool, null, list, dict): {e}") from None
     except RecursionError:
         raise TemplateError("is nested too deeply (dicts and lists inside each other)") from None
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
+    hit = None
+    if exact:
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None:
+                _cache.move_to_end(key)
     if hit is None:
         hit = _compile(_plain_copy(template))
-        with _cache_lock:
-            _cache[key] = hit
-            if len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
+        if exact:
+            with _cache_lock:
+                _cache[key] = hit
+                if len(_cache) > _CACHE_SIZE:
+                    _cache.popitem(last=False)
     if fast_key is not None:
         with _cache_lock:
             _fast_cache[fast_key] = hit
@@ -229,18 +237,26 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
     return hit
 
 
-def _check_shape(template: Mapping[str, Any]) -> None:
+def _check_shape(template: Mapping[str, Any]) -> bool:
     """Reject data nested deeper than `MAX_DEPTH` or larger than `MAX_NODES`, before anything recursive
     (the cache key, the private copy, validation) touches it: a clear `TemplateError` naming where, never
-    a `RecursionError`. Iterative, linear in the size of the data."""
+    a `RecursionError`. Iterative, linear in the size of the data.
+
+    Returns whether JSON spells the data exactly: every key a string, no tuples.
+    """
     stack: list[tuple[Any, int, str]] = [(template, 0, "")]
     nodes = 0
+    exact = True
     while stack:
         obj, depth, where = stack.pop()
         if isinstance(obj, Mapping):
             children: Any = obj.items()
+            if exact and not all(k.__class__ is str for k in obj):
+                exact = False
         elif isinstance(obj, (list, tuple)):
             children = enumerate(obj)
+            if obj.__class__ is not list:
+                exact = False
         else:
             continue
         if depth >= MAX_DEPTH:
@@ -260,6 +276,7 @@ def _check_shape(template: Mapping[str, Any]) -> None:
                 )
             if isinstance(v, (Mapping, list, tuple)):
                 stack.append((v, depth + 1, str(k) if depth == 0 else (f"{where}.{k}" if depth < 3 else where)))
+    return exact
 
 
 def _mapping_as_dict(obj: Any) -> dict:
@@ -304,6 +321,11 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
     defaults = spec.get("defaults", {})
     if not isinstance(defaults, dict):
         raise TemplateError(f"must be a dict, got {type(defaults).__name__}", key="defaults")
+    reserved = sorted(k for k in defaults if k in RESERVED_KEYS)
+    if reserved:
+        raise TemplateError(
+            f"sets {reserved[0]!r}, a key reserved for the raw text of regions that failed to parse", key="defaults"
+        )
     fields_raw = spec.get("fields")
     if not isinstance(fields_raw, dict) or not fields_raw:
         raise TemplateError('must be a non-empty dict of {field_name: field_spec}', key="fields")
@@ -489,6 +511,12 @@ def _keep_text(body: str, captures: dict | None) -> str:
 def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
     if not isinstance(name, str) or not name:
         raise TemplateError(f"field names must be non-empty strings, got {name!r}", key="fields")
+    if name in RESERVED_KEYS:
+        raise TemplateError(
+            f"the name {name!r} is reserved: the message keeps the raw text of regions that failed to parse "
+            "under it. Rename the field",
+            field=name,
+        )
     if not isinstance(raw, dict):
         raise TemplateError(f"must be a dict of field keys, got {type(raw).__name__}", field=name)
     unknown = sorted(set(raw) - _FIELD_KEYS)
