@@ -161,3 +161,27 @@ def test_string_admitting_unions_type_like_native(params: list[tuple[dict[str, A
     parser.feed(text)
     ours, _ = parser.finalize()
     assert canon(ours) == canon(native.parse_response(text, TEMPLATE, prefix="", tools=tools))
+
+
+UNION_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+    "n": {"type": ["string", "integer"]}, "o": {"anyOf": [{"type": "string"}, {"type": "object"}]},
+    "s": {"type": "string", "nullable": True}, "t": {"type": "string"}}}}}]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("smollm3", '<tool_call>{"name": "f", "arguments": {"n": "8", "o": "{\\"a\\": 1}", "s": "null", "t": "8"}}'
+                "</tool_call><|im_end|>"),
+    ("qwen3-coder", "<tool_call>\n<function=f>\n<parameter=n>\n8\n</parameter>\n<parameter=o>\n{\"a\": 1}\n"
+                    "</parameter>\n<parameter=s>\nnull\n</parameter>\n<parameter=t>\n8\n</parameter>\n</function>\n"
+                    "</tool_call><|im_end|>"),
+])
+def test_openai_argument_deltas_stream_only_strings_that_stay_strings(name, text):
+    # a string union may end up an int, a dict or None: its text must not be streamed as a JSON string
+    from test_openai_deltas import check_text
+
+    from hf_response_templates import get_template
+
+    template = get_template(name)
+    expected = parse_response(text, template, prefix="", tools=UNION_TOOLS)
+    assert expected["tool_calls"][0]["function"]["arguments"] == {"n": 8, "o": {"a": 1}, "s": None, "t": "8"}
+    check_text(template, "", text, list(text), tools=UNION_TOOLS)
