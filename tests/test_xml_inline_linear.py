@@ -93,3 +93,18 @@ def test_long_bodies_with_value_parsers_and_merging_use_the_same_matches():
                                 "value_parser": {"name": "json"}}, "f")
     body = "<parameter=n>1</parameter>" * 200 + "<parameter=n>2</parameter>" + "<parameter=m>" * 500
     assert parser.parse(body, args) == {"n": [1] * 200 + [2]}
+
+
+@given(st.lists(st.sampled_from(PIECES), min_size=30, max_size=80), st.sampled_from(PATTERNS[:3]), st.booleans())
+def test_parse_of_long_bodies_equals_a_plain_finditer(pieces: list[str], source: str, merge: bool) -> None:
+    parser = get_content_parser("xml-inline")
+    args = parser.compile_args({"tag_pattern": source, "merge_duplicates": merge}, "f")
+    text = "".join(pieces) + " " * 130  # past the length from which the bounded search is used
+    expected: dict = {}
+    for m in regex.finditer(source, text, flags=regex.DOTALL):
+        key, value = m.group("key"), m.group("value") or ""
+        if merge and key in expected:
+            expected[key] = (expected[key] if isinstance(expected[key], list) else [expected[key]]) + [value]
+        else:
+            expected[key] = value
+    assert parser.parse(text, args) == expected
