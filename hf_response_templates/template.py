@@ -40,12 +40,13 @@ MAX_DEPTH = 64
 MAX_NODES = 100_000
 #: All literal delimiters of a template together (start anchor, opens and closes): at most this many
 #: literals and characters; all its regexes (delimiter patterns, `tag_pattern`s): at most this many
-#: characters, counted repeats written out (`delimiters.regex_expansion`). They are compiled into a few
-#: combined searches; these bounds keep loading any template
-#: under about a second (the largest shipped template has 10 delimiters, 350 characters).
+#: characters, and this many with their counted repeats written out (`delimiters.regex_expansion`; one
+#: regex: `delimiters.MAX_REGEX_EXPANSION`). Checked before anything is compiled, they keep loading any
+#: template under about a second (the largest shipped template has 10 delimiters, 350 characters).
 MAX_DELIMITER_TEXT = 8_192
 MAX_DELIMITER_LITERALS = 512
 MAX_REGEX_TEXT = 16_384
+MAX_REGEX_EXPANSION_TOTAL = 200_000
 _CACHE_SIZE = 256
 
 _TOP_KEYS = {"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"}
@@ -393,7 +394,7 @@ _DELIMITER_KEYS = ("open", "open_pattern", "close", "close_pattern")
 def _check_delimiter_budget(spec: Mapping[str, Any], fields_raw: Mapping[str, Any]) -> None:
     """`MAX_DELIMITER_TEXT`, `MAX_DELIMITER_LITERALS` and `MAX_REGEX_TEXT`, checked on the raw data before
     anything is compiled (values of the wrong type are left to the per-key checks)."""
-    chars = literals = regex_chars = 0
+    chars = literals = regex_chars = expanded = 0
     owners: list[tuple[str | None, Mapping[str, Any], tuple[str, ...]]] = [
         (None, spec, ("start_anchor", "start_anchor_pattern"))
     ]
@@ -411,14 +412,20 @@ def _check_delimiter_budget(spec: Mapping[str, Any], fields_raw: Mapping[str, An
                 if not isinstance(v, str):
                     continue
                 if key.endswith("pattern"):
-                    regex_chars += regex_expansion(v)
+                    regex_chars += len(v)
+                    expanded += regex_expansion(v)
                 else:
                     chars += len(v)
                     literals += 1
             if regex_chars > MAX_REGEX_TEXT:
                 raise TemplateError(
                     f"brings the template's regexes to more than {MAX_REGEX_TEXT:,} characters in total "
-                    "(patterns and tag patterns of every field, with counted repeats such as a{100} written out)",
+                    "(patterns and tag patterns of every field)", field=field, key=key,
+                )
+            if expanded > MAX_REGEX_EXPANSION_TOTAL:
+                raise TemplateError(
+                    f"brings the template's regexes to more than {MAX_REGEX_EXPANSION_TOTAL:,} characters with "
+                    "their counted repeats written out (a{1000} is 1,000; every field's patterns together)",
                     field=field, key=key,
                 )
             if chars > MAX_DELIMITER_TEXT or literals > MAX_DELIMITER_LITERALS:
