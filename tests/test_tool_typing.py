@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import canon
 
-from hf_response_templates import ResponseParser, parse_response
+from hf_response_templates import ResponseParser, get_template, parse_response
 from hf_response_templates.tools import admits_string, cast_value
 
 try:
@@ -24,15 +24,7 @@ try:
 except ImportError:  # Transformers 4.x: no native parser, the expected values still hold
     native = None
 
-TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
-                       "transform": {"type": "function", "function": "{content}"}},
-        "content": {"close": "<|im_end|>"},
-    },
-}
+TEMPLATE = get_template("smollm3")  # tool calls as JSON in <tool_call>, wrapped as {"type", "function"}
 
 
 def _call(arguments: dict[str, Any], name: str = "f") -> str:
@@ -178,8 +170,6 @@ UNION_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"ty
 def test_openai_argument_deltas_stream_only_strings_that_stay_strings(name, text):
     # a string union may end up an int, a dict or None: its text must not be streamed as a JSON string
     from test_openai_deltas import check_text
-
-    from hf_response_templates import get_template
 
     template = get_template(name)
     expected = parse_response(text, template, prefix="", tools=UNION_TOOLS)
