@@ -25,7 +25,7 @@ import functools
 import inspect
 import json
 import math
-import types
+import types as _types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -126,7 +126,7 @@ def _typing_union(hint: Any) -> Any:
     if not args:
         return hint
     new_args = tuple(_typing_union(a) for a in args)
-    if isinstance(hint, types.UnionType):
+    if isinstance(hint, _types.UnionType):
         return typing.Union[new_args]
     if all(a is b for a, b in zip(new_args, args)):
         return hint

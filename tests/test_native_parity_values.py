@@ -55,7 +55,7 @@ def test_unparsed_records_are_never_mixed_with_a_field_value():
 @pytest.mark.parametrize("order", [(1, "1"), ("1", 1)])
 def test_defaults_with_int_and_str_keys_are_different_templates(order):
     first, second = ({"start_anchor": "<s>", "defaults": {k: "x"}, "fields": {"content": {}}} for k in order)
-    assert list(parse_response("hi", first, prefix="")) [0] == order[0]
+    assert list(parse_response("hi", first, prefix=""))[0] == order[0]
     message = parse_response("hi", second, prefix="")
     assert message == {order[1]: "x", "content": "hi"}
     assert type(next(iter(message))) is type(order[1])
