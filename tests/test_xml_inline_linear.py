@@ -108,3 +108,20 @@ def test_parse_of_long_bodies_equals_a_plain_finditer(pieces: list[str], source:
         else:
             expected[key] = value
     assert parser.parse(text, args) == expected
+
+
+try:
+    from transformers.utils import chat_parsing as native
+except ImportError:  # Transformers 4.x
+    native = None
+
+
+@pytest.mark.skipif(native is None, reason="needs the native parser (Transformers 5.x)")
+@given(st.lists(st.sampled_from([p for p in PIECES if p not in ("<end>", "<p ", "</p>")]), min_size=20, max_size=80),
+       st.sampled_from(PATTERNS[:3]), st.booleans())
+def test_long_xml_inline_bodies_parse_as_native(pieces: list[str], source: str, merge: bool) -> None:
+    template = {"start_anchor": "<s>", "fields": {"x": {
+        "open": "<|x|>", "close": "<|end|>", "content": "xml-inline",
+        "content_args": {"tag_pattern": source, "merge_duplicates": merge}}}}
+    text = "<|x|>" + "".join(pieces) + " " * 130 + "<|end|>"  # the pieces cannot spell either delimiter
+    assert parse_response(text, template, prefix="") == native.parse_response(text, template, prefix="")
