@@ -199,14 +199,38 @@ def cast_value(value: Any, schema: Any) -> Any:
     if isinstance(value, str):
         if not types:
             return _cast_to_member(value, _enum_members(schema)) if "enum" in schema else value
+        if "string" in types:
+            return _cast_json_text(value, types, schema)
         for t in types:
-            if t == "string":
-                continue
             ok, cast = _cast_str(value, t)
             if ok:
                 return _cast_nested(cast, schema)
         return value
     return _cast_nested(value, schema)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN / Infinity are not JSON
+
+
+def _cast_json_text(value: str, types: list[str], schema: Mapping[str, Any]) -> Any:
+    """A string for a schema that also admits strings: it becomes another admitted type only when it is
+    valid JSON of that type (`"8"` -> `8` for `["string", "integer"]`), or `"None"` where null is admitted;
+    `"True"`, `"007"`, `"x"` stay strings."""
+    if "null" in types and value.strip() == "None":
+        return None  # Python's None, as chat templates that render arguments with |string write it
+    try:
+        decoded = json.loads(value, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return value
+    kind = _json_type(decoded)
+    if kind == "number" and "integer" in types and "number" not in types and decoded.is_integer():
+        decoded, kind = int(decoded), "integer"  # 3.0 is an integer in JSON Schema
+    if kind == "integer" and "integer" not in types and "number" in types:
+        kind = "number"
+    if kind == "string" or kind not in types:
+        return value
+    return _cast_nested(decoded, schema)
 
 
 def _cast_to_member(value: str, members: list[Any]) -> Any:
