@@ -161,6 +161,17 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "after tool results. Arguments holding null (rendered as Python 'None') or nested keys that are not "
         "identifiers cannot be read back.",
     },
+    "qwen3.5": {
+        "models": ["Qwen/Qwen3.5-0.8B ... Qwen/Qwen3.5-397B-A17B", "Qwen/Qwen3.6-35B-A3B", "Qwen/Qwen3.6-27B",
+                   "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"],
+        "chat_template": "Qwen-Qwen3.5-4B.jinja",
+        "doc": "ChatML; reasoning_content in <think>...</think> (the prompt opens <think>\\n, so the output usually "
+        "has only </think>; reasoning also ends where a <tool_call> starts without </think>, and a <think> the "
+        "model writes again right after the prompt's is absorbed), tool calls in the Qwen3-Coder XML form "
+        "<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call> (values kept as "
+        "text and typed from the tools' schemas), content up to <|im_end|>. Proven on Qwen3.5-4B, Qwen3.5-0.8B, "
+        "Qwen3.6-35B-A3B and Nemotron 3 Nano, which emits the same format.",
+    },
     "kimi-k2": {
         "models": ["moonshotai/Kimi-K2-Instruct"],
         "chat_template": "moonshotai-Kimi-K2.jinja",
@@ -287,6 +298,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "qwen3-coder",
         all_of=("<|im_start|>", "<tool_call>", "<function=", "<parameter="),
+        none_of=("<think>",),
+    ),
+    # Qwen3.5 / 3.6 and Nemotron 3 Nano: the Qwen3-Coder XML calls plus <think> reasoning
+    _Rule(
+        "qwen3.5",
+        all_of=("<|im_start|>", "<tool_call>", "<function=", "<parameter=", "<think>"),
     ),
     _Rule(
         "qwen3",

@@ -78,6 +78,10 @@ class Family:
     #: the chat template renders nested argument objects with bare keys and None as `None` (Gemma 4):
     #: nested keys are identifiers and arguments hold no nulls
     bare_argument_keys: bool = False
+    #: thinking values for which the checked assistant message must carry reasoning: the chat template
+    #: renders a turn without reasoning differently from its thinking prompt (Nemotron 3 prompts with
+    #: "<think>\n" but renders a turn without reasoning as "<think></think>")
+    reasoning_required: tuple[Any, ...] = ()
 
 
 FAMILIES: dict[str, Family] = {
@@ -205,6 +209,16 @@ FAMILIES: dict[str, Family] = {
             content_forbidden=("<|channel>",),
             special_tokens={"bos_token": "<bos>"},
         ),
+        # Qwen3.5 / 3.6: reasoning plus Qwen3-Coder XML tool calls; scalar arguments are rendered with
+        # |string (3.5) or as JSON (3.6), so arguments are typed from the tools' schemas.
+        Family(
+            "qwen3.5",
+            "Qwen-Qwen3.5-4B.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="enable_thinking",
+            thinking_values=(True, False),
+            argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
             "mistral-small-3.2",
@@ -239,6 +253,40 @@ EXTRA_FIXTURES: list[Family] = [
         argument_delimiters=('<|"|>', "<tool_call|>"),
         content_forbidden=("<|channel>",),
         special_tokens={"bos_token": "<bos>"},
+    ),
+]
+
+EXTRA_FIXTURES += [
+    # Qwen3.5-0.8B thinks only with enable_thinking=True (its default prompt is the thinking-off one,
+    # the same text as Qwen3.5-4B's, proven there): checked with thinking on
+    Family(
+        "qwen3.5",
+        "Qwen-Qwen3.5-0.8B.jinja",
+        reasoning_key="reasoning_content",
+        thinking_kwarg="enable_thinking",
+        thinking_values=(True,),
+        argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
+    ),
+    # Qwen3.6: preserve_thinking, scalars rendered as JSON
+    Family(
+        "qwen3.5",
+        "Qwen-Qwen3.6-35B-A3B.jinja",
+        reasoning_key="reasoning_content",
+        thinking_kwarg="enable_thinking",
+        thinking_values=(True, False),
+        argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
+    ),
+    # Nemotron 3 Nano emits the same format. Its chat template renders a final turn without reasoning
+    # as "<think></think>", which continues only the thinking-off prompt: with thinking on the checked
+    # message always carries reasoning.
+    Family(
+        "qwen3.5",
+        "nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja",
+        reasoning_key="reasoning_content",
+        thinking_kwarg="enable_thinking",
+        thinking_values=(True, False),
+        reasoning_required=(True,),
+        argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
     ),
 ]
 
@@ -485,7 +533,7 @@ def assistant_message(draw: st.DrawFn, family: Family, template: dict, thinking:
     # With thinking switched off the prompt already closes an empty reasoning block, so the model
     # writes no reasoning: a reasoning text there cannot be rendered as a continuation of the prompt.
     if wants_reasoning and thinking is not False:
-        reasoning = draw(texts().filter(ok))
+        reasoning = draw(texts(min_size=1 if final and thinking in family.reasoning_required else 0).filter(ok))
         if reasoning:
             msg[family.reasoning_key] = reasoning
     return msg

@@ -58,6 +58,11 @@ DETECT = {
     "ibm-granite-granite-3.3-2B-Instruct.jinja": "granite-3.3",
     "google-gemma-4-31B-it.jinja": "gemma4",
     "gemma4.jinja": "gemma4",  # the first upstream Gemma 4 template (round trip proven on both)
+    # group g1 (2025-2026 families)
+    "Qwen-Qwen3.5-4B.jinja": "qwen3.5",
+    "Qwen-Qwen3.5-0.8B.jinja": "qwen3.5",
+    "Qwen-Qwen3.6-35B-A3B.jinja": "qwen3.5",
+    "nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": "qwen3.5",  # the same format as Qwen3.5
 }
 
 PLAIN_CHATML = (
