@@ -65,7 +65,9 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "Reasoning is named reasoning_content (the standard key; this chat template reads no reasoning key).",
     },
     "qwen3": {
-        "models": ["Qwen/Qwen3-0.6B", "Qwen/Qwen3-*B (original 2025-04 releases)", "Qwen/QwQ-32B"],
+        "models": ["Qwen/Qwen3-0.6B", "Qwen/Qwen3-*B (original 2025-04 releases)", "Qwen/QwQ-32B",
+                   "Qwen/Qwen3-235B-A22B-Instruct-2507, Qwen3-30B-A3B-Instruct-2507, Qwen3-4B-Instruct-2507",
+                   "XiaomiMiMo MiMo models whose chat template is llama.cpp's MiMo-VL copy"],
         "chat_template": "Qwen-Qwen3-0.6B.jinja",
         "doc": "ChatML, reasoning_content in <think>...</think>, tool calls as "
         '<tool_call>{"name": ..., "arguments": ...}</tool_call> (JSON). Earlier assistant turns lose their '
@@ -98,7 +100,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "and drops content when tool calls are present; tool_call_id is a renumbered counter and is not kept.",
     },
     "hermes3": {
-        "models": ["NousResearch/Hermes-3-Llama-3.1-8B", "NousResearch/Hermes-3-Llama-3.1-70B"],
+        "models": ["NousResearch/Hermes-3-Llama-3.1-8B", "NousResearch/Hermes-3-Llama-3.1-70B",
+                   "Qwen/Qwen3-Next-80B-A3B-Instruct"],
         "chat_template": "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
         "doc": 'ChatML with <tool_call>{"name": ..., "arguments": ...}</tool_call>; no reasoning. The chat template '
         "drops content when an assistant message has tool calls.",
@@ -160,6 +163,15 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "the prompt holds an empty thought channel history never renders, so thinking-off turns round-trip only "
         "after tool results. Arguments holding null (rendered as Python 'None') or nested keys that are not "
         "identifiers cannot be read back.",
+    },
+    "qwen3-thinking-2507": {
+        "models": ["Qwen/Qwen3-235B-A22B-Thinking-2507", "Qwen/Qwen3-30B-A3B-Thinking-2507",
+                   "Qwen/Qwen3-4B-Thinking-2507", "Qwen/Qwen3-Next-80B-A3B-Thinking"],
+        "chat_template": "Qwen-Qwen3-235B-A22B-Thinking-2507.jinja",
+        "doc": "ChatML; the generation prompt always opens <think>\\n, so the output has only ...</think> and the "
+        "reasoning region is already open when the model starts (prefix= is what tells the parser). Reasoning also "
+        "ends where a <tool_call> starts without </think>, and a <think> written again right after the prompt's is "
+        'absorbed. Tool calls <tool_call>{"name": ..., "arguments": ...}</tool_call> (JSON), content up to <|im_end|>.',
     },
     "qwen3.5": {
         "models": ["Qwen/Qwen3.5-0.8B ... Qwen/Qwen3.5-397B-A17B", "Qwen/Qwen3.6-35B-A3B", "Qwen/Qwen3.6-27B",
@@ -275,6 +287,9 @@ class _Rule:
         return True
 
 
+#: the generation prompt of Qwen3 Thinking-2507 as written in its chat template source ("\n" escaped)
+_QWEN3_THINKING_PROMPT = "'<|im_start|>assistant\\n<think>\\n'"
+
 # The rules are written to be mutually exclusive on the real chat templates: each names markers that
 # only its family's template contains (the delimiters its assistant turns are rendered with), and the
 # ChatML families exclude each other's markers explicitly. If two rules still match, detection
@@ -308,12 +323,24 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "qwen3",
         all_of=("<|im_start|>", "<tool_call>", "<think>", "reasoning_content"),
+        none_of=("<function=", "/no_think", "<arg_key>", _QWEN3_THINKING_PROMPT),
+    ),
+    # Qwen3 Thinking-2507 / Qwen3-Next Thinking: the generation prompt itself opens <think>
+    _Rule(
+        "qwen3-thinking-2507",
+        all_of=("<|im_start|>", "<tool_call>", "reasoning_content", _QWEN3_THINKING_PROMPT),
         none_of=("<function=", "/no_think", "<arg_key>"),
+    ),
+    # Xiaomi MiMo: the Qwen3 format (a reasoning model) with a chat template that renders no <think>
+    _Rule(
+        "qwen3",
+        all_of=("<|im_start|>", "<tool_call>", "You are MiMo, an AI assistant developed by Xiaomi."),
+        none_of=("<function=",),
     ),
     _Rule(
         "hermes3",
         all_of=("<|im_start|>", "<tool_call>", "<tool_response>"),
-        none_of=("<think>", "<function=", "reasoning_content", "/no_think"),
+        none_of=("<think>", "<function=", "reasoning_content", "/no_think", "You are MiMo"),
     ),
     _Rule(
         "deepseek-v3.1",

@@ -219,6 +219,13 @@ FAMILIES: dict[str, Family] = {
             thinking_values=(True, False),
             argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
         ),
+        # Qwen3 Thinking-2507 / Qwen3-Next Thinking: the generation prompt always opens "<think>\n", so the
+        # model writes only "...</think>"; Hermes-style JSON tool calls.
+        Family(
+            "qwen3-thinking-2507",
+            "Qwen-Qwen3-235B-A22B-Thinking-2507.jinja",
+            reasoning_key="reasoning_content",
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
             "mistral-small-3.2",
@@ -276,6 +283,16 @@ EXTRA_FIXTURES += [
         thinking_values=(True, False),
         argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
     ),
+    # Qwen3 Instruct-2507 emits the original Qwen3 format (the chat template still renders an empty
+    # "<think>\n\n</think>\n\n" before the last turn's content and splits reasoning out of history)
+    Family("qwen3", "Qwen-Qwen3-235B-A22B-Instruct-2507.jinja", reasoning_key="reasoning_content"),
+    # Xiaomi MiMo (llama.cpp's "MiMo-VL" copy): Hermes-style JSON calls; the model reasons in <think> (the
+    # qwen3 template reads it), but this chat template renders no reasoning, and content with `+`
+    # (content is never None here)
+    Family("qwen3", "XiaomiMiMo-MiMo-VL.jinja"),
+    # Qwen3-Next-80B-A3B-Instruct: Hermes-style JSON calls, no reasoning; unlike Hermes 3 its chat
+    # template keeps content next to tool calls and renders turns after tool results as prompted
+    Family("hermes3", "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja"),
     # Nemotron 3 Nano emits the same format. Its chat template renders a final turn without reasoning
     # as "<think></think>", which continues only the thinking-off prompt: with thinking on the checked
     # message always carries reasoning.

@@ -63,6 +63,10 @@ DETECT = {
     "Qwen-Qwen3.5-0.8B.jinja": "qwen3.5",
     "Qwen-Qwen3.6-35B-A3B.jinja": "qwen3.5",
     "nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": "qwen3.5",  # the same format as Qwen3.5
+    "Qwen-Qwen3-235B-A22B-Thinking-2507.jinja": "qwen3-thinking-2507",
+    "Qwen-Qwen3-235B-A22B-Instruct-2507.jinja": "qwen3",  # the original Qwen3 format
+    "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja": "hermes3",  # Hermes-style calls, no reasoning
+    "XiaomiMiMo-MiMo-VL.jinja": "qwen3",  # a reasoning model; the chat template renders no <think>
 }
 
 PLAIN_CHATML = (

@@ -57,6 +57,7 @@ VLLM_TOOLS: list[dict] = [
     ),
     _tool("bash", {"command": {"type": "string"}}, ["command"]),
     _tool("write_file", {"path": {"type": "string"}, "content": {"type": "string"}}, ["content"]),
+    _tool("final_answer", {"trigger": {"type": "boolean"}}, ["trigger"]),
 ]
 ALL_TOOLS = [*TOOLS, *VLLM_TOOLS]
 
@@ -225,6 +226,80 @@ CASES: list[tuple[str, str, str, str, dict]] = [
     ),
 ]
 
+QWEN3_THINKING_PROMPT = CHATML_USER + "<|im_start|>assistant\n<think>\n"
+CASES += [
+    # ------------------------------------------------------------ Qwen3 Thinking-2507 (prompt opens <think>)
+    # vLLM test_qwen3_reasoning_parser.py (Qwen/Qwen3-4B-Thinking-2507 among its models), WITHOUT_START_TOKEN
+    (
+        "qwen3-thinking-2507-only-close-think",
+        "qwen3-thinking-2507",
+        QWEN3_THINKING_PROMPT,
+        "This is a reasoning section</think>This is the rest<|im_end|>",
+        {"role": "assistant", "reasoning_content": "This is a reasoning section", "content": "This is the rest"},
+    ),
+    # vLLM test_qwen3_reasoning_parser.py, WITHOUT_START_TOKEN_COMPLETE_REASONING
+    (
+        "qwen3-thinking-2507-complete-reasoning",
+        "qwen3-thinking-2507",
+        QWEN3_THINKING_PROMPT,
+        "This is a reasoning section</think>",
+        {"role": "assistant", "reasoning_content": "This is a reasoning section"},
+    ),
+    # vLLM test_qwen3_reasoning_parser.py, WITH_THINK
+    (
+        "qwen3-thinking-2507-think-written-again",
+        "qwen3-thinking-2507",
+        QWEN3_THINKING_PROMPT,
+        "<think>This is a reasoning section</think>This is the rest",
+        {"role": "assistant", "reasoning_content": "This is a reasoning section", "content": "This is the rest"},
+    ),
+    # vLLM test_qwen3_reasoning_parser.py, WITHOUT_THINK: truncated before </think>, all reasoning
+    (
+        "qwen3-thinking-2507-truncated",
+        "qwen3-thinking-2507",
+        QWEN3_THINKING_PROMPT,
+        "This is the rest",
+        {"role": "assistant", "reasoning_content": "This is the rest"},
+    ),
+    # the chat template's layout ("\n</think>\n\n", calls separated by "\n"); the call body from vLLM
+    # tests/tool_parsers/test_hermes_tool_parser.py, test_hermes_parser_streaming_failure_case_bug_19056
+    (
+        "qwen3-thinking-2507-tool-calls",
+        "qwen3-thinking-2507",
+        QWEN3_THINKING_PROMPT,
+        "The user wants two things.\n</think>\n\n<tool_call>\n"
+        '{"name": "final_answer", "arguments": {"trigger": true}}\n</tool_call>\n<tool_call>\n'
+        '{"name": "get_weather", "arguments": {"city": "Dallas", "days": "2"}}\n</tool_call><|im_end|>\n',
+        {
+            "role": "assistant",
+            "reasoning_content": "The user wants two things.",
+            "tool_calls": [call("final_answer", {"trigger": True}), call("get_weather", {"city": "Dallas", "days": 2})],
+        },
+    ),
+    # a JSON call written before </think>: the reasoning ends where the call starts
+    (
+        "qwen3-thinking-2507-tool-call-inside-reasoning",
+        "qwen3-thinking-2507",
+        QWEN3_THINKING_PROMPT,
+        'I need the weather.\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Dallas"}}\n</tool_call>',
+        {
+            "role": "assistant",
+            "reasoning_content": "I need the weather.",
+            "tool_calls": [call("get_weather", {"city": "Dallas"})],
+        },
+    ),
+    # the answer after tool results (the tool response is a user turn in this chat template)
+    (
+        "qwen3-thinking-2507-after-tool-response",
+        "qwen3-thinking-2507",
+        CHATML_USER + '<|im_start|>assistant\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Dallas"}}'
+        "\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n{\"t\": 31}\n</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\n<think>\n",
+        "It is 31.\n</think>\n\nIt is 31 °C in Dallas.<|im_end|>\n",
+        {"role": "assistant", "reasoning_content": "It is 31.", "content": "It is 31 °C in Dallas."},
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -266,6 +341,10 @@ VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
     "Qwen-Qwen3.5-0.8B.jinja": ("qwen3.5", _CHATML, "<|im_end|>"),
     "Qwen-Qwen3.6-35B-A3B.jinja": ("qwen3.5", _CHATML, "<|im_end|>"),
     "nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": ("qwen3.5", _CHATML, "<|im_end|>"),
+    "Qwen-Qwen3-235B-A22B-Thinking-2507.jinja": ("qwen3-thinking-2507", _CHATML, "<|im_end|>"),
+    "Qwen-Qwen3-235B-A22B-Instruct-2507.jinja": ("qwen3", _CHATML, "<|im_end|>"),
+    "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja": ("hermes3", _CHATML, "<|im_end|>"),
+    "XiaomiMiMo-MiMo-VL.jinja": ("qwen3", _CHATML, "<|im_end|>"),
 }
 
 
