@@ -164,6 +164,16 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "after tool results. Arguments holding null (rendered as Python 'None') or nested keys that are not "
         "identifiers cannot be read back.",
     },
+    "glm-4.7": {
+        "models": ["zai-org/GLM-4.7", "zai-org/GLM-4.7-Flash", "zai-org/GLM-5"],
+        "chat_template": "zai-org-GLM-4.7-Flash.jinja",
+        "doc": "The generation prompt ends with <|assistant|><think> (thinking on; the model writes only ...</think>) or "
+        "<|assistant|></think> (off; cut with the start anchor). Tool calls without newlines <tool_call>NAME"
+        "<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call> (values kept as text and typed from the tools' "
+        "schemas; zero-argument calls give {}), content up to <|user|>/<|observation|>/<|endoftext|>. Reasoning also "
+        "ends where a <tool_call> starts without </think>. The chat template renders a turn without reasoning as "
+        "</think>, which continues only the thinking-off prompt.",
+    },
     "qwen3-thinking-2507": {
         "models": ["Qwen/Qwen3-235B-A22B-Thinking-2507", "Qwen/Qwen3-30B-A3B-Thinking-2507",
                    "Qwen/Qwen3-4B-Thinking-2507", "Qwen/Qwen3-Next-80B-A3B-Thinking"],
@@ -354,6 +364,13 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "glm-4.6",
         all_of=("<|assistant|>", "<arg_key>", "<arg_value>", "<think>"),
+        none_of=("<|assistant|>{{- '</think>'",),
+    ),
+    # GLM-4.7 / GLM-5: the thinking-off generation prompt is "<|assistant|></think>" (no "/nothink")
+    _Rule(
+        "glm-4.7",
+        all_of=("<|assistant|>", "<arg_key>", "<arg_value>", "<think>", "<|assistant|>{{- '</think>'"),
+        none_of=("/nothink",),
     ),
     _Rule(
         "llama3",

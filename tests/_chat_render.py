@@ -226,6 +226,18 @@ FAMILIES: dict[str, Family] = {
             "Qwen-Qwen3-235B-A22B-Thinking-2507.jinja",
             reasoning_key="reasoning_content",
         ),
+        # GLM-4.7 / GLM-5: the prompt ends with "<think>" (thinking on) or "</think>" (off); a turn is rendered
+        # "<think>R</think>" only when it has reasoning, else "</think>", so with thinking on the checked
+        # message always carries reasoning. Calls without newlines: <tool_call>NAME<arg_key>K</arg_key>...
+        Family(
+            "glm-4.7",
+            "zai-org-GLM-4.7-Flash.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="enable_thinking",
+            thinking_values=(True, False),
+            reasoning_required=(True,),
+            argument_delimiters=("</arg_value>", "</arg_key>", "<arg_key>", "</tool_call>"),
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
             "mistral-small-3.2",

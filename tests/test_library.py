@@ -67,6 +67,7 @@ DETECT = {
     "Qwen-Qwen3-235B-A22B-Instruct-2507.jinja": "qwen3",  # the original Qwen3 format
     "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja": "hermes3",  # Hermes-style calls, no reasoning
     "XiaomiMiMo-MiMo-VL.jinja": "qwen3",  # a reasoning model; the chat template renders no <think>
+    "zai-org-GLM-4.7-Flash.jinja": "glm-4.7",
 }
 
 PLAIN_CHATML = (

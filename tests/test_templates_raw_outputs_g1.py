@@ -300,6 +300,98 @@ CASES += [
     ),
 ]
 
+GLM47_THINK = "[gMASK]<sop><|user|>Weather in Beijing?<|assistant|><think>"
+GLM47_NO_THINK = "[gMASK]<sop><|user|>Weather in Beijing?<|assistant|></think>"
+CASES += [
+    # ------------------------------------------------------------ GLM-4.7 / GLM-5
+    # vLLM tests/reasoning/test_glm4_moe_reasoning_parser.py: reasoning outputs (the GLM-4.7 prompt opens <think>)
+    (
+        "glm-4.7-only-close-think",
+        "glm-4.7",
+        GLM47_THINK,
+        "This is a reasoning section</think>This is the rest<|user|>",
+        {"role": "assistant", "reasoning_content": "This is a reasoning section", "content": "This is the rest"},
+    ),
+    (
+        "glm-4.7-think-written-again",
+        "glm-4.7",
+        GLM47_THINK,
+        "<think>This is a reasoning\nsection</think>This is the rest\nThat",
+        {"role": "assistant", "reasoning_content": "This is a reasoning\nsection", "content": "This is the rest\nThat"},
+    ),
+    (
+        "glm-4.7-truncated-reasoning",
+        "glm-4.7",
+        GLM47_THINK,
+        "This is the rest",
+        {"role": "assistant", "reasoning_content": "This is the rest"},
+    ),
+    # vLLM tests/tool_parsers/test_glm47_moe_tool_parser.py: test_zero_arg_inline, test_content_before,
+    # test_args_same_line, test_multiple, test_args_with_newlines, test_whitespace_preserved_in_arg_values
+    (
+        "glm-4.7-zero-arg-call",
+        "glm-4.7",
+        GLM47_NO_THINK,
+        "Checking.<tool_call>get_current_date</tool_call><|observation|>",
+        {"role": "assistant", "content": "Checking.", "tool_calls": [call("get_current_date", {})]},
+    ),
+    (
+        "glm-4.7-zero-arg-call-newline",
+        "glm-4.7",
+        GLM47_NO_THINK,
+        "<tool_call>get_current_date\n</tool_call>",
+        {"role": "assistant", "tool_calls": [call("get_current_date", {})]},
+    ),
+    (
+        "glm-4.7-two-calls-same-line",
+        "glm-4.7",
+        GLM47_THINK,
+        "Two cities.</think><tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>"
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Shanghai</arg_value><arg_key>days</arg_key>"
+        "<arg_value>3</arg_value></tool_call><|observation|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "Two cities.",
+            "tool_calls": [call("get_weather", {"city": "Beijing"}), call("get_weather", {"city": "Shanghai", "days": 3})],
+        },
+    ),
+    (
+        "glm-4.7-args-with-newlines",
+        "glm-4.7",
+        GLM47_NO_THINK,
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>",
+        {"role": "assistant", "tool_calls": [call("get_weather", {"city": "Beijing"})]},
+    ),
+    (
+        "glm-4.7-whitespace-kept-in-values",
+        "glm-4.7",
+        GLM47_NO_THINK,
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>  Beijing  </arg_value></tool_call>",
+        {"role": "assistant", "tool_calls": [call("get_weather", {"city": "  Beijing  "})]},
+    ),
+    # vLLM test_glm47_moe_tool_parser.py, test_namespace_tool_call_round_trip_to_responses_output
+    (
+        "glm-4.7-namespaced-tool-name",
+        "glm-4.7",
+        GLM47_NO_THINK,
+        "<tool_call>mcp__computer_use__get_app_state<arg_key>app</arg_key><arg_value>Google Chrome</arg_value>"
+        "</tool_call>",
+        {"role": "assistant", "tool_calls": [call("mcp__computer_use__get_app_state", {"app": "Google Chrome"})]},
+    ),
+    # nested values are JSON (the chat template renders non-strings with tojson)
+    (
+        "glm-4.7-json-values",
+        "glm-4.7",
+        GLM47_NO_THINK,
+        '<tool_call>search<arg_key>query</arg_key><arg_value>cafés</arg_value><arg_key>options</arg_key><arg_value>{"lang": '
+        '"fr"}</arg_value><arg_key>tags</arg_key><arg_value>["a", "b"]</arg_value></tool_call><|observation|>',
+        {
+            "role": "assistant",
+            "tool_calls": [call("search", {"query": "cafés", "options": {"lang": "fr"}, "tags": ["a", "b"]})],
+        },
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -345,6 +437,12 @@ VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
     "Qwen-Qwen3-235B-A22B-Instruct-2507.jinja": ("qwen3", _CHATML, "<|im_end|>"),
     "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja": ("hermes3", _CHATML, "<|im_end|>"),
     "XiaomiMiMo-MiMo-VL.jinja": ("qwen3", _CHATML, "<|im_end|>"),
+    "zai-org-GLM-4.7-Flash.jinja": (
+        "glm-4.7",
+        ("<|endoftext|>", "[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>", "<think>",
+         "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+        "<|user|>",
+    ),
 }
 
 
