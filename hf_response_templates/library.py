@@ -174,6 +174,17 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "ends where a <tool_call> starts without </think>. The chat template renders a turn without reasoning as "
         "</think>, which continues only the thinking-off prompt.",
     },
+    "minimax-m2": {
+        "models": ["MiniMaxAI/MiniMax-M2", "MiniMaxAI/MiniMax-M2.5", "MiniMaxAI/MiniMax-M2.7 (Xinference: the M2.5 "
+                   "chat template with another model name)"],
+        "chat_template": "MiniMaxAI-MiniMax-M2.jinja",
+        "doc": "Turns ]~b]ai\\n ... [e~[; the generation prompt opens <think>\\n, so the model writes only "
+        "...</think> (reasoning also ends where <minimax:tool_call> starts); tool calls "
+        '<minimax:tool_call><invoke name="N"><parameter name="K">V</parameter>...</invoke>...</minimax:tool_call>, '
+        "one call per <invoke> (values kept as text and typed from the tools' schemas: the chat template renders "
+        "strings raw and other values as JSON), content up to [e~[. The chat template renders a turn without "
+        "reasoning with no <think>, which does not continue its prompt: the round trip checks turns with reasoning.",
+    },
     "qwen3-thinking-2507": {
         "models": ["Qwen/Qwen3-235B-A22B-Thinking-2507", "Qwen/Qwen3-30B-A3B-Thinking-2507",
                    "Qwen/Qwen3-4B-Thinking-2507", "Qwen/Qwen3-Next-80B-A3B-Thinking"],
@@ -334,6 +345,10 @@ _RULES: tuple[_Rule, ...] = (
         "qwen3",
         all_of=("<|im_start|>", "<tool_call>", "<think>", "reasoning_content"),
         none_of=("<function=", "/no_think", "<arg_key>", _QWEN3_THINKING_PROMPT),
+    ),
+    _Rule(
+        "minimax-m2",
+        all_of=("]~b]ai", "<minimax:tool_call>", "<invoke name="),
     ),
     # Qwen3 Thinking-2507 / Qwen3-Next Thinking: the generation prompt itself opens <think>
     _Rule(

@@ -238,6 +238,16 @@ FAMILIES: dict[str, Family] = {
             reasoning_required=(True,),
             argument_delimiters=("</arg_value>", "</arg_key>", "<arg_key>", "</tool_call>"),
         ),
+        # MiniMax M2: the generation prompt always opens "<think>\n", but a turn is rendered with
+        # "<think>...</think>" only when it has reasoning, so the checked message always carries reasoning.
+        # Calls: <minimax:tool_call><invoke name="N"><parameter name="K">V</parameter></invoke>...
+        Family(
+            "minimax-m2",
+            "MiniMaxAI-MiniMax-M2.jinja",
+            reasoning_key="reasoning_content",
+            reasoning_required=(None,),
+            argument_delimiters=("</parameter>", "</invoke>", "<parameter name=", "</minimax:tool_call>"),
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
             "mistral-small-3.2",
@@ -305,6 +315,14 @@ EXTRA_FIXTURES += [
     # Qwen3-Next-80B-A3B-Instruct: Hermes-style JSON calls, no reasoning; unlike Hermes 3 its chat
     # template keeps content next to tool calls and renders turns after tool results as prompted
     Family("hermes3", "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja"),
+    # MiniMax M2.5 (Xinference's copy): reads the call name as tool_calls[-1].name (set at the top level too)
+    Family(
+        "minimax-m2",
+        "MiniMaxAI-MiniMax-M2.5.jinja",
+        reasoning_key="reasoning_content",
+        reasoning_required=(None,),
+        argument_delimiters=("</parameter>", "</invoke>", "<parameter name=", "</minimax:tool_call>"),
+    ),
     # Nemotron 3 Nano emits the same format. Its chat template renders a final turn without reasoning
     # as "<think></think>", which continues only the thinking-off prompt: with thinking on the checked
     # message always carries reasoning.

@@ -68,6 +68,8 @@ DETECT = {
     "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja": "hermes3",  # Hermes-style calls, no reasoning
     "XiaomiMiMo-MiMo-VL.jinja": "qwen3",  # a reasoning model; the chat template renders no <think>
     "zai-org-GLM-4.7-Flash.jinja": "glm-4.7",
+    "MiniMaxAI-MiniMax-M2.jinja": "minimax-m2",
+    "MiniMaxAI-MiniMax-M2.5.jinja": "minimax-m2",
 }
 
 PLAIN_CHATML = (

@@ -392,6 +392,115 @@ CASES += [
     ),
 ]
 
+MINIMAX_PROMPT = "]~!b[]~b]system\nYou are a helpful assistant.[e~[\n]~b]user\nWeather in Seattle?[e~[\n]~b]ai\n<think>\n"
+CASES += [
+    # ------------------------------------------------------------ MiniMax M2 / M2.5
+    # vLLM tests/reasoning/test_minimax_m2_reasoning_parser.py: SIMPLE_REASONING, COMPLETE_REASONING,
+    # NO_END_TOKEN, MULTIPLE_LINES, SHORTEST_REASONING_STREAMING, CODE_IN_REASONING (no start token: the
+    # prompt opened <think>)
+    (
+        "minimax-m2-simple-reasoning",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        "This is a reasoning section</think>This is the rest[e~[",
+        {"role": "assistant", "reasoning_content": "This is a reasoning section", "content": "This is the rest"},
+    ),
+    (
+        "minimax-m2-complete-reasoning",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        "This is a reasoning section</think>",
+        {"role": "assistant", "reasoning_content": "This is a reasoning section"},
+    ),
+    (
+        "minimax-m2-reasoning-in-progress",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        "This is reasoning in progress",
+        {"role": "assistant", "reasoning_content": "This is reasoning in progress"},
+    ),
+    (
+        "minimax-m2-multiple-lines",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        "First line\nSecond line</think>Response first line\nResponse second",
+        {"role": "assistant", "reasoning_content": "First line\nSecond line", "content": "Response first line\nResponse second"},
+    ),
+    (
+        "minimax-m2-only-end-token",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        "</think>This is the response",
+        {"role": "assistant", "content": "This is the response"},
+    ),
+    (
+        "minimax-m2-code-in-reasoning",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        "```python\nprint('hello')\n```</think>Here is the code.",
+        {"role": "assistant", "reasoning_content": "```python\nprint('hello')\n```", "content": "Here is the code."},
+    ),
+    # vLLM tests/tool_parsers/test_minimax_m2_tool_parser.py, test_content_before_tool_call and
+    # test_multiple_params (vLLM, without a schema, keeps "5" a string; tools= types it)
+    (
+        "minimax-m2-content-then-call",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        'Weather lookup.</think>Let me check. <minimax:tool_call><invoke name="get_weather"><parameter name="city">'
+        'Seattle</parameter><parameter name="days">5</parameter></invoke></minimax:tool_call>[e~[',
+        {
+            "role": "assistant",
+            "reasoning_content": "Weather lookup.",
+            "content": "Let me check.",
+            "tool_calls": [call("get_weather", {"city": "Seattle", "days": 5})],
+        },
+    ),
+    # vLLM test_minimax_m2_tool_parser.py, test_two_invokes_incremental / test_different_functions
+    (
+        "minimax-m2-two-invokes",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        '</think><minimax:tool_call><invoke name="search_web"><parameter name="query">OpenAI</parameter></invoke>'
+        '<invoke name="get_stock"><parameter name="ticker">AAPL</parameter></invoke></minimax:tool_call>',
+        {
+            "role": "assistant",
+            "tool_calls": [call("search_web", {"query": "OpenAI"}), call("get_stock", {"ticker": "AAPL"})],
+        },
+    ),
+    # the chat template's own layout: "\n\n" after </think>, "\n" around the block and after each invoke,
+    # non-string values as JSON; a call started without </think> ends the reasoning
+    (
+        "minimax-m2-template-layout",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        "Need two lookups.\n</think>\n\nChecking.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n"
+        '<parameter name="city">Seattle</parameter>\n<parameter name="metric">true</parameter>\n</invoke>\n'
+        '<invoke name="search">\n<parameter name="query">rain "gear"</parameter>\n<parameter name="tags">["a", "b"]'
+        "</parameter>\n</invoke>\n</minimax:tool_call>[e~[\n",
+        {
+            "role": "assistant",
+            "reasoning_content": "Need two lookups.",
+            "content": "Checking.",
+            "tool_calls": [
+                call("get_weather", {"city": "Seattle", "metric": True}),
+                call("search", {"query": 'rain "gear"', "tags": ["a", "b"]}),
+            ],
+        },
+    ),
+    (
+        "minimax-m2-call-inside-reasoning",
+        "minimax-m2",
+        MINIMAX_PROMPT,
+        'I will look it up.\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Seattle'
+        "</parameter>\n</invoke>\n</minimax:tool_call>[e~[",
+        {
+            "role": "assistant",
+            "reasoning_content": "I will look it up.",
+            "tool_calls": [call("get_weather", {"city": "Seattle"})],
+        },
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -428,6 +537,8 @@ def test_raw_output_any_chunking(data: st.DataObject) -> None:
 #: fixture chat template -> (the family detection must name, special tokens of the tiny tokenizer, eos)
 _CHATML = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>",
            "<tool_response>", "</tool_response>")
+_MINIMAX = ("<|endoftext|>", "]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>",
+            "</minimax:tool_call>")
 VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
     "Qwen-Qwen3.5-4B.jinja": ("qwen3.5", _CHATML, "<|im_end|>"),
     "Qwen-Qwen3.5-0.8B.jinja": ("qwen3.5", _CHATML, "<|im_end|>"),
@@ -437,6 +548,8 @@ VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
     "Qwen-Qwen3-235B-A22B-Instruct-2507.jinja": ("qwen3", _CHATML, "<|im_end|>"),
     "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja": ("hermes3", _CHATML, "<|im_end|>"),
     "XiaomiMiMo-MiMo-VL.jinja": ("qwen3", _CHATML, "<|im_end|>"),
+    "MiniMaxAI-MiniMax-M2.jinja": ("minimax-m2", _MINIMAX, "[e~["),
+    "MiniMaxAI-MiniMax-M2.5.jinja": ("minimax-m2", _MINIMAX, "[e~["),
     "zai-org-GLM-4.7-Flash.jinja": (
         "glm-4.7",
         ("<|endoftext|>", "[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>", "<think>",
