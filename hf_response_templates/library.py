@@ -174,6 +174,17 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "ends where a <tool_call> starts without </think>. The chat template renders a turn without reasoning as "
         "</think>, which continues only the thinking-off prompt.",
     },
+    "kimi-k2-thinking": {
+        "models": ["moonshotai/Kimi-K2-Thinking", "moonshotai/Kimi-K2.5"],
+        "chat_template": "moonshotai-Kimi-K2-Thinking.jinja",
+        "doc": "<think>...</think> reasoning_content (K2.5's prompt opens <think> itself, or closes it with thinking=False; "
+        "reasoning also ends where <|tool_calls_section_begin|> starts), tool calls "
+        "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|> inside "
+        "<|tool_calls_section_begin|>...<|tool_calls_section_end|>; the native id functions.NAME:IDX is kept as the "
+        "call's id (these chat templates render the id back as the call header, so the model must see its own ids "
+        "again), content up to <|im_end|>. The chat template renders reasoning only for turns after the last "
+        "assistant turn without tool calls (so a plain answer's reasoning is dropped from history).",
+    },
     "minimax-m2": {
         "models": ["MiniMaxAI/MiniMax-M2", "MiniMaxAI/MiniMax-M2.5", "MiniMaxAI/MiniMax-M2.7 (Xinference: the M2.5 "
                    "chat template with another model name)"],
@@ -412,6 +423,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "kimi-k2",
         all_of=("<|im_assistant|>", "<|tool_calls_section_begin|>", "<|tool_call_argument_begin|>"),
+        none_of=("<think>",),
+    ),
+    # Kimi K2 Thinking / K2.5: the same section plus <think> reasoning, the call id rendered as the header
+    _Rule(
+        "kimi-k2-thinking",
+        all_of=("<|im_assistant|>", "<|tool_calls_section_begin|>", "<|tool_call_argument_begin|>", "<think>"),
     ),
 )
 

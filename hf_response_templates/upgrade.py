@@ -16,8 +16,9 @@ Theory of operation
   the *chat template* cannot carry is not held against the response template: a key whose removal does
   not change the rendered turn is checked without (SmolLM3 renders no reasoning in history), a list
   whose last item does not change the render is cut (gpt-oss renders one tool call per message), a
-  render error is retried with JSON-text arguments (DeepSeek), and a conversation the chat template
-  cannot split into prompt + turn is "n/a". Verification passes when no case fails and at least one
+  render error is retried with JSON-text arguments (DeepSeek), a failed case with tool calls is retried
+  with the model's own ``functions.NAME:IDX`` call ids (Kimi K2 Thinking renders the id as the call
+  header), and a conversation the chat template cannot split into prompt + turn is "n/a". Verification passes when no case fails and at least one
   passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
   ``no_template``, ``verification_failed``) and builds the new file text with
@@ -542,6 +543,25 @@ def _with_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
     return out
 
 
+def _native_call_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The same conversation with tool-call ids in Kimi's native ``functions.NAME:IDX`` form."""
+    out = copy.deepcopy([dict(m) for m in messages])
+    renamed: dict[str, str] = {}
+    counter = 0
+    for msg in out:
+        for call in msg.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
+                native = f"functions.{fn['name']}:{counter}"
+                counter += 1
+                if isinstance(call.get("id"), str):
+                    renamed[call["id"]] = native
+                call["id"] = native
+        if msg.get("role") == "tool" and msg.get("tool_call_id") in renamed:
+            msg["tool_call_id"] = renamed[msg["tool_call_id"]]
+    return out
+
+
 def _json_text_arguments(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
     out = copy.deepcopy([dict(m) for m in messages])
     for msg in out:
@@ -629,6 +649,16 @@ def verify_chat_template(
         if extra:
             notes.append("rendered with " + ", ".join(f"{k}={v}" for k, v in extra.items()))
         result = check(messages, kwargs)
+        if not result.passed and any(m.get("tool_calls") for m in messages):
+            # Kimi K2 Thinking / K2.5 render the call id in place of the call header: with the model's own
+            # ids ("functions.NAME:IDX") the name is there to read back
+            native = _native_call_ids(messages)
+            native_gen, native_kwargs = first_split(native)
+            if not isinstance(native_gen, BaseException) and check(native, native_kwargs).passed:
+                notes.append("tool-call ids in the model's functions.NAME:IDX form (the chat template renders "
+                             "the id as the call header)")
+                cases.append(CaseOutcome(name, "pass", "", notes, native_gen))
+                continue
         if result.passed:
             cases.append(CaseOutcome(name, "pass", "", notes, gen))
             continue

@@ -82,6 +82,13 @@ class Family:
     #: renders a turn without reasoning differently from its thinking prompt (Nemotron 3 prompts with
     #: "<think>\n" but renders a turn without reasoning as "<think></think>")
     reasoning_required: tuple[Any, ...] = ()
+    #: tool-call ids in the model's native form, e.g. "functions.{name}:{index}" (Kimi K2 Thinking renders
+    #: the id as the call header, so the name is read back from it and the id is kept)
+    call_id_format: str | None = None
+    #: the tool-call turn right before the checked message carries reasoning (Command R7B needs a
+    #: tool_plan there). False: the chat template drops that reasoning once a turn without tool calls
+    #: follows, so the prompt (which keeps it) and the render would disagree (Kimi K2 Thinking)
+    tool_loop_reasoning: bool = True
 
 
 FAMILIES: dict[str, Family] = {
@@ -248,6 +255,17 @@ FAMILIES: dict[str, Family] = {
             reasoning_required=(None,),
             argument_delimiters=("</parameter>", "</invoke>", "<parameter name=", "</minimax:tool_call>"),
         ),
+        # Kimi K2 Thinking: the chat template renders each call as <|tool_call_begin|>ID<|tool_call_argument_begin|>,
+        # the id being the model's own functions.NAME:IDX (kept as the call id); reasoning is rendered only
+        # for turns after the last assistant turn without tool calls, so only with tool calls.
+        Family(
+            "kimi-k2-thinking",
+            "moonshotai-Kimi-K2-Thinking.jinja",
+            reasoning_key="reasoning_content",
+            reasoning_only_with_tool_calls=True,
+            call_id_format="functions.{name}:{index}",
+            tool_loop_reasoning=False,
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
             "mistral-small-3.2",
@@ -322,6 +340,17 @@ EXTRA_FIXTURES += [
         reasoning_key="reasoning_content",
         reasoning_required=(None,),
         argument_delimiters=("</parameter>", "</invoke>", "<parameter name=", "</minimax:tool_call>"),
+    ),
+    # Kimi K2.5: as K2 Thinking, plus `thinking` (the prompt ends with "<think>" or "<think></think>")
+    Family(
+        "kimi-k2-thinking",
+        "moonshotai-Kimi-K2.5.jinja",
+        reasoning_key="reasoning_content",
+        reasoning_only_with_tool_calls=True,
+        thinking_kwarg="thinking",
+        thinking_values=(True, False),
+        call_id_format="functions.{name}:{index}",
+        tool_loop_reasoning=False,
     ),
     # Nemotron 3 Nano emits the same format. Its chat template renders a final turn without reasoning
     # as "<think></think>", which continues only the thinking-off prompt: with thinking on the checked
@@ -554,8 +583,11 @@ def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
 _ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
-def _with_ids(calls: list[dict], start: int) -> list[dict]:
+def _with_ids(calls: list[dict], start: int, family: Family | None = None) -> list[dict]:
     # Mistral requires 9-character alphanumeric ids; Command R7B maps tool results back through ids.
+    if family is not None and family.call_id_format is not None:
+        fmt = family.call_id_format
+        return [{**c, "id": fmt.format(name=c["function"]["name"], index=start + i)} for i, c in enumerate(calls)]
     return [{**c, "id": f"call{start + i:05d}"} for i, c in enumerate(calls)]
 
 
@@ -569,7 +601,7 @@ def assistant_message(draw: st.DrawFn, family: Family, template: dict, thinking:
     if use_tools:
         max_calls = family.max_tool_calls or 3
         calls = draw(st.lists(tool_call_strategy(family), min_size=1, max_size=max_calls))
-        msg["tool_calls"] = _with_ids(calls, draw(st.integers(0, 999)))
+        msg["tool_calls"] = _with_ids(calls, draw(st.integers(0, 999)), family)
         # empty content with tool calls is a case of its own
         msg["content"] = draw(texts().filter(ok)) if family.content_with_tool_calls else ""
     else:
@@ -621,14 +653,15 @@ def conversations(draw: st.DrawFn, family: Family, template: dict) -> tuple[list
     if forced or (family.tool_history and family.tool_calls and draw(st.booleans())):
         # a tool loop right before the checked message: assistant calls a tool, gets the result
         call = draw(tool_call_strategy(family))
-        loop_msg = {"role": "assistant", "content": family.tool_call_content, "tool_calls": _with_ids([call], 7)}
-        if family.reasoning_key and family.reasoning_only_with_tool_calls:
+        loop_calls = _with_ids([call], 7, family)
+        loop_msg = {"role": "assistant", "content": family.tool_call_content, "tool_calls": loop_calls}
+        if family.reasoning_key and family.reasoning_only_with_tool_calls and family.tool_loop_reasoning:
             loop_msg[family.reasoning_key] = "plan"
         messages.append(loop_msg)
         messages.append(
             {
                 "role": "tool",
-                "tool_call_id": "call00007",
+                "tool_call_id": loop_calls[0]["id"],
                 "name": call["function"]["name"],
                 "content": json.dumps({"result": draw(user_text)}),
             }

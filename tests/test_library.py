@@ -70,6 +70,8 @@ DETECT = {
     "zai-org-GLM-4.7-Flash.jinja": "glm-4.7",
     "MiniMaxAI-MiniMax-M2.jinja": "minimax-m2",
     "MiniMaxAI-MiniMax-M2.5.jinja": "minimax-m2",
+    "moonshotai-Kimi-K2-Thinking.jinja": "kimi-k2-thinking",
+    "moonshotai-Kimi-K2.5.jinja": "kimi-k2-thinking",
 }
 
 PLAIN_CHATML = (

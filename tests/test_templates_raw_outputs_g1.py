@@ -501,6 +501,140 @@ CASES += [
     ),
 ]
 
+KIMI_PROMPT = (
+    "<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>"
+    "<|im_user|>user<|im_middle|>Weather in Beijing?<|im_end|><|im_assistant|>assistant<|im_middle|>"
+)
+KIMI_K25_THINK = KIMI_PROMPT + "<think>"
+KIMI_K25_NO_THINK = KIMI_PROMPT + "<think></think>"
+
+
+def _kimi_call(tool_id: str, args: str) -> str:
+    # vLLM tests/tool_parsers/test_kimi_k2_tool_parser.py, _tool(): "{TOOL_BEGIN}{tool_id} {ARG_BEGIN}{args}{TOOL_END}"
+    return f"<|tool_call_begin|>{tool_id} <|tool_call_argument_begin|>{args}<|tool_call_end|>"
+
+
+def _kimi_section(*calls: str) -> str:
+    return "<|tool_calls_section_begin|>" + "".join(calls) + "<|tool_calls_section_end|>"
+
+
+CASES += [
+    # ------------------------------------------------------------ Kimi K2 Thinking / K2.5 (ids kept)
+    # vLLM tests/reasoning/test_kimi_k2_reasoning_parser.py, test_extract_reasoning_with_think_tags
+    (
+        "kimi-k2-thinking-think-tags",
+        "kimi-k2-thinking",
+        KIMI_PROMPT,
+        "<think>step by step reasoning</think>final answer<|im_end|>",
+        {"role": "assistant", "reasoning_content": "step by step reasoning", "content": "final answer"},
+    ),
+    # vLLM test_kimi_k2_reasoning_parser.py, test_extract_reasoning_empty_thinking
+    (
+        "kimi-k2-thinking-empty-thinking",
+        "kimi-k2-thinking",
+        KIMI_PROMPT,
+        "<think></think>final answer",
+        {"role": "assistant", "content": "final answer"},
+    ),
+    # vLLM test_kimi_k2_reasoning_parser.py, test_extract_reasoning_tool_section_ends_reasoning (with a
+    # real call in the section)
+    (
+        "kimi-k2-thinking-tool-section-ends-reasoning",
+        "kimi-k2-thinking",
+        KIMI_PROMPT,
+        "<think>some reasoning" + _kimi_section(_kimi_call("functions.get_weather:0", '{"city": "Beijing"}'))
+        + "<|im_end|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "some reasoning",
+            "tool_calls": [call("get_weather", {"city": "Beijing"}, id="functions.get_weather:0")],
+        },
+    ),
+    # vLLM tests/tool_parsers/test_kimi_k2_tool_parser.py, test_extract_tool_calls: single_tool_call,
+    # parallel_tool_calls, three_tool_calls, angle_brackets_in_json, multiline_json, no_functions_prefix,
+    # empty_arguments; test_native_id_extracted (the id is kept)
+    (
+        "kimi-k2.5-single-call-native-id",
+        "kimi-k2-thinking",
+        KIMI_K25_THINK,
+        "Weather.</think>I'll check. " + _kimi_section(_kimi_call("functions.get_weather:0", '{"city": "Beijing"}')),
+        {
+            "role": "assistant",
+            "reasoning_content": "Weather.",
+            "content": "I'll check.",
+            "tool_calls": [call("get_weather", {"city": "Beijing"}, id="functions.get_weather:0")],
+        },
+    ),
+    (
+        "kimi-k2.5-three-calls",
+        "kimi-k2-thinking",
+        KIMI_K25_NO_THINK,
+        "Multiple tasks. "
+        + _kimi_section(
+            _kimi_call("functions.get_weather:0", '{"city": "New York"}'),
+            _kimi_call("functions.get_news:1", '{"topic": "technology"}'),
+            _kimi_call("functions.send_email:2", '{"to": "user@example.com", "subject": "Daily Update"}'),
+        )
+        + "<|im_end|>",
+        {
+            "role": "assistant",
+            "content": "Multiple tasks.",
+            "tool_calls": [
+                call("get_weather", {"city": "New York"}, id="functions.get_weather:0"),
+                call("get_news", {"topic": "technology"}, id="functions.get_news:1"),
+                call("send_email", {"to": "user@example.com", "subject": "Daily Update"}, id="functions.send_email:2"),
+            ],
+        },
+    ),
+    (
+        "kimi-k2.5-angle-brackets-and-multiline-json",
+        "kimi-k2-thinking",
+        KIMI_K25_NO_THINK,
+        "Process HTML. "
+        + _kimi_section(
+            _kimi_call("functions.process_html:0", '{"html": "<div>content</div>"}'),
+            _kimi_call("functions.process_data:1", '{\n  "name": "test",\n  "value": 123\n}'),
+        ),
+        {
+            "role": "assistant",
+            "content": "Process HTML.",
+            "tool_calls": [
+                call("process_html", {"html": "<div>content</div>"}, id="functions.process_html:0"),
+                call("process_data", {"name": "test", "value": 123}, id="functions.process_data:1"),
+            ],
+        },
+    ),
+    (
+        "kimi-k2.5-no-functions-prefix-and-empty-args",
+        "kimi-k2-thinking",
+        KIMI_K25_NO_THINK,
+        "No prefix. " + _kimi_section(_kimi_call("get_weather:0", '{"city": "Tokyo"}'), _kimi_call("functions.test:1", "{}")),
+        {
+            "role": "assistant",
+            "content": "No prefix.",
+            "tool_calls": [
+                call("get_weather", {"city": "Tokyo"}, id="get_weather:0"),
+                call("test", {}, id="functions.test:1"),
+            ],
+        },
+    ),
+    # vLLM test_kimi_k2_tool_parser.py, test_multi_turn_native_id_continuity: a second turn after the first
+    # call's result (the chat template's "## Return of ID" tool message)
+    (
+        "kimi-k2-thinking-second-turn-after-tool-result",
+        "kimi-k2-thinking",
+        KIMI_PROMPT + "<think>Need weather.</think>" + _kimi_section(_kimi_call("functions.get_weather:0", '{"city": "Beijing"}'))
+        + "<|im_end|><|im_system|>tool<|im_middle|>## Return of functions.get_weather:0\nSunny<|im_end|>"
+        "<|im_assistant|>assistant<|im_middle|>",
+        "<think>Now the news.</think>" + _kimi_section(_kimi_call("functions.get_news:0", '{"topic": "weather in Beijing"}')),
+        {
+            "role": "assistant",
+            "reasoning_content": "Now the news.",
+            "tool_calls": [call("get_news", {"topic": "weather in Beijing"}, id="functions.get_news:0")],
+        },
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -539,6 +673,9 @@ _CHATML = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>",
            "<tool_response>", "</tool_response>")
 _MINIMAX = ("<|endoftext|>", "]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>",
             "</minimax:tool_call>")
+_KIMI = ("<|endoftext|>", "<|im_system|>", "<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_end|>",
+         "<think>", "</think>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+         "<|tool_call_argument_begin|>", "<|tool_call_end|>")
 VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
     "Qwen-Qwen3.5-4B.jinja": ("qwen3.5", _CHATML, "<|im_end|>"),
     "Qwen-Qwen3.5-0.8B.jinja": ("qwen3.5", _CHATML, "<|im_end|>"),
@@ -548,6 +685,8 @@ VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
     "Qwen-Qwen3-235B-A22B-Instruct-2507.jinja": ("qwen3", _CHATML, "<|im_end|>"),
     "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja": ("hermes3", _CHATML, "<|im_end|>"),
     "XiaomiMiMo-MiMo-VL.jinja": ("qwen3", _CHATML, "<|im_end|>"),
+    "moonshotai-Kimi-K2-Thinking.jinja": ("kimi-k2-thinking", _KIMI, "<|im_end|>"),
+    "moonshotai-Kimi-K2.5.jinja": ("kimi-k2-thinking", _KIMI, "<|im_end|>"),
     "MiniMaxAI-MiniMax-M2.jinja": ("minimax-m2", _MINIMAX, "[e~["),
     "MiniMaxAI-MiniMax-M2.5.jinja": ("minimax-m2", _MINIMAX, "[e~["),
     "zai-org-GLM-4.7-Flash.jinja": (
