@@ -174,6 +174,18 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "ends where a <tool_call> starts without </think>. The chat template renders a turn without reasoning as "
         "</think>, which continues only the thinking-off prompt.",
     },
+    "deepseek-v3.2": {
+        "models": ["deepseek-ai/DeepSeek-V3.2 (chat template: llama.cpp's community one; DeepSeek ships encoder code)"],
+        "chat_template": "deepseek-ai-DeepSeek-V3.2.jinja",
+        "doc": "<think>...</think> reasoning_content (the thinking prompt ends with <think>, or <think></think> with "
+        "thinking off), DSML tool calls <｜DSML｜function_calls><｜DSML｜invoke name=\"N\"><｜DSML｜parameter name=\"K\" "
+        'string="true|false">V</｜DSML｜parameter>...</｜DSML｜invoke>...</｜DSML｜function_calls>, one call per invoke, '
+        "content up to <｜end▁of▁sentence｜>. Parameter values are kept as raw text and typed from the tools' schemas "
+        '(string="false" values are JSON: objects, arrays, numbers, booleans decode when the schema says so); '
+        "without tools= they stay strings, since the template language has no per-match choice of value parser. "
+        "The chat template renders history turns with </think> only, so thinking-off turns do not continue the "
+        "<think></think> prompt: the round trip checks thinking mode.",
+    },
     "kimi-k2-thinking": {
         "models": ["moonshotai/Kimi-K2-Thinking", "moonshotai/Kimi-K2.5"],
         "chat_template": "moonshotai-Kimi-K2-Thinking.jinja",
@@ -356,6 +368,10 @@ _RULES: tuple[_Rule, ...] = (
         "qwen3",
         all_of=("<|im_start|>", "<tool_call>", "<think>", "reasoning_content"),
         none_of=("<function=", "/no_think", "<arg_key>", _QWEN3_THINKING_PROMPT),
+    ),
+    _Rule(
+        "deepseek-v3.2",
+        all_of=("<｜Assistant｜>", "｜DSML｜", "function_calls>", "invoke name=", "parameter name="),
     ),
     _Rule(
         "minimax-m2",

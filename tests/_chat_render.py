@@ -266,6 +266,19 @@ FAMILIES: dict[str, Family] = {
             call_id_format="functions.{name}:{index}",
             tool_loop_reasoning=False,
         ),
+        # DeepSeek-V3.2 (llama.cpp's community template): with thinking off the prompt ends "<think></think>"
+        # but history turns are rendered "</think>", so only thinking=True round-trips. DSML calls
+        # <｜DSML｜invoke name="N"><｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>: values are kept
+        # as text and typed from the tools' schemas (string="false" values are JSON).
+        Family(
+            "deepseek-v3.2",
+            "deepseek-ai-DeepSeek-V3.2.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="thinking",
+            thinking_values=(True,),
+            argument_delimiters=("</｜DSML｜parameter>", "</｜DSML｜invoke>", "<｜DSML｜parameter"),
+            special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"},
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
             "mistral-small-3.2",

@@ -72,6 +72,7 @@ DETECT = {
     "MiniMaxAI-MiniMax-M2.5.jinja": "minimax-m2",
     "moonshotai-Kimi-K2-Thinking.jinja": "kimi-k2-thinking",
     "moonshotai-Kimi-K2.5.jinja": "kimi-k2-thinking",
+    "deepseek-ai-DeepSeek-V3.2.jinja": "deepseek-v3.2",
 }
 
 PLAIN_CHATML = (

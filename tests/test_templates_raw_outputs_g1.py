@@ -635,6 +635,102 @@ CASES += [
     ),
 ]
 
+# vLLM tests/tool_parsers/test_deepseekv32_tool_parser.py: FC_START ... PARAM_END and build_tool_call()
+DSML_FC_START, DSML_FC_END = "<｜DSML｜function_calls>", "</｜DSML｜function_calls>"
+DSML_INV_START, DSML_INV_END = '<｜DSML｜invoke name="', "</｜DSML｜invoke>"
+DSML_PARAM_START, DSML_PARAM_END = '<｜DSML｜parameter name="', "</｜DSML｜parameter>"
+
+
+def _dsml_call(func_name: str, params: dict[str, str]) -> str:
+    param_strs = "".join(f'{DSML_PARAM_START}{k}" string="true">{v}{DSML_PARAM_END}' for k, v in params.items())
+    return f'{DSML_FC_START}\n{DSML_INV_START}{func_name}">\n{param_strs}\n{DSML_INV_END}\n{DSML_FC_END}'
+
+
+DSV32_THINK = "<｜begin▁of▁sentence｜><｜User｜>Weather in SF?<｜Assistant｜><think>"
+DSV32_NO_THINK = "<｜begin▁of▁sentence｜><｜User｜>Weather in SF?<｜Assistant｜><think></think>"
+VLLM_TOOLS += [
+    _tool("toggle", {"enabled": {"type": "boolean"}, "count": {"type": "integer"}}, []),
+    _tool("score", {"value": {"type": "integer"}}, []),
+    _tool("update", {"tags": {"type": "array"}, "meta": {"type": "object"}}, []),
+    _tool("measure", {"ratio": {"type": "number"}, "whole": {"type": "number"}}, []),
+]
+ALL_TOOLS[:] = [*TOOLS, *VLLM_TOOLS]
+CASES += [
+    # ------------------------------------------------------------ DeepSeek-V3.2 (DSML)
+    # vLLM test_deepseekv32_tool_parser.py, TestExtractToolCalls.test_single_tool_no_params
+    (
+        "deepseek-v3.2-no-params",
+        "deepseek-v3.2",
+        DSV32_NO_THINK,
+        f'{DSML_FC_START}\n{DSML_INV_START}get_time">\n{DSML_INV_END}\n{DSML_FC_END}<｜end▁of▁sentence｜>',
+        {"role": "assistant", "tool_calls": [call("get_time", {})]},
+    ),
+    # test_single_tool_with_params / test_content_before_tool_call
+    (
+        "deepseek-v3.2-content-then-call",
+        "deepseek-v3.2",
+        DSV32_NO_THINK,
+        "Sure, let me check! " + _dsml_call("get_weather", {"location": "NYC", "date": "2024-01-16"}),
+        {
+            "role": "assistant",
+            "content": "Sure, let me check!",
+            "tool_calls": [call("get_weather", {"location": "NYC", "date": "2024-01-16"})],
+        },
+    ),
+    # test_multiple_tools
+    (
+        "deepseek-v3.2-two-invokes",
+        "deepseek-v3.2",
+        DSV32_NO_THINK,
+        f'{DSML_FC_START}\n{DSML_INV_START}get_weather">\n{DSML_PARAM_START}location" string="true">SF{DSML_PARAM_END}\n'
+        f'{DSML_INV_END}\n{DSML_INV_START}get_weather">\n{DSML_PARAM_START}location" string="true">NYC{DSML_PARAM_END}\n'
+        f"{DSML_INV_END}\n{DSML_FC_END}",
+        {"role": "assistant", "tool_calls": [call("get_weather", {"location": "SF"}), call("get_weather", {"location": "NYC"})]},
+    ),
+    # test_type_conversion_in_non_streaming, test_string_attr_true_coerced_by_schema,
+    # test_object_and_array_params, test_number_param (values typed by the tools' schemas)
+    (
+        "deepseek-v3.2-typed-by-schema",
+        "deepseek-v3.2",
+        DSV32_THINK,
+        "Several tools.</think>\n\n"
+        f'{DSML_FC_START}\n{DSML_INV_START}toggle">\n{DSML_PARAM_START}enabled" string="false">true{DSML_PARAM_END}\n'
+        f'{DSML_PARAM_START}count" string="false">42{DSML_PARAM_END}\n{DSML_INV_END}\n'
+        f'{DSML_INV_START}score">\n{DSML_PARAM_START}value" string="true">42{DSML_PARAM_END}\n{DSML_INV_END}\n'
+        f'{DSML_INV_START}update">\n{DSML_PARAM_START}tags" string="false">["a", "b"]{DSML_PARAM_END}\n'
+        f'{DSML_PARAM_START}meta" string="false">{{"k": 1}}{DSML_PARAM_END}\n{DSML_INV_END}\n'
+        f'{DSML_INV_START}measure">\n{DSML_PARAM_START}ratio" string="false">3.14{DSML_PARAM_END}\n'
+        f"{DSML_INV_END}\n{DSML_FC_END}<｜end▁of▁sentence｜>",
+        {
+            "role": "assistant",
+            "reasoning_content": "Several tools.",
+            "tool_calls": [
+                call("toggle", {"enabled": True, "count": 42}),
+                call("score", {"value": 42}),
+                call("update", {"tags": ["a", "b"], "meta": {"k": 1}}),
+                call("measure", {"ratio": 3.14}),
+            ],
+        },
+    ),
+    # the thinking prompt, reasoning then an answer
+    (
+        "deepseek-v3.2-thinking-answer",
+        "deepseek-v3.2",
+        DSV32_THINK,
+        "The user asks about SF.\nFoggy, usually.</think>It is usually foggy in SF.<｜end▁of▁sentence｜>",
+        {"role": "assistant", "reasoning_content": "The user asks about SF.\nFoggy, usually.", "content": "It is usually foggy in SF."},
+    ),
+    # after tool results the prompt continues "\n\n<think>" (anchored at </function_results>)
+    (
+        "deepseek-v3.2-after-function-results",
+        "deepseek-v3.2",
+        DSV32_THINK + "Check.</think>\n\n" + _dsml_call("get_weather", {"location": "SF"}) + "<｜end▁of▁sentence｜>"
+        "\n\n<function_results>\n<result>18 C</result>\n</function_results>\n\n<think>",
+        "It is 18 C.</think>It is 18 °C in SF.<｜end▁of▁sentence｜>",
+        {"role": "assistant", "reasoning_content": "It is 18 C.", "content": "It is 18 °C in SF."},
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -687,6 +783,11 @@ VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
     "XiaomiMiMo-MiMo-VL.jinja": ("qwen3", _CHATML, "<|im_end|>"),
     "moonshotai-Kimi-K2-Thinking.jinja": ("kimi-k2-thinking", _KIMI, "<|im_end|>"),
     "moonshotai-Kimi-K2.5.jinja": ("kimi-k2-thinking", _KIMI, "<|im_end|>"),
+    "deepseek-ai-DeepSeek-V3.2.jinja": (
+        "deepseek-v3.2",
+        ("<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<think>", "</think>"),
+        "<｜end▁of▁sentence｜>",
+    ),
     "MiniMaxAI-MiniMax-M2.jinja": ("minimax-m2", _MINIMAX, "[e~["),
     "MiniMaxAI-MiniMax-M2.5.jinja": ("minimax-m2", _MINIMAX, "[e~["),
     "zai-org-GLM-4.7-Flash.jinja": (
