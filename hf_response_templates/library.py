@@ -186,6 +186,17 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "The chat template renders history turns with </think> only, so thinking-off turns do not continue the "
         "<think></think> prompt: the round trip checks thinking mode.",
     },
+    "seed-oss": {
+        "models": ["ByteDance-Seed/Seed-OSS-36B-Instruct"],
+        "chat_template": "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja",
+        "doc": "Turns <seed:bos>ROLE\\n...<seed:eos>; <seed:think>...</seed:think> reasoning_content (thinking-budget "
+        "reflections <seed:cot_budget_reflect>...</seed:cot_budget_reflect> stay in the reasoning text, as the model "
+        "wrote them; reasoning also ends where <seed:tool_call> starts), tool calls <seed:tool_call><function=NAME>"
+        "<parameter=KEY>VALUE</parameter></function></seed:tool_call> (values kept verbatim and typed from the tools' "
+        "schemas), content up to <seed:eos>. The chat template renders object and array arguments with Python's "
+        "str() ({'a': 1}, True), which cannot be read back: only scalar arguments round-trip (the model itself "
+        "writes JSON there, as in the Qwen3-Coder format).",
+    },
     "kimi-k2-thinking": {
         "models": ["moonshotai/Kimi-K2-Thinking", "moonshotai/Kimi-K2.5"],
         "chat_template": "moonshotai-Kimi-K2-Thinking.jinja",
@@ -372,6 +383,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "deepseek-v3.2",
         all_of=("<｜Assistant｜>", "｜DSML｜", "function_calls>", "invoke name=", "parameter name="),
+    ),
+    _Rule(
+        "seed-oss",
+        all_of=("<seed:bos>", "<seed:eos>", "<seed:think>", "<seed:tool_call>", "<function="),
     ),
     _Rule(
         "minimax-m2",

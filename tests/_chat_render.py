@@ -89,6 +89,12 @@ class Family:
     #: tool_plan there). False: the chat template drops that reasoning once a turn without tool calls
     #: follows, so the prompt (which keeps it) and the render would disagree (Kimi K2 Thinking)
     tool_loop_reasoning: bool = True
+    #: the chat template renders object/array arguments with Python's str() (Seed-OSS: `{'a': 1}`), which
+    #: no parser can tell from text: only scalar arguments are generated
+    scalar_arguments: bool = False
+    #: an assistant message without tool calls must have content (Seed-OSS renders an empty one without
+    #: its newline and end token, which does not continue the prompt)
+    content_required: bool = False
 
 
 FAMILIES: dict[str, Family] = {
@@ -278,6 +284,17 @@ FAMILIES: dict[str, Family] = {
             thinking_values=(True,),
             argument_delimiters=("</｜DSML｜parameter>", "</｜DSML｜invoke>", "<｜DSML｜parameter"),
             special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"},
+        ),
+        # Seed-OSS: <seed:think> reasoning, <seed:tool_call><function=N><parameter=K>V</parameter></function>
+        # calls with values rendered by |string (Python repr for objects/lists: scalar arguments only, typed
+        # from the tools' schemas); an empty turn is rendered without newline or <seed:eos>.
+        Family(
+            "seed-oss",
+            "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja",
+            reasoning_key="reasoning_content",
+            scalar_arguments=True,
+            content_required=True,
+            argument_delimiters=("</parameter>", "</function>", "</seed:tool_call>", "<parameter="),
         ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
@@ -575,7 +592,9 @@ def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
     ).map(lambda a: ("get_weather", a))
     search = st.fixed_dictionaries(
         {"query": s},
-        optional={
+        optional={}
+        if family.scalar_arguments
+        else {
             "options": st.dictionaries(keys, values, max_size=3).filter(_nested_ok),
             "tags": st.lists(s, max_size=3),
         },
@@ -618,7 +637,7 @@ def assistant_message(draw: st.DrawFn, family: Family, template: dict, thinking:
         # empty content with tool calls is a case of its own
         msg["content"] = draw(texts().filter(ok)) if family.content_with_tool_calls else ""
     else:
-        msg["content"] = draw(texts().filter(ok))
+        msg["content"] = draw(texts(min_size=1 if family.content_required else 0).filter(ok))
     wants_reasoning = family.reasoning_key is not None and (
         use_tools or not family.reasoning_only_with_tool_calls
     )

@@ -73,6 +73,7 @@ DETECT = {
     "moonshotai-Kimi-K2-Thinking.jinja": "kimi-k2-thinking",
     "moonshotai-Kimi-K2.5.jinja": "kimi-k2-thinking",
     "deepseek-ai-DeepSeek-V3.2.jinja": "deepseek-v3.2",
+    "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja": "seed-oss",
 }
 
 PLAIN_CHATML = (

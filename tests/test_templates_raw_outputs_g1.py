@@ -731,6 +731,87 @@ CASES += [
     ),
 ]
 
+SEED_PROMPT = "<seed:bos>user\nWeather in Tokyo?<seed:eos><seed:bos>assistant\n"
+SEED_CALL_TOKYO = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n</function>\n</seed:tool_call>"
+VLLM_TOOLS += [_tool("read", {"path": {"type": "string"}}, ["path"])]
+ALL_TOOLS[:] = [*TOOLS, *VLLM_TOOLS]
+CASES += [
+    # ------------------------------------------------------------ Seed-OSS
+    # vLLM tests/parser/engine/test_seed_oss.py, test_single_tool_call (thinking disabled)
+    (
+        "seed-oss-single-call",
+        "seed-oss",
+        SEED_PROMPT,
+        SEED_CALL_TOKYO + "<seed:eos>",
+        {"role": "assistant", "tool_calls": [call("get_weather", {"city": "Tokyo"})]},
+    ),
+    # test_reasoning_then_tool_call / test_streaming_think_end_and_tool_call_same_delta
+    (
+        "seed-oss-reasoning-then-call",
+        "seed-oss",
+        SEED_PROMPT,
+        "<seed:think>I need to read the file.</seed:think><seed:tool_call>\n<function=read>\n"
+        "<parameter=path>/tmp/x</parameter>\n</function>\n</seed:tool_call>",
+        {"role": "assistant", "reasoning_content": "I need to read the file.", "tool_calls": [call("read", {"path": "/tmp/x"})]},
+    ),
+    # test_budget_reflect_tags_do_not_break_adapter_pipeline: budget reflections stay in the reasoning
+    (
+        "seed-oss-budget-reflections",
+        "seed-oss",
+        SEED_PROMPT,
+        "<seed:think>The user's current thinking budget is 512.</seed:cot_budget_reflect>\nI need the weather.\n"
+        "<seed:cot_budget_reflect>I have used 131 tokens.</seed:cot_budget_reflect>\n</seed:think>"
+        "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Barcelona</parameter>\n</function>\n"
+        "</seed:tool_call><seed:eos>",
+        {
+            "role": "assistant",
+            "reasoning_content": "The user's current thinking budget is 512.</seed:cot_budget_reflect>\nI need the weather.\n"
+            "<seed:cot_budget_reflect>I have used 131 tokens.</seed:cot_budget_reflect>",
+            "tool_calls": [call("get_weather", {"city": "Barcelona"})],
+        },
+    ),
+    # the chat template's layout: "\n<seed:think>R</seed:think>\nC<seed:eos>"; values verbatim, typed by schema
+    (
+        "seed-oss-reasoning-answer",
+        "seed-oss",
+        SEED_PROMPT,
+        "<seed:think>Tokyo weather question.</seed:think>\nTokyo is mild in spring.<seed:eos>",
+        {"role": "assistant", "reasoning_content": "Tokyo weather question.", "content": "Tokyo is mild in spring."},
+    ),
+    (
+        "seed-oss-content-and-typed-calls",
+        "seed-oss",
+        SEED_PROMPT,
+        "<seed:think>Two calls.</seed:think>\nChecking.\n\n<seed:tool_call>\n<function=get_weather>\n<parameter=city>"
+        " Tokyo </parameter>\n<parameter=days>3</parameter>\n<parameter=metric>True</parameter>\n</function>\n"
+        "</seed:tool_call>\n" + SEED_CALL_TOKYO + "<seed:eos>",
+        {
+            "role": "assistant",
+            "reasoning_content": "Two calls.",
+            "content": "Checking.",
+            "tool_calls": [
+                call("get_weather", {"city": " Tokyo ", "days": 3, "metric": True}),
+                call("get_weather", {"city": "Tokyo"}),
+            ],
+        },
+    ),
+    # the thinking_budget=0 prompt pre-writes a closed reasoning block: the model answers directly (the
+    # prompt's block is parsed as written, like any region the prefix opens and closes)
+    (
+        "seed-oss-budget-zero-prompt",
+        "seed-oss",
+        SEED_PROMPT + "<seed:think>\n<seed:cot_budget_reflect>The current thinking budget is 0, so I will directly "
+        "start answering the question.</seed:cot_budget_reflect>\n</seed:think>",
+        "Tokyo is mild.<seed:eos>",
+        {
+            "role": "assistant",
+            "reasoning_content": "<seed:cot_budget_reflect>The current thinking budget is 0, so I will directly start "
+            "answering the question.</seed:cot_budget_reflect>",
+            "content": "Tokyo is mild.",
+        },
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -788,6 +869,12 @@ VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<think>", "</think>"),
         "<｜end▁of▁sentence｜>",
     ),
+    "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja": (
+        "seed-oss",
+        ("<seed:pad>", "<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>",
+         "</seed:tool_call>", "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"),
+        "<seed:eos>",
+    ),
     "MiniMaxAI-MiniMax-M2.jinja": ("minimax-m2", _MINIMAX, "[e~["),
     "MiniMaxAI-MiniMax-M2.5.jinja": ("minimax-m2", _MINIMAX, "[e~["),
     "zai-org-GLM-4.7-Flash.jinja": (
@@ -796,6 +883,14 @@ VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
          "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
         "<|user|>",
     ),
+}
+
+
+#: cases `verify` fails for a reason of the chat template's own (written in templates/README.md)
+VERIFY_FAILS: dict[str, set[str]] = {
+    # Seed-OSS renders object arguments with Python's str() ({'lang': 'fr', 'safe': True} is not JSON); both cases
+    # call `search` with an `options` object
+    "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja": {"tool_call_nested_arguments", "parallel_tool_calls"},
 }
 
 
@@ -834,7 +929,8 @@ def test_detected_and_verified_from_a_tokenizer_folder(fixture: str, tmp_path: P
     code = main(["verify", str(folder), "--template", "auto", "--json"])
     out, err = capsys.readouterr()
     data = json.loads(out)
-    assert code == 0 and data["passed"], out + err
     assert data["template"] == json.dumps(name)
+    failed = {c["name"] for c in data["cases"] if c["status"] == "fail"}
     assert "pass" in {c["status"] for c in data["cases"]}
-    assert "fail" not in {c["status"] for c in data["cases"]}
+    assert failed == VERIFY_FAILS.get(fixture, set()), out
+    assert (code == 0 and data["passed"]) == (not failed), out + err
