@@ -197,6 +197,17 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "str() ({'a': 1}, True), which cannot be read back: only scalar arguments round-trip (the model itself "
         "writes JSON there, as in the Qwen3-Coder format).",
     },
+    "hunyuan-a13b": {
+        "models": ["tencent/Hunyuan-A13B-Instruct (chat template: vLLM's example, not compared with the Hub one)"],
+        "chat_template": "vllm-tencent-Hunyuan-A13B-Instruct.jinja",
+        "doc": "The turn follows the user's <|extra_0|> (no generation prompt); <think>\\n...\\n</think>\\n<answer>\\n"
+        "...\\n</answer> -> reasoning_content and content (the <answer> tag is dropped, also right after the "
+        "thinking-off prompt's <think>\\n\\n</think>\\n), or plain content (a leading 助手： that the tool "
+        'system prompt asks for is dropped, as the chat template adds it back), tool calls <tool_calls>[{"name": '
+        '..., "arguments": ...}, ...]</tool_calls> (transform_each), content up to </answer> or <|eos|>. The '
+        "answer_marker field only swallows <answer> / the leading 助手： (it always closes empty and never "
+        "reaches the message). Text after </tool_calls> stays content (vLLM drops it).",
+    },
     "kimi-k2-thinking": {
         "models": ["moonshotai/Kimi-K2-Thinking", "moonshotai/Kimi-K2.5"],
         "chat_template": "moonshotai-Kimi-K2-Thinking.jinja",
@@ -387,6 +398,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "seed-oss",
         all_of=("<seed:bos>", "<seed:eos>", "<seed:think>", "<seed:tool_call>", "<function="),
+    ),
+    _Rule(
+        "hunyuan-a13b",
+        all_of=("<|startoftext|>", "<|extra_0|>", "<|extra_4|>", "<tool_calls>"),
     ),
     _Rule(
         "minimax-m2",

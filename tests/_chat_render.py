@@ -296,6 +296,15 @@ FAMILIES: dict[str, Family] = {
             content_required=True,
             argument_delimiters=("</parameter>", "</function>", "</seed:tool_call>", "<parameter="),
         ),
+        # Hunyuan-A13B (vLLM's example template): no generation prompt (the turn follows the user's
+        # "<|extra_0|>"); with tools, a plain answer is rendered "助手：" + content, a tool-call turn
+        # content + "<tool_calls>[...]</tool_calls>". No reasoning is rendered, and enable_thinking=False
+        # appends "<think>\n\n</think>\n" after the whole conversation, which history never contains.
+        Family(
+            "hunyuan-a13b",
+            "vllm-tencent-Hunyuan-A13B-Instruct.jinja",
+            content_forbidden=("助手：",),
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
             "mistral-small-3.2",

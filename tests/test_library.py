@@ -74,6 +74,7 @@ DETECT = {
     "moonshotai-Kimi-K2.5.jinja": "kimi-k2-thinking",
     "deepseek-ai-DeepSeek-V3.2.jinja": "deepseek-v3.2",
     "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja": "seed-oss",
+    "vllm-tencent-Hunyuan-A13B-Instruct.jinja": "hunyuan-a13b",
 }
 
 PLAIN_CHATML = (

@@ -812,6 +812,141 @@ CASES += [
     ),
 ]
 
+HUNYUAN_PROMPT = "<|startoftext|>You are helpful.<|extra_4|>Weather in Boston?<|extra_0|>"
+# vLLM tests/reasoning/test_hunyuan_reasoning_parser.py: START_REASONING, START_RESPONSE, END_RESPONSE
+HY_START_REASONING, HY_START_RESPONSE, HY_END_RESPONSE = "<think>\n", "\n</think>\n<answer>\n", "\n</answer>"
+VLLM_TOOLS += [
+    _tool("register_user", {"name": {"type": "string"}, "age": {"type": "integer"}, "address": {"type": "object"},
+                            "role": {"type": "string"}, "passed_test": {"type": "boolean"}, "aliases": {"type": "array"}},
+          ["name"]),
+]
+ALL_TOOLS[:] = [*TOOLS, *VLLM_TOOLS]
+CASES += [
+    # ------------------------------------------------------------ Hunyuan-A13B
+    # vLLM test_hunyuan_reasoning_parser.py: SIMPLE_REASONING, NO_REASONING_QUICK_THOUGHT, COMPLETE_REASONING,
+    # MULTIPLE_LINES, NO_REASONING
+    (
+        "hunyuan-a13b-simple-reasoning",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        f"{HY_START_REASONING}This is a reasoning section{HY_START_RESPONSE}This is the rest{HY_END_RESPONSE}<|eos|>",
+        {"role": "assistant", "reasoning_content": "This is a reasoning section", "content": "This is the rest"},
+    ),
+    (
+        "hunyuan-a13b-quick-thought",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        f"{HY_START_REASONING}{HY_START_RESPONSE}This is the rest{HY_END_RESPONSE}",
+        {"role": "assistant", "content": "This is the rest"},
+    ),
+    (
+        "hunyuan-a13b-complete-reasoning",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        f"{HY_START_REASONING}This is a reasoning section!{HY_START_RESPONSE}",
+        {"role": "assistant", "reasoning_content": "This is a reasoning section!"},
+    ),
+    (
+        "hunyuan-a13b-multiple-lines",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        f"{HY_START_REASONING}This\nThat{HY_START_RESPONSE}This is the rest\nThat",
+        {"role": "assistant", "reasoning_content": "This\nThat", "content": "This is the rest\nThat"},
+    ),
+    (
+        "hunyuan-a13b-no-reasoning",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        "This is content",
+        {"role": "assistant", "content": "This is content"},
+    ),
+    # thinking off: the prompt ends with "<think>\n\n</think>\n"; the model still opens <answer>
+    (
+        "hunyuan-a13b-thinking-off-answer",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT + "<think>\n\n</think>\n",
+        "<answer>\nIt is cold in Boston.\n</answer><|eos|>",
+        {"role": "assistant", "content": "It is cold in Boston."},
+    ),
+    # the tool system prompt asks for answers starting with 助手： (the chat template adds it back)
+    (
+        "hunyuan-a13b-assistant-prefix",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        "助手：今天波士顿很冷。<|eos|>",
+        {"role": "assistant", "content": "今天波士顿很冷。"},
+    ),
+    # vLLM tests/tool_parsers/test_hunyuan_a13b_tool_parser.py, test_hunyuan_a13b_tool_parser_extract
+    (
+        "hunyuan-a13b-two-calls",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        '<tool_calls>[{"name": "get_current_weather", "arguments": {"city": "San Francisco", "unit": "celsius"}}, '
+        '{"name": "register_user", "arguments": {"name": "John Doe", "age": 37, "address": {"city": "San Francisco", '
+        '"state": "CA"}, "role": null, "passed_test": true, "aliases": ["John", "Johnny"]}}]</tool_calls><|eos|>',
+        {
+            "role": "assistant",
+            "tool_calls": [
+                call("get_current_weather", {"city": "San Francisco", "unit": "celsius"}),
+                call(
+                    "register_user",
+                    {
+                        "name": "John Doe",
+                        "age": 37,
+                        "address": {"city": "San Francisco", "state": "CA"},
+                        "role": None,
+                        "passed_test": True,
+                        "aliases": ["John", "Johnny"],
+                    },
+                ),
+            ],
+        },
+    ),
+    (
+        "hunyuan-a13b-content-before-call",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        'I will call the tool now. <tool_calls>[{"name": "get_weather", "arguments": {"city": "Boston"}}]</tool_calls>',
+        {"role": "assistant", "content": "I will call the tool now.", "tool_calls": [call("get_weather", {"city": "Boston"})]},
+    ),
+    # vLLM drops text after </tool_calls> ("should be stripped"); nothing of the output is lost here
+    (
+        "hunyuan-a13b-content-after-call-kept",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Seattle"}}]</tool_calls>\nThank you!',
+        {"role": "assistant", "content": "Thank you!", "tool_calls": [call("get_weather", {"city": "Seattle"})]},
+    ),
+    (
+        "hunyuan-a13b-nested-and-non-ascii",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        '<tool_calls>[{"name": "complex_tool", "arguments": {"level1": {"level2": {"level3": {"value": 123}}}}}, '
+        '{"name": "get_weather", "arguments": {"city": "北京"}}]</tool_calls>',
+        {
+            "role": "assistant",
+            "tool_calls": [
+                call("complex_tool", {"level1": {"level2": {"level3": {"value": 123}}}}),
+                call("get_weather", {"city": "北京"}),
+            ],
+        },
+    ),
+    # reasoning, then a call inside the answer
+    (
+        "hunyuan-a13b-reasoning-then-call",
+        "hunyuan-a13b",
+        HUNYUAN_PROMPT,
+        f"{HY_START_REASONING}Need the weather.{HY_START_RESPONSE}"
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Boston", "days": 2}}]</tool_calls>'
+        f"{HY_END_RESPONSE}<|eos|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "Need the weather.",
+            "tool_calls": [call("get_weather", {"city": "Boston", "days": 2})],
+        },
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -874,6 +1009,12 @@ VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("<seed:pad>", "<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>",
          "</seed:tool_call>", "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"),
         "<seed:eos>",
+    ),
+    "vllm-tencent-Hunyuan-A13B-Instruct.jinja": (
+        "hunyuan-a13b",
+        ("<|eos|>", "<|startoftext|>", "<|extra_0|>", "<|extra_4|>", "<think>", "</think>", "<answer>", "</answer>",
+         "<tool_calls>", "</tool_calls>"),
+        "<|eos|>",
     ),
     "MiniMaxAI-MiniMax-M2.jinja": ("minimax-m2", _MINIMAX, "[e~["),
     "MiniMaxAI-MiniMax-M2.5.jinja": ("minimax-m2", _MINIMAX, "[e~["),
