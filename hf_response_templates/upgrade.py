@@ -18,7 +18,9 @@ Theory of operation
   whose last item does not change the render is cut (gpt-oss renders one tool call per message), a
   render error is retried with JSON-text arguments (DeepSeek), a failed case with tool calls is retried
   with the model's own ``functions.NAME:IDX`` call ids (Kimi K2 Thinking renders the id as the call
-  header), and a conversation the chat template cannot split into prompt + turn is "n/a". Verification passes when no case fails and at least one
+  header), an object/array argument the chat template renders with Python's ``str()`` instead of JSON
+  (Seed-OSS) is checked without it, and a conversation the chat template cannot split into prompt + turn
+  is "n/a". Verification passes when no case fails and at least one
   passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
   ``no_template``, ``verification_failed``) and builds the new file text with
@@ -543,6 +545,35 @@ def _with_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
     return out
 
 
+def _python_str_arguments(message: Mapping[str, Any], generation: str) -> tuple[dict, list[str]] | None:
+    """``message`` without the object/array tool-call arguments the chat template rendered with Python's
+    ``str()`` (``{'a': 1}``, ``['x']``: Seed-OSS renders every non-string with ``|string``) instead of JSON,
+    and the names of those arguments; ``None`` when there are none. No parser can read such a value back,
+    so it is a limit of the chat template, not of the response template."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return None
+    dropped: list[str] = []
+    new_calls = []
+    for call in calls:
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        args = fn.get("arguments") if isinstance(fn, Mapping) else None
+        if not isinstance(args, Mapping):
+            new_calls.append(call)
+            continue
+        keep = {}
+        for key, value in args.items():
+            if (isinstance(value, (dict, list)) and value and str(value) in generation
+                    and json.dumps(value, ensure_ascii=False) not in generation):
+                dropped.append(str(key))
+            else:
+                keep[key] = value
+        new_calls.append({**call, "function": {**fn, "arguments": keep}})
+    if not dropped:
+        return None
+    return {**message, "tool_calls": new_calls}, dropped
+
+
 def _native_call_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
     """The same conversation with tool-call ids in Kimi's native ``functions.NAME:IDX`` form."""
     out = copy.deepcopy([dict(m) for m in messages])
@@ -677,6 +708,11 @@ def verify_chat_template(
             if generation(messages[:-1] + [variant], kwargs) == gen:
                 adjusted = variant
                 notes.append(f"{key} is not rendered by the chat template: checked without it")
+        pythonic = _python_str_arguments(adjusted, gen)
+        if pythonic is not None:
+            adjusted, dropped = pythonic
+            notes.append(f"argument(s) {', '.join(dropped)} rendered with Python's str() by the chat template, not as "
+                         "JSON: checked without them")
         calls = adjusted.get("tool_calls")
         if isinstance(calls, list) and len(calls) > 1:
             for keep in range(1, len(calls)):
