@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -345,26 +345,13 @@ EXTRA_FIXTURES: list[Family] = [
 EXTRA_FIXTURES += [
     # Qwen3.5-0.8B thinks only with enable_thinking=True (its default prompt is the thinking-off one,
     # the same text as Qwen3.5-4B's, proven there): checked with thinking on
-    Family(
-        "qwen3.5",
-        "Qwen-Qwen3.5-0.8B.jinja",
-        reasoning_key="reasoning_content",
-        thinking_kwarg="enable_thinking",
-        thinking_values=(True,),
-        argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
-    ),
+    replace(FAMILIES["qwen3.5"], fixture="Qwen-Qwen3.5-0.8B.jinja", thinking_values=(True,)),
     # Qwen3.6: preserve_thinking, scalars rendered as JSON
-    Family(
-        "qwen3.5",
-        "Qwen-Qwen3.6-35B-A3B.jinja",
-        reasoning_key="reasoning_content",
-        thinking_kwarg="enable_thinking",
-        thinking_values=(True, False),
-        argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
-    ),
+    replace(FAMILIES["qwen3.5"], fixture="Qwen-Qwen3.6-35B-A3B.jinja"),
     # Qwen3 Instruct-2507 emits the original Qwen3 format (the chat template still renders an empty
     # "<think>\n\n</think>\n\n" before the last turn's content and splits reasoning out of history)
-    Family("qwen3", "Qwen-Qwen3-235B-A22B-Instruct-2507.jinja", reasoning_key="reasoning_content"),
+    replace(FAMILIES["qwen3"], fixture="Qwen-Qwen3-235B-A22B-Instruct-2507.jinja", thinking_kwarg=None,
+            thinking_values=(None,)),
     # Xiaomi MiMo (llama.cpp's "MiMo-VL" copy): Hermes-style JSON calls; the model reasons in <think> (the
     # qwen3 template reads it), but this chat template renders no reasoning, and content with `+`
     # (content is never None here)
@@ -373,36 +360,14 @@ EXTRA_FIXTURES += [
     # template keeps content next to tool calls and renders turns after tool results as prompted
     Family("hermes3", "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja"),
     # MiniMax M2.5 (Xinference's copy): reads the call name as tool_calls[-1].name (set at the top level too)
-    Family(
-        "minimax-m2",
-        "MiniMaxAI-MiniMax-M2.5.jinja",
-        reasoning_key="reasoning_content",
-        reasoning_required=(None,),
-        argument_delimiters=("</parameter>", "</invoke>", "<parameter name=", "</minimax:tool_call>"),
-    ),
+    replace(FAMILIES["minimax-m2"], fixture="MiniMaxAI-MiniMax-M2.5.jinja"),
     # Kimi K2.5: as K2 Thinking, plus `thinking` (the prompt ends with "<think>" or "<think></think>")
-    Family(
-        "kimi-k2-thinking",
-        "moonshotai-Kimi-K2.5.jinja",
-        reasoning_key="reasoning_content",
-        reasoning_only_with_tool_calls=True,
-        thinking_kwarg="thinking",
-        thinking_values=(True, False),
-        call_id_format="functions.{name}:{index}",
-        tool_loop_reasoning=False,
-    ),
+    replace(FAMILIES["kimi-k2-thinking"], fixture="moonshotai-Kimi-K2.5.jinja", thinking_kwarg="thinking",
+            thinking_values=(True, False)),
     # Nemotron 3 Nano emits the same format. Its chat template renders a final turn without reasoning
     # as "<think></think>", which continues only the thinking-off prompt: with thinking on the checked
     # message always carries reasoning.
-    Family(
-        "qwen3.5",
-        "nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja",
-        reasoning_key="reasoning_content",
-        thinking_kwarg="enable_thinking",
-        thinking_values=(True, False),
-        reasoning_required=(True,),
-        argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
-    ),
+    replace(FAMILIES["qwen3.5"], fixture="nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", reasoning_required=(True,)),
 ]
 
 #: every Family (shipped template x chat template) the round-trip tests run

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from _chat_render import TOOLS, chat_template
+from _cli_helpers import make_tokenizer_folder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -1027,38 +1028,16 @@ VERIFY: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 
 
-def _tokenizer_folder(folder: Path, fixture: str, specials: tuple[str, ...], eos: str) -> Path:
-    """A local tokenizer folder (tiny BPE tokenizer.json + tokenizer_config.json) with a fixture chat template."""
-    from _cli_helpers import _backend, dump_config
-    from tokenizers import Tokenizer
-
-    folder.mkdir(parents=True)
-    backend = Tokenizer.from_str(_backend(specials))
-    backend.save(str(folder / "tokenizer.json"))
-    vocab = backend.get_vocab()
-    config = {
-        "added_tokens_decoder": {
-            str(vocab[t]): {"content": t, "lstrip": False, "normalized": False, "rstrip": False,
-                            "single_word": False, "special": True}
-            for t in specials
-        },
-        "bos_token": None,
-        "eos_token": eos,
-        "pad_token": specials[0],
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "chat_template": chat_template(fixture),
-    }
-    (folder / "tokenizer_config.json").write_text(dump_config(config, "indent2"), encoding="utf-8")
-    return folder
-
-
 @pytest.mark.parametrize("fixture", sorted(VERIFY))
 def test_detected_and_verified_from_a_tokenizer_folder(fixture: str, tmp_path: Path, capsys) -> None:
     from hf_response_templates.cli import main
 
     name, specials, eos = VERIFY[fixture]
     assert detect_template(chat_template(fixture)) == name
-    folder = _tokenizer_folder(tmp_path / "tok", fixture, specials, eos)
+    folder = make_tokenizer_folder(
+        tmp_path / "tok", chat_template_text=chat_template(fixture), specials=specials, eos=eos,
+        extra={"pad_token": specials[0]},
+    )
     code = main(["verify", str(folder), "--template", "auto", "--json"])
     out, err = capsys.readouterr()
     data = json.loads(out)
