@@ -217,6 +217,35 @@ CASES: list[tuple[str, str, str, str, dict]] = [
         "<think>This is a reasoning section</think>This is the rest",
         {"role": "assistant", "reasoning_content": "This is a reasoning section", "content": "This is the rest"},
     ),
+    # the Nemotron 3 chat template's layout with thinking on: "R\n</think>\n" then the calls
+    (
+        "nemotron-3-reasoning-then-calls",
+        "qwen3.5",
+        NEMOTRON_THINK,
+        "The user wants Dallas and Orlando.\n</think>\n" + DALLAS + "\n" + ORLANDO + "\n<|im_end|>\n",
+        {
+            "role": "assistant",
+            "reasoning_content": "The user wants Dallas and Orlando.",
+            "tool_calls": [
+                call("get_current_weather", DALLAS_ARGS),
+                call("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "fahrenheit"}),
+            ],
+        },
+    ),
+    # Qwen3.6 renders non-string values as JSON (true, 3, {...}); typed from the schema
+    (
+        "qwen3.6-json-scalars",
+        "qwen3.5",
+        QWEN35_THINK,
+        "Metric units.\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nDallas\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n<parameter=metric>\ntrue\n</parameter>\n<parameter=ratio>\n0.5\n"
+        "</parameter>\n</function>\n</tool_call><|im_end|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "Metric units.",
+            "tool_calls": [call("get_weather", {"city": "Dallas", "days": 3, "metric": True, "ratio": 0.5})],
+        },
+    ),
     # the Nemotron 3 chat template's tool-call layout: "<think></think>" prompt, calls each ending "\n"
     (
         "nemotron-3-no-think-tool-call",
@@ -378,6 +407,18 @@ CASES += [
         "<tool_call>mcp__computer_use__get_app_state<arg_key>app</arg_key><arg_value>Google Chrome</arg_value>"
         "</tool_call>",
         {"role": "assistant", "tool_calls": [call("mcp__computer_use__get_app_state", {"app": "Google Chrome"})]},
+    ),
+    # a call written before </think> ends the reasoning
+    (
+        "glm-4.7-call-inside-reasoning",
+        "glm-4.7",
+        GLM47_THINK,
+        "I should look it up.<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>",
+        {
+            "role": "assistant",
+            "reasoning_content": "I should look it up.",
+            "tool_calls": [call("get_weather", {"city": "Beijing"})],
+        },
     ),
     # nested values are JSON (the chat template renders non-strings with tojson)
     (
