@@ -44,7 +44,8 @@ def _tool(name: str, properties: dict, required: list[str]) -> dict:
     }
 
 
-#: the tools vLLM's parser tests call (tests/tool_parsers/conftest.py, test_qwen3coder_tool_parser.py)
+#: the tools vLLM's parser tests call (tests/tool_parsers/conftest.py, test_qwen3coder_tool_parser.py, ...), as
+#: JSON schemas so that arguments are typed as those tests expect
 VLLM_TOOLS: list[dict] = [
     _tool(
         "get_current_weather",
@@ -59,6 +60,17 @@ VLLM_TOOLS: list[dict] = [
     _tool("bash", {"command": {"type": "string"}}, ["command"]),
     _tool("write_file", {"path": {"type": "string"}, "content": {"type": "string"}}, ["content"]),
     _tool("final_answer", {"trigger": {"type": "boolean"}}, ["trigger"]),
+    # test_deepseekv32_tool_parser.py
+    _tool("toggle", {"enabled": {"type": "boolean"}, "count": {"type": "integer"}}, []),
+    _tool("score", {"value": {"type": "integer"}}, []),
+    _tool("update", {"tags": {"type": "array"}, "meta": {"type": "object"}}, []),
+    _tool("measure", {"ratio": {"type": "number"}, "whole": {"type": "number"}}, []),
+    # tests/parser/engine/test_seed_oss.py
+    _tool("read", {"path": {"type": "string"}}, ["path"]),
+    # test_hunyuan_a13b_tool_parser.py
+    _tool("register_user", {"name": {"type": "string"}, "age": {"type": "integer"}, "address": {"type": "object"},
+                            "role": {"type": "string"}, "passed_test": {"type": "boolean"}, "aliases": {"type": "array"}},
+          ["name"]),
 ]
 ALL_TOOLS = [*TOOLS, *VLLM_TOOLS]
 
@@ -690,13 +702,6 @@ def _dsml_call(func_name: str, params: dict[str, str]) -> str:
 
 DSV32_THINK = "<｜begin▁of▁sentence｜><｜User｜>Weather in SF?<｜Assistant｜><think>"
 DSV32_NO_THINK = "<｜begin▁of▁sentence｜><｜User｜>Weather in SF?<｜Assistant｜><think></think>"
-VLLM_TOOLS += [
-    _tool("toggle", {"enabled": {"type": "boolean"}, "count": {"type": "integer"}}, []),
-    _tool("score", {"value": {"type": "integer"}}, []),
-    _tool("update", {"tags": {"type": "array"}, "meta": {"type": "object"}}, []),
-    _tool("measure", {"ratio": {"type": "number"}, "whole": {"type": "number"}}, []),
-]
-ALL_TOOLS[:] = [*TOOLS, *VLLM_TOOLS]
 CASES += [
     # ------------------------------------------------------------ DeepSeek-V3.2 (DSML)
     # vLLM test_deepseekv32_tool_parser.py, TestExtractToolCalls.test_single_tool_no_params
@@ -775,8 +780,6 @@ CASES += [
 
 SEED_PROMPT = "<seed:bos>user\nWeather in Tokyo?<seed:eos><seed:bos>assistant\n"
 SEED_CALL_TOKYO = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n</function>\n</seed:tool_call>"
-VLLM_TOOLS += [_tool("read", {"path": {"type": "string"}}, ["path"])]
-ALL_TOOLS[:] = [*TOOLS, *VLLM_TOOLS]
 CASES += [
     # ------------------------------------------------------------ Seed-OSS
     # vLLM tests/parser/engine/test_seed_oss.py, test_single_tool_call (thinking disabled)
@@ -857,12 +860,6 @@ CASES += [
 HUNYUAN_PROMPT = "<|startoftext|>You are helpful.<|extra_4|>Weather in Boston?<|extra_0|>"
 # vLLM tests/reasoning/test_hunyuan_reasoning_parser.py: START_REASONING, START_RESPONSE, END_RESPONSE
 HY_START_REASONING, HY_START_RESPONSE, HY_END_RESPONSE = "<think>\n", "\n</think>\n<answer>\n", "\n</answer>"
-VLLM_TOOLS += [
-    _tool("register_user", {"name": {"type": "string"}, "age": {"type": "integer"}, "address": {"type": "object"},
-                            "role": {"type": "string"}, "passed_test": {"type": "boolean"}, "aliases": {"type": "array"}},
-          ["name"]),
-]
-ALL_TOOLS[:] = [*TOOLS, *VLLM_TOOLS]
 CASES += [
     # ------------------------------------------------------------ Hunyuan-A13B
     # vLLM test_hunyuan_reasoning_parser.py: SIMPLE_REASONING, NO_REASONING_QUICK_THOUGHT, COMPLETE_REASONING,
