@@ -16,9 +16,11 @@ Theory of operation
   the *chat template* cannot carry is not held against the response template: a key whose removal does
   not change the rendered turn is checked without (SmolLM3 renders no reasoning in history), a list
   whose last item does not change the render is cut (gpt-oss renders one tool call per message), a
-  render error is retried with JSON-text arguments (DeepSeek), and a conversation the chat template
-  cannot split into prompt + turn is "n/a". Verification passes when no case fails and at least one
-  passes.
+  render error is retried with JSON-text arguments (DeepSeek), a conversation the chat template
+  cannot split into prompt + turn is "n/a", and so is a tool call whose string arguments hold quotes or
+  backslashes when the chat template writes string arguments without escaping (vLLM's Llama 4 pythonic
+  template: `city="%s"`), since no parser can read such text back. Verification passes when no case
+  fails and at least one passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
   ``no_template``, ``verification_failed``) and builds the new file text with
   :func:`hf_response_templates.jsonedit.set_key` (only the one key changes).
@@ -552,6 +554,39 @@ def _json_text_arguments(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
     return out
 
 
+#: a string argument holding both quotes and a backslash: any escaping (JSON, Python repr) changes it
+_ESCAPE_PROBE = "q\"x'y\\z"
+
+
+def _string_arguments(message: Mapping[str, Any]) -> list[tuple[int, str, str]]:
+    """``(call index, key, value)`` of every top-level string argument of the message's tool calls."""
+    out = []
+    for index, call in enumerate(message.get("tool_calls") or []):
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        arguments = fn.get("arguments") if isinstance(fn, Mapping) else None
+        if isinstance(arguments, Mapping):
+            out += [(index, k, v) for k, v in arguments.items() if isinstance(v, str)]
+    return out
+
+
+def _needs_escaping(message: Mapping[str, Any]) -> bool:
+    return any(c in value for _i, _k, value in _string_arguments(message) for c in "\"'\\")
+
+
+def _unescaped_arguments(message: dict, generation: Callable[[dict], str | BaseException]) -> bool:
+    """Whether the chat template writes a string argument exactly as it is (no escaping): the message is
+    rendered with one string argument replaced by :data:`_ESCAPE_PROBE`, and the probe must come out
+    verbatim."""
+    found = _string_arguments(message)
+    if not found:
+        return False
+    index, key, _value = found[0]
+    probe = copy.deepcopy(message)
+    probe["tool_calls"][index]["function"]["arguments"][key] = _ESCAPE_PROBE
+    gen = generation(probe)
+    return isinstance(gen, str) and _ESCAPE_PROBE in gen
+
+
 def _short(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:200]}"
@@ -631,6 +666,14 @@ def verify_chat_template(
         result = check(messages, kwargs)
         if result.passed:
             cases.append(CaseOutcome(name, "pass", "", notes, gen))
+            continue
+        if (
+            result.detail.startswith("parse failed")
+            and _needs_escaping(messages[-1])
+            and _unescaped_arguments(messages[-1], lambda final: generation(messages[:-1] + [final], kwargs))
+        ):
+            cases.append(CaseOutcome(name, "n/a", "the chat template writes string arguments without escaping, "
+                                     "so an argument holding quotes or backslashes cannot be read back", notes, gen))
             continue
         if result.detail.startswith(("parse failed", "render failed")):
             cases.append(CaseOutcome(name, "fail", result.detail, notes, gen))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,30 @@ class Family:
     #: the chat template renders nested argument objects with bare keys and None as `None` (Gemma 4):
     #: nested keys are identifiers and arguments hold no nulls
     bare_argument_keys: bool = False
+    #: the chat template rejects an assistant message with empty content and no tool calls (Ministral 3)
+    nonempty_content: bool = False
+    #: a predicate on a tool call's arguments dict: only arguments the chat template renders in a form
+    #: that can be read back (pythonic chat templates print values with Python's `%s` / `|string`)
+    arguments_ok: Callable[[dict], bool] | None = None
+
+
+# --------------------------------------------------------------------------- pythonic chat templates
+
+
+def _scalars_only(arguments: dict) -> bool:
+    """Llama 4 (vLLM's pythonic template) prints every argument as `key="%s"`: a string, number or bool
+    comes back through tools= typing; a list or dict would be its Python repr inside a string."""
+    return all(isinstance(v, (str, int, float, bool)) for v in arguments.values())
+
+
+def _printable_lists(arguments: dict) -> bool:
+    """LFM2.5 prints lists with Jinja's `|string` (Python's repr): repr escapes non-printable characters
+    as `\\xNN`, which no JSON-like reader takes back."""
+    return all(
+        all(isinstance(item, str) and item.isprintable() for item in v)
+        for v in arguments.values()
+        if isinstance(v, list)
+    )
 
 
 FAMILIES: dict[str, Family] = {
@@ -212,6 +237,78 @@ FAMILIES: dict[str, Family] = {
             content_with_tool_calls=False,
             special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
         ),
+        # Llama 4 (vLLM's pythonic chat template): the whole turn is a call list, so content given with
+        # tool calls is written right before "[" and the model is told never to do that; the chat template
+        # prints each argument as key="%s" (unescaped), so arguments are scalars without quotes, backslashes
+        # or newlines (the typed values come back through tools=).
+        Family(
+            "llama4-pythonic",
+            "vllm-meta-llama-Llama-4-pythonic.jinja",
+            content_with_tool_calls=False,
+            argument_delimiters=('"', "\\", "\n", "\r", "<|eot|>", "<|python_end|>"),
+            arguments_ok=_scalars_only,
+            special_tokens={"bos_token": "<|begin_of_text|>"},
+        ),
+        # Ministral 3 reasoning: the chat template reads reasoning only from "thinking" content blocks (not a
+        # message key), so reasoning is proven on raw outputs; it raises for an assistant message with
+        # neither content nor tool calls.
+        Family(
+            "ministral-3",
+            "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+            nonempty_content=True,
+            special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+        ),
+        # Mistral Small 3.1 (vLLM's template): the older array form; content is dropped when tool calls are
+        # present; call ids must have 9 characters (the strategies' ids do).
+        Family(
+            "mistral-small-3.1",
+            "vllm-mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja",
+            content_with_tool_calls=False,
+            special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+        ),
+        Family(
+            "granite-4",
+            "ibm-granite-granite-4.0.jinja",
+            argument_delimiters=("</tool_call>",),
+        ),
+        # Phi-4-mini's chat template renders assistant history as content only (no tool calls): the round
+        # trip proves content; functools[...] tool calls are proven on raw outputs.
+        Family(
+            "phi-4-mini",
+            "microsoft-Phi-4-mini-instruct.jinja",
+            tool_calls=False,
+            special_tokens={"eos_token": "<|endoftext|>"},
+        ),
+        # LFM2.5-8B-A1B: reasoning from `thinking`; calls printed as name(k='v', ...) with strings in bare
+        # single quotes (no escaping: no ' \ or newlines in them), dicts as JSON, lists with |string.
+        Family(
+            "lfm2",
+            "LiquidAI-LFM2.5-8B-A1B.jinja",
+            reasoning_key="thinking",
+            argument_delimiters=("'", "\\", "\n", "\r", "<|tool_call_end|>"),
+            arguments_ok=_printable_lists,
+            content_forbidden=("CONTINUE_FINAL_MESSAGE_TAG",),
+        ),
+        # xLAM-2 (vLLM's templates): a tool-call turn is the bare JSON array; content is dropped with it.
+        Family(
+            "xlam-llama",
+            "vllm-Salesforce-Llama-xLAM-2-fc-r.jinja",
+            content_with_tool_calls=False,
+            special_tokens={"bos_token": "<|begin_of_text|>"},
+        ),
+        Family(
+            "xlam-qwen",
+            "vllm-Salesforce-Qwen-xLAM-fc-r.jinja",
+            content_with_tool_calls=False,
+        ),
+        # GigaChat 3: one call per message (the chat template renders only tool_calls[0]), as its own
+        # "function call" role turn after the assistant turn.
+        Family(
+            "gigachat3",
+            "ai-sage-GigaChat3-10B-A1.8B.jinja",
+            max_tool_calls=1,
+            special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+        ),
     ]
 }
 
@@ -240,6 +337,17 @@ EXTRA_FIXTURES: list[Family] = [
         content_forbidden=("<|channel>",),
         special_tokens={"bos_token": "<bos>"},
     ),
+    # Devstral Small 2507 (unsloth's chat template): the Ministral 3 format without reasoning
+    Family(
+        "ministral-3",
+        "unsloth-mistral-Devstral-Small-2507.jinja",
+        special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+    ),
+    # Granite 4.1: the Granite 4.0 chat template without the default system prompt
+    Family("granite-4", "ibm-granite-granite-4.1.jinja", argument_delimiters=("</tool_call>",)),
+    # LFM2-8B-A1B and LFM2.5 instruct: assistant history is rendered as content only
+    Family("lfm2", "LiquidAI-LFM2-8B-A1B.jinja", tool_calls=False),
+    Family("lfm2", "LiquidAI-LFM2.5-Instruct.jinja", tool_calls=False),
 ]
 
 #: every Family (shipped template x chat template) the round-trip tests run
@@ -443,7 +551,10 @@ def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
             "tags": st.lists(s, max_size=3),
         },
     ).map(lambda a: ("search", a))
-    return st.one_of(weather, search).map(
+    calls = st.one_of(weather, search)
+    if family.arguments_ok is not None:
+        calls = calls.filter(lambda na: family.arguments_ok(na[1]))
+    return calls.map(
         lambda na: {
             "type": "function",
             "function": {
@@ -478,7 +589,7 @@ def assistant_message(draw: st.DrawFn, family: Family, template: dict, thinking:
         # empty content with tool calls is a case of its own
         msg["content"] = draw(texts().filter(ok)) if family.content_with_tool_calls else ""
     else:
-        msg["content"] = draw(texts().filter(ok))
+        msg["content"] = draw(texts(min_size=1 if family.nonempty_content else 0).filter(ok))
     wants_reasoning = family.reasoning_key is not None and (
         use_tools or not family.reasoning_only_with_tool_calls
     )

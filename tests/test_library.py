@@ -58,6 +58,19 @@ DETECT = {
     "ibm-granite-granite-3.3-2B-Instruct.jinja": "granite-3.3",
     "google-gemma-4-31B-it.jinja": "gemma4",
     "gemma4.jinja": "gemma4",  # the first upstream Gemma 4 template (round trip proven on both)
+    "vllm-meta-llama-Llama-4-pythonic.jinja": "llama4-pythonic",
+    "mistralai-Ministral-3-14B-Reasoning-2512.jinja": "ministral-3",
+    "unsloth-mistral-Devstral-Small-2507.jinja": "ministral-3",  # same format, no [THINK] (both round-trip)
+    "vllm-mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja": "mistral-small-3.1",
+    "ibm-granite-granite-4.0.jinja": "granite-4",
+    "ibm-granite-granite-4.1.jinja": "granite-4",  # differs from 4.0 only in the default system prompt
+    "microsoft-Phi-4-mini-instruct.jinja": "phi-4-mini",
+    "LiquidAI-LFM2-8B-A1B.jinja": "lfm2",
+    "LiquidAI-LFM2.5-8B-A1B.jinja": "lfm2",
+    "LiquidAI-LFM2.5-Instruct.jinja": "lfm2",
+    "vllm-Salesforce-Llama-xLAM-2-fc-r.jinja": "xlam-llama",
+    "vllm-Salesforce-Qwen-xLAM-fc-r.jinja": "xlam-qwen",
+    "ai-sage-GigaChat3-10B-A1.8B.jinja": "gigachat3",
 }
 
 PLAIN_CHATML = (

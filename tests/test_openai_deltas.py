@@ -15,6 +15,7 @@ written the way the models emit them (below, plus tests/test_templates_raw_outpu
 from __future__ import annotations
 
 import copy
+import importlib
 import importlib.util
 import json
 import re
@@ -362,13 +363,22 @@ RAW = [case for case in RAW if case[0] in list_templates()]
 
 
 def _raw_cases_from_template_tests() -> list[tuple[str, str, str]]:
-    """The hand-written raw outputs of tests/test_templates_raw_outputs.py, if that module is there."""
-    try:
-        from test_templates_raw_outputs import CASES
-    except Exception:  # noqa: BLE001 - another module's data; our own RAW cases still run
-        return []
+    """The hand-written raw outputs of tests/test_templates_raw_outputs.py and of the per-group
+    tests/test_templates_raw_outputs_*.py files, for the modules that are there."""
+    from pathlib import Path
+
+    modules = ["test_templates_raw_outputs"] + sorted(
+        p.stem for p in Path(__file__).parent.glob("test_templates_raw_outputs_*.py")
+    )
     known = set(list_templates())
-    return [(c[1], c[2], c[3]) for c in CASES if len(c) >= 4 and c[1] in known]
+    out: list[tuple[str, str, str]] = []
+    for module in modules:
+        try:
+            cases = importlib.import_module(module).CASES
+        except Exception:  # noqa: BLE001 - another module's data; our own RAW cases still run
+            continue
+        out += [(c[1], c[2], c[3]) for c in cases if len(c) >= 4 and c[1] in known]
+    return out
 
 
 ALL_RAW = RAW + _raw_cases_from_template_tests()

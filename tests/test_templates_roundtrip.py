@@ -96,7 +96,12 @@ def test_round_trip_sample_conversations(family: Family) -> None:
             or (not family.tool_history and any(m["role"] == "tool" for m in messages))
             or (family.arguments_as_json_text and "tool_calls" in final)  # covered by the hypothesis test
             # Mistral needs 9-character call ids, which the hypothesis test generates
-            or (family.name == "mistral-small-3.2" and any("tool_calls" in m for m in messages))
+            or (family.name in ("mistral-small-3.2", "mistral-small-3.1") and any("tool_calls" in m for m in messages))
+            # arguments the chat template cannot print readably (see Family.arguments_ok)
+            or (
+                family.arguments_ok is not None
+                and not all(family.arguments_ok(c["function"]["arguments"]) for c in final.get("tool_calls", []))
+            )
             or (family.name == "deepseek-v3.1" and any("tool_calls" in m for m in messages))
             # the chat template's generation prompt is continued only right after tool results
             or (thinking in family.final_after_tool_results and messages[-2]["role"] != "tool")
