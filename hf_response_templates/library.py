@@ -178,6 +178,14 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "as a double-quoted %s string (typed back with tools=), so only scalar arguments without quotes, "
         "backslashes or newlines round-trip. No reasoning.",
     },
+    "llama4-json": {
+        "models": ["meta-llama/Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"],
+        "chat_template": "vllm-meta-llama-Llama-4-json.jinja",
+        "doc": 'Llama 4 with JSON tool calls: the turn starts with {"name": ..., "parameters": {...}} (optionally '
+        'after <|python_start|>), further calls follow directly or after "; "; recognised only at the start of the '
+        "generation. Content ends at <|eot|> or <|eom|>. Proven against vLLM's JSON chat template for Llama 4. "
+        'Calls written with "arguments" instead of "parameters" are kept under unparsed. No reasoning.',
+    },
     "ministral-3": {
         "models": ["mistralai/Ministral-3-14B-Reasoning-2512 (and the other Ministral 3 reasoning sizes)",
                    "mistralai/Devstral-Small-2507"],
@@ -412,6 +420,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "llama4-pythonic",
         all_of=("<|header_start|>", "<|eot|>", "[func_name1(param1=value1, param2=value2)"),
+        tokens=("<|header_start|>",),
+    ),
+    _Rule(
+        "llama4-json",
+        all_of=("<|header_start|>", "<|eot|>", '"parameters": dictionary of argument name and its value'),
+        none_of=("[func_name1(",),
         tokens=("<|header_start|>",),
     ),
     _Rule(

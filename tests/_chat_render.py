@@ -81,6 +81,9 @@ class Family:
     bare_argument_keys: bool = False
     #: the chat template rejects an assistant message with empty content and no tool calls (Ministral 3)
     nonempty_content: bool = False
+    #: only an assistant turn with tool calls continues the generation prompt (vLLM's Llama 4 JSON template
+    #: prompts with "\n<|header_start|>assistant..." but renders a plain turn without the newline)
+    final_tool_calls_only: bool = False
     #: a predicate on a tool call's arguments dict: only arguments the chat template renders in a form
     #: that can be read back (pythonic chat templates print values with Python's `%s` / `|string`)
     arguments_ok: Callable[[dict], bool] | None = None
@@ -247,6 +250,17 @@ FAMILIES: dict[str, Family] = {
             content_with_tool_calls=False,
             argument_delimiters=('"', "\\", "\n", "\r", "<|eot|>", "<|python_end|>"),
             arguments_ok=_scalars_only,
+            special_tokens={"bos_token": "<|begin_of_text|>"},
+        ),
+        # Llama 4 (vLLM's JSON chat template): calls are written one after another right after the content,
+        # so content given with tool calls cannot be told from a call's start (the model writes none).
+        # A plain content turn is rendered without the newline the generation prompt starts with, so only
+        # tool-call turns continue the prompt: content is proven on raw outputs.
+        Family(
+            "llama4-json",
+            "vllm-meta-llama-Llama-4-json.jinja",
+            content_with_tool_calls=False,
+            final_tool_calls_only=True,
             special_tokens={"bos_token": "<|begin_of_text|>"},
         ),
         # Ministral 3 reasoning: the chat template reads reasoning only from "thinking" content blocks (not a
@@ -580,7 +594,7 @@ def assistant_message(draw: st.DrawFn, family: Family, template: dict, thinking:
     """An assistant message the family's chat template can carry (see the Family flags)."""
     forbidden = family.content_forbidden
     ok = lambda t: not collides(t, template, forbidden)  # noqa: E731
-    use_tools = family.tool_calls and draw(st.booleans())
+    use_tools = family.tool_calls and ((final and family.final_tool_calls_only) or draw(st.booleans()))
     msg: dict[str, Any] = {"role": "assistant"}
     if use_tools:
         max_calls = family.max_tool_calls or 3

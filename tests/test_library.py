@@ -59,6 +59,7 @@ DETECT = {
     "google-gemma-4-31B-it.jinja": "gemma4",
     "gemma4.jinja": "gemma4",  # the first upstream Gemma 4 template (round trip proven on both)
     "vllm-meta-llama-Llama-4-pythonic.jinja": "llama4-pythonic",
+    "vllm-meta-llama-Llama-4-json.jinja": "llama4-json",
     "mistralai-Ministral-3-14B-Reasoning-2512.jinja": "ministral-3",
     "unsloth-mistral-Devstral-Small-2507.jinja": "ministral-3",  # same format, no [THINK] (both round-trip)
     "vllm-mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja": "mistral-small-3.1",

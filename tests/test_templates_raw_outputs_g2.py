@@ -35,6 +35,11 @@ LLAMA4_PROMPT = (
     "<|begin_of_text|><|header_start|>system<|header_end|>\n\nYou are a helpful assistant.<|eot|>"
     "<|header_start|>user<|header_end|>\n\nWeather in Paris?<|eot|><|header_start|>assistant<|header_end|>\n\n"
 )
+LLAMA4_JSON_PROMPT = (
+    "<|begin_of_text|><|header_start|>system<|header_end|>\n\nYou are a helpful assistant with tool calling "
+    "capabilities. ...\n<|eot|>\n<|header_start|>user<|header_end|>\n\nTools: You have access to the following "
+    "tools. ...\n\nWeather in Paris?\n<|eot|>\n<|header_start|>assistant<|header_end|>\n\n"
+)
 MINISTRAL3_PROMPT = (
     "<s>[SYSTEM_PROMPT]# HOW YOU SHOULD THINK AND ANSWER\n\n...[THINK]Your thoughts...[/THINK]Here, provide a "
     "self-contained response.[/SYSTEM_PROMPT][AVAILABLE_TOOLS][...][/AVAILABLE_TOOLS][INST]Weather in Paris?[/INST]"
@@ -157,6 +162,66 @@ CASES: list[tuple[str, str, str, str, dict]] = [
         LLAMA4_PROMPT,
         "How can I help you today? [Note: get_weather(city) needs a city.]<|eot|>",
         {"role": "assistant", "content": "How can I help you today? [Note: get_weather(city) needs a city.]"},
+    ),
+    # ---------------------------------------------------------------- Llama 4 (JSON)
+    (
+        # vLLM tests/tool_parsers/test_llama3_json_tool_parser.py, test_extract_tool_calls_multiple_json (the
+        # llama3_json parser, which vLLM's docs list for meta-llama/Llama-4-*): "; "-separated calls
+        "llama4-json-multiple",
+        "llama4-json",
+        LLAMA4_JSON_PROMPT,
+        '{"name": "searchTool", "parameters": {"query": "test1"}}; '
+        '{"name": "getOpenIncidentsTool", "parameters": {}}; '
+        '{"name": "searchTool", "parameters": {"query": "test2"}}<|eot|>',
+        {
+            "role": "assistant",
+            "tool_calls": [
+                call("searchTool", {"query": "test1"}),
+                call("getOpenIncidentsTool", {}),
+                call("searchTool", {"query": "test2"}),
+            ],
+        },
+    ),
+    (
+        # same file, test_extract_tool_calls_multiple_json_with_whitespace (" ; " between calls)
+        "llama4-json-multiple-whitespace",
+        "llama4-json",
+        LLAMA4_JSON_PROMPT,
+        '{"name": "searchTool", "parameters": {"query": "test1"}} ; '
+        '{"name": "getOpenIncidentsTool", "parameters": {}} ; '
+        '{"name": "searchTool", "parameters": {"query": "test2"}}<|eom|>',
+        {
+            "role": "assistant",
+            "tool_calls": [
+                call("searchTool", {"query": "test1"}),
+                call("getOpenIncidentsTool", {}),
+                call("searchTool", {"query": "test2"}),
+            ],
+        },
+    ),
+    (
+        # same file, test_extract_tool_calls_with_arguments; the chat template's own form (calls back to back,
+        # then "\n<|eot|>"), typed by TOOLS
+        "llama4-json-template-form",
+        "llama4-json",
+        LLAMA4_JSON_PROMPT,
+        '{"name": "searchTool", "parameters": {"query": "test query", "limit": 10}}'
+        '{"name": "get_weather", "parameters": {"city": "Paris", "days": "2"}}\n<|eot|>',
+        {
+            "role": "assistant",
+            "tool_calls": [
+                call("searchTool", {"query": "test query", "limit": 10}),
+                call("get_weather", {"city": "Paris", "days": 2}),
+            ],
+        },
+    ),
+    (
+        # same file, test_extract_tool_calls_no_json; a JSON object inside text is not a call
+        "llama4-json-content",
+        "llama4-json",
+        LLAMA4_JSON_PROMPT,
+        'This is just some text without any tool calls, e.g. {"name": "x"}.\n<|eot|>',
+        {"role": "assistant", "content": 'This is just some text without any tool calls, e.g. {"name": "x"}.'},
     ),
     # ---------------------------------------------------------------- Ministral 3 reasoning / Devstral
     (
@@ -584,6 +649,13 @@ def test_raw_output_any_chunking(data: st.DataObject) -> None:
 VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
     "vllm-meta-llama-Llama-4-pythonic.jinja": (
         "llama4-pythonic",
+        ("<|begin_of_text|>", "<|header_start|>", "<|header_end|>", "<|eot|>", "<|eom|>", "<|python_start|>",
+         "<|python_end|>"),
+        "<|begin_of_text|>",
+        "<|eot|>",
+    ),
+    "vllm-meta-llama-Llama-4-json.jinja": (
+        "llama4-json",
         ("<|begin_of_text|>", "<|header_start|>", "<|header_end|>", "<|eot|>", "<|eom|>", "<|python_start|>",
          "<|python_end|>"),
         "<|begin_of_text|>",
