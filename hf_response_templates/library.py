@@ -240,6 +240,17 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "only at the start of the generation, up to <|im_end|>; content up to <|im_end|>. Content given with "
         "tool calls is dropped by the chat template. No reasoning.",
     },
+    "apriel-1.5": {
+        "models": ["ServiceNow-AI/Apriel-1.5-15b-Thinker"],
+        "chat_template": "unsloth-Apriel-1.5.jinja",
+        "doc": "The model reasons first ('Here are my reasoning steps:' ... up to [BEGIN FINAL RESPONSE]) -> "
+        "reasoning_content, then the final response -> content (up to [END FINAL RESPONSE] or <|end|>), with tool "
+        'calls as <tool_calls>[{"name": ..., "arguments": ...}, ...]</tool_calls> -> tool_calls (ids in the array '
+        "are read, not kept). Reasoning is recognised only when the generation starts with that header (the model "
+        "card: the model always starts so; a prompt that already ends with it works too). Proven against unsloth's "
+        "fixed chat template, which renders history as the final response only (no reasoning) and concatenates "
+        "arguments with |string (pass JSON text).",
+    },
     "gigachat3": {
         "models": ["ai-sage/GigaChat3-10B-A1.8B"],
         "chat_template": "ai-sage-GigaChat3-10B-A1.8B.jinja",
@@ -461,6 +472,10 @@ _RULES: tuple[_Rule, ...] = (
         "xlam-qwen",
         all_of=("<|im_start|>", "developed by Salesforce xLAM team"),
         none_of=("<|start_header_id|>",),
+    ),
+    _Rule(
+        "apriel-1.5",
+        all_of=("<|assistant|>", "<|end|>", "[BEGIN FINAL RESPONSE]", "<tool_calls>"),
     ),
     _Rule(
         "gigachat3",

@@ -16,7 +16,8 @@ Theory of operation
   the *chat template* cannot carry is not held against the response template: a key whose removal does
   not change the rendered turn is checked without (SmolLM3 renders no reasoning in history), a list
   whose last item does not change the render is cut (gpt-oss renders one tool call per message), a
-  render error is retried with JSON-text arguments (DeepSeek), a conversation the chat template
+  render error is retried with JSON-text arguments (DeepSeek), and so is a parse failure (a template
+  that prints a dict with `|string` writes Python's repr: Apriel 1.5), a conversation the chat template
   cannot split into prompt + turn is "n/a", and so is a tool call whose string arguments hold quotes or
   backslashes when the chat template writes string arguments without escaping (vLLM's Llama 4 pythonic
   template: `city="%s"`), since no parser can read such text back. Verification passes when no case
@@ -652,7 +653,8 @@ def verify_chat_template(
         messages = _with_ids(conversation)
         notes: list[str] = []
         gen, kwargs = first_split(messages)
-        if isinstance(gen, BaseException):
+        as_json_text = isinstance(gen, BaseException)
+        if as_json_text:
             alternative = _json_text_arguments(messages)
             gen2, kwargs2 = first_split(alternative)
             if isinstance(gen2, BaseException):
@@ -667,6 +669,20 @@ def verify_chat_template(
         if result.passed:
             cases.append(CaseOutcome(name, "pass", "", notes, gen))
             continue
+        if result.detail.startswith("parse failed") and not as_json_text:
+            # a chat template that prints a dict with `|string` writes Python's repr (Apriel 1.5): such a
+            # template needs arguments given as JSON text, as one that concatenates them does (DeepSeek)
+            alternative = _json_text_arguments(messages)
+            if alternative != messages:
+                gen2, kwargs2 = first_split(alternative)
+                retry = None if isinstance(gen2, BaseException) else check(alternative, kwargs2)
+                if retry is not None and not retry.detail.startswith("parse failed"):
+                    notes.append("tool-call arguments passed as JSON text (the chat template prints them as "
+                                 "Python text otherwise)")
+                    messages, gen, kwargs, result = alternative, gen2, kwargs2, retry
+                    if result.passed:
+                        cases.append(CaseOutcome(name, "pass", "", notes, gen))
+                        continue
         if (
             result.detail.startswith("parse failed")
             and _needs_escaping(messages[-1])

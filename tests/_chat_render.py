@@ -81,6 +81,9 @@ class Family:
     bare_argument_keys: bool = False
     #: the chat template rejects an assistant message with empty content and no tool calls (Ministral 3)
     nonempty_content: bool = False
+    #: the chat template needs an id on every tool call in history (the hypothesis strategies give them;
+    #: verify.sample_conversations does not)
+    call_ids_required: bool = False
     #: only an assistant turn with tool calls continues the generation prompt (vLLM's Llama 4 JSON template
     #: prompts with "\n<|header_start|>assistant..." but renders a plain turn without the newline)
     final_tool_calls_only: bool = False
@@ -278,6 +281,7 @@ FAMILIES: dict[str, Family] = {
             "mistral-small-3.1",
             "vllm-mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja",
             content_with_tool_calls=False,
+            call_ids_required=True,
             special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
         ),
         Family(
@@ -314,6 +318,16 @@ FAMILIES: dict[str, Family] = {
             "xlam-qwen",
             "vllm-Salesforce-Qwen-xLAM-fc-r.jinja",
             content_with_tool_calls=False,
+        ),
+        # Apriel 1.5 (unsloth's template): history holds the final response only (no reasoning key is read);
+        # arguments are concatenated with |string, so they are passed as JSON text.
+        Family(
+            "apriel-1.5",
+            "unsloth-Apriel-1.5.jinja",
+            arguments_as_json_text=True,
+            call_ids_required=True,
+            argument_delimiters=("</tool_calls>",),
+            special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
         ),
         # GigaChat 3: one call per message (the chat template renders only tool_calls[0]), as its own
         # "function call" role turn after the assistant turn.

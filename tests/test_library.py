@@ -71,6 +71,7 @@ DETECT = {
     "LiquidAI-LFM2.5-Instruct.jinja": "lfm2",
     "vllm-Salesforce-Llama-xLAM-2-fc-r.jinja": "xlam-llama",
     "vllm-Salesforce-Qwen-xLAM-fc-r.jinja": "xlam-qwen",
+    "unsloth-Apriel-1.5.jinja": "apriel-1.5",
     "ai-sage-GigaChat3-10B-A1.8B.jinja": "gigachat3",
 }
 

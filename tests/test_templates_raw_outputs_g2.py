@@ -70,6 +70,11 @@ XLAM_QWEN_PROMPT = (
     "<|im_start|>system\nYou are a helpful assistant. You are developed by Salesforce xLAM team.\n...<|im_end|>\n"
     "<|im_start|>user\nWeather in Dallas?<|im_end|>\n<|im_start|>assistant\n"
 )
+APRIEL_PROMPT = (
+    "<s><|system|>\nYou are a thoughtful and systematic AI assistant built by ServiceNow Language Models (SLAM) lab. "
+    "... [BEGIN FINAL RESPONSE] ... [END FINAL RESPONSE].\n<|end|>\n<|user|>\nWhat is new in Iran?\n<|end|>\n"
+    "<|assistant|>\n"
+)
 GIGACHAT3_PROMPT = (
     "<s>developer system<|role_sep|>\n<role_description>...<|message_sep|>\n\n"
     "function descriptions<|role_sep|>\nnamespace functions {\n...\n} // namespace functions\n\n<|message_sep|>\n\n"
@@ -560,6 +565,61 @@ CASES: list[tuple[str, str, str, str, dict]] = [
         "Which state is Dallas in? I need the state to look it up.<|im_end|>",
         {"role": "assistant", "content": "Which state is Dallas in? I need the state to look it up."},
     ),
+    # ---------------------------------------------------------------- Apriel 1.5
+    (
+        # the form of a public Go test of Apriel output parsing (package clanker, TestParseToolCallsFromContent,
+        # "with thinking prefix before tool calls"); the header is what the model card says the model starts with
+        "apriel-reasoning-then-call",
+        "apriel-1.5",
+        APRIEL_PROMPT,
+        "Here are my reasoning steps:\nThe user wants recent news about Iran. I should search the web.\n"
+        '[BEGIN FINAL RESPONSE]\n<tool_calls>[{"name": "web_search", "arguments": {"query": "Iran news 2025"}}]'
+        "</tool_calls>\n<|end|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "The user wants recent news about Iran. I should search the web.",
+            "tool_calls": [call("web_search", {"query": "Iran news 2025"})],
+        },
+    ),
+    (
+        # the end of an Apriel-1.5-15b-Thinker sample output in a public MLX model-check report: the reasoning,
+        # then the final response between the markers, then <|end|>
+        "apriel-reasoning-then-final",
+        "apriel-1.5",
+        APRIEL_PROMPT,
+        "Here are my reasoning steps:\nThe image shows two cats on a couch. That's it. No need for extra. We'll "
+        "comply.\n[BEGIN FINAL RESPONSE]\nTwo tabby cats are curled up sleeping side‑by‑side on a pink couch, with "
+        "a TV remote resting nearby.\n[END FINAL RESPONSE]\n<|end|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "The image shows two cats on a couch. That's it. No need for extra. We'll comply.",
+            "content": "Two tabby cats are curled up sleeping side‑by‑side on a pink couch, with a TV remote resting "
+            "nearby.",
+        },
+    ),
+    (
+        # the prompt already ends with the header (the official template's generation prompt); parallel calls
+        # with the ids the chat template writes into history (read, not kept), typed by TOOLS
+        "apriel-header-in-prompt-parallel-calls",
+        "apriel-1.5",
+        APRIEL_PROMPT + "Here are my reasoning steps:\n",
+        "Two lookups.\n[BEGIN FINAL RESPONSE]\n<tool_calls>[{\"name\": \"get_weather\", \"arguments\": "
+        '{"city": "Paris", "days": "2"}, "id": "call_0"}, {"name": "search", "arguments": {"query": "Paris"}, '
+        '"id": "call_1"}]</tool_calls>\n<|end|>',
+        {
+            "role": "assistant",
+            "reasoning_content": "Two lookups.",
+            "tool_calls": [call("get_weather", {"city": "Paris", "days": 2}), call("search", {"query": "Paris"})],
+        },
+    ),
+    (
+        # an answer without the header stays content (history turns hold only the final response)
+        "apriel-plain-answer",
+        "apriel-1.5",
+        APRIEL_PROMPT,
+        "Paris is mild in spring.\n<|end|>\n",
+        {"role": "assistant", "content": "Paris is mild in spring."},
+    ),
     # ---------------------------------------------------------------- GigaChat 3
     (
         # vLLM tests/tool_parsers/test_gigachat3_tool_parser.py, SIMPLE_FUNCTION_OUTPUT_GIGACHAT3: an empty
@@ -735,6 +795,12 @@ VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
         None,
         "<|im_end|>",
     ),
+    "unsloth-Apriel-1.5.jinja": (
+        "apriel-1.5",
+        ("<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>", "<|tool_result|>", "<|end|>"),
+        "<s>",
+        "</s>",
+    ),
     "ai-sage-GigaChat3-10B-A1.8B.jinja": (
         "gigachat3",
         ("<s>", "</s>", "<|role_sep|>", "<|message_sep|>"),
@@ -802,3 +868,17 @@ def test_verify_marks_unescaped_string_arguments_not_applicable(tmp_path: Path, 
     assert main(["verify", str(folder), "--template", "llama4-pythonic", "--json"]) == 1
     cases = {c["name"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
     assert cases["tool_call_nested_arguments"]["status"] == "fail"
+
+
+def test_verify_retries_arguments_as_json_text_after_a_parse_failure(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """unsloth's Apriel 1.5 template prints a dict argument with |string (Python's repr, not JSON): the call is
+    checked again with the arguments given as JSON text, and the note says so."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = _tokenizer_folder(tmp_path / "tok", "unsloth-Apriel-1.5.jinja")
+    assert main(["verify", str(folder), "--json"]) == 0
+    cases = {c["name"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
+    assert cases["tool_call"]["status"] == "pass"
+    assert any("JSON text" in note for note in cases["tool_call"]["notes"])
+    assert cases["content"]["status"] == "pass" and not cases["content"]["notes"]
