@@ -251,6 +251,15 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "fixed chat template, which renders history as the final response only (no reasoning) and concatenates "
         "arguments with |string (pass JSON text).",
     },
+    "nemotron-nano-v2": {
+        "models": ["nvidia/NVIDIA-Nemotron-Nano-9B-v2"],
+        "chat_template": "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja",
+        "doc": "<think>...</think> -> reasoning_content (the generation prompt opens <think>, or closes an empty one "
+        'when /no_think is in the system or user text), <TOOLCALL>[{"name": ..., "arguments": ...}, ...]</TOOLCALL> '
+        "-> tool_calls, content up to <SPECIAL_12>. The chat template strips reasoning from history and renders "
+        "the last assistant turn's tool calls as a turn of their own, so the round trip proves content with "
+        "/no_think; reasoning and tool calls are proven on raw outputs.",
+    },
     "gigachat3": {
         "models": ["ai-sage/GigaChat3-10B-A1.8B"],
         "chat_template": "ai-sage-GigaChat3-10B-A1.8B.jinja",
@@ -476,6 +485,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "apriel-1.5",
         all_of=("<|assistant|>", "<|end|>", "[BEGIN FINAL RESPONSE]", "<tool_calls>"),
+    ),
+    _Rule(
+        "nemotron-nano-v2",
+        all_of=("<SPECIAL_11>Assistant", "<SPECIAL_12>", "<TOOLCALL>", "</TOOLCALL>"),
     ),
     _Rule(
         "gigachat3",

@@ -588,6 +588,23 @@ def _unescaped_arguments(message: dict, generation: Callable[[dict], str | BaseE
     return isinstance(gen, str) and _ESCAPE_PROBE in gen
 
 
+def _thinking_switch(chat_template: str) -> Callable[[Sequence[Mapping[str, Any]]], list[dict]] | None:
+    """For a chat template that switches thinking off with ``/no_think`` in a system or user message, a
+    function adding that flag to a conversation's system message (None for other chat templates)."""
+    if "/no_think" not in chat_template:
+        return None
+
+    def no_think(conversation: Sequence[Mapping[str, Any]]) -> list[dict]:
+        out = copy.deepcopy([dict(m) for m in conversation])
+        if out and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
+            out[0]["content"] = out[0]["content"] + " /no_think"
+        else:
+            out.insert(0, {"role": "system", "content": "/no_think"})
+        return out
+
+    return no_think
+
+
 def _short(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:200]}"
@@ -648,8 +665,7 @@ def verify_chat_template(
         assert first is not None
         return first, variants[0]
 
-    cases: list[CaseOutcome] = []
-    for name, conversation in conversations.items():
+    def evaluate(name: str, conversation: Sequence[Mapping[str, Any]]) -> CaseOutcome:
         messages = _with_ids(conversation)
         notes: list[str] = []
         gen, kwargs = first_split(messages)
@@ -658,8 +674,7 @@ def verify_chat_template(
             alternative = _json_text_arguments(messages)
             gen2, kwargs2 = first_split(alternative)
             if isinstance(gen2, BaseException):
-                cases.append(CaseOutcome(name, "n/a", f"the chat template cannot render this conversation as prompt + turn ({_short(gen)})"))
-                continue
+                return CaseOutcome(name, "n/a", f"the chat template cannot render this conversation as prompt + turn ({_short(gen)})")
             messages, gen, kwargs = alternative, gen2, kwargs2
             notes.append("tool-call arguments passed as JSON text (the chat template needs strings)")
         extra = {k: v for k, v in kwargs.items() if k not in template_kwargs}
@@ -667,8 +682,7 @@ def verify_chat_template(
             notes.append("rendered with " + ", ".join(f"{k}={v}" for k, v in extra.items()))
         result = check(messages, kwargs)
         if result.passed:
-            cases.append(CaseOutcome(name, "pass", "", notes, gen))
-            continue
+            return CaseOutcome(name, "pass", "", notes, gen)
         if result.detail.startswith("parse failed") and not as_json_text:
             # a chat template that prints a dict with `|string` writes Python's repr (Apriel 1.5): such a
             # template needs arguments given as JSON text, as one that concatenates them does (DeepSeek)
@@ -681,19 +695,16 @@ def verify_chat_template(
                                  "Python text otherwise)")
                     messages, gen, kwargs, result = alternative, gen2, kwargs2, retry
                     if result.passed:
-                        cases.append(CaseOutcome(name, "pass", "", notes, gen))
-                        continue
+                        return CaseOutcome(name, "pass", "", notes, gen)
         if (
             result.detail.startswith("parse failed")
             and _needs_escaping(messages[-1])
             and _unescaped_arguments(messages[-1], lambda final: generation(messages[:-1] + [final], kwargs))
         ):
-            cases.append(CaseOutcome(name, "n/a", "the chat template writes string arguments without escaping, "
-                                     "so an argument holding quotes or backslashes cannot be read back", notes, gen))
-            continue
+            return CaseOutcome(name, "n/a", "the chat template writes string arguments without escaping, "
+                               "so an argument holding quotes or backslashes cannot be read back", notes, gen)
         if result.detail.startswith(("parse failed", "render failed")):
-            cases.append(CaseOutcome(name, "fail", result.detail, notes, gen))
-            continue
+            return CaseOutcome(name, "fail", result.detail, notes, gen)
         # Is the mismatch the chat template's doing? Drop what it does not render and check the rest.
         final = messages[-1]
         adjusted = dict(final)
@@ -715,14 +726,25 @@ def verify_chat_template(
                     notes.append(f"the chat template renders only {keep} tool call(s) per message: checked those")
                     break
         if adjusted == final:
-            cases.append(CaseOutcome(name, "fail", result.detail, notes, gen))
-            continue
+            return CaseOutcome(name, "fail", result.detail, notes, gen)
         if not _meaningful(adjusted):
-            cases.append(CaseOutcome(name, "n/a", "the chat template renders none of this message's "
-                                     f"{', '.join(_meaningful(final))}", [], gen))
-            continue
+            return CaseOutcome(name, "n/a", "the chat template renders none of this message's "
+                               f"{', '.join(_meaningful(final))}", [], gen)
         retry = check(messages[:-1] + [adjusted], kwargs)
-        cases.append(CaseOutcome(name, "pass" if retry.passed else "fail", retry.detail, notes, gen))
+        return CaseOutcome(name, "pass" if retry.passed else "fail", retry.detail, notes, gen)
+
+    switch = _thinking_switch(chat_template)
+    cases: list[CaseOutcome] = []
+    for name, conversation in conversations.items():
+        outcome = evaluate(name, conversation)
+        if outcome.status != "pass" and switch is not None:
+            # a chat template switched by a text flag (Nemotron Nano v2's "/no_think"): with thinking on, the
+            # rendered turn continues an opened <think>, so its content cannot be told from reasoning
+            alternative = evaluate(name, switch(conversation))
+            if alternative.status == "pass":
+                alternative.notes.append("rendered with /no_think in the system message")
+                outcome = alternative
+        cases.append(outcome)
     return Verification(label, cases)
 
 

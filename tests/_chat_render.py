@@ -87,6 +87,9 @@ class Family:
     #: only an assistant turn with tool calls continues the generation prompt (vLLM's Llama 4 JSON template
     #: prompts with "\n<|header_start|>assistant..." but renders a plain turn without the newline)
     final_tool_calls_only: bool = False
+    #: a system message every conversation starts with (Nemotron Nano v2 switches thinking off with
+    #: "/no_think" there; it reads no template variable)
+    system_prompt: str | None = None
     #: a predicate on a tool call's arguments dict: only arguments the chat template renders in a form
     #: that can be read back (pythonic chat templates print values with Python's `%s` / `|string`)
     arguments_ok: Callable[[dict], bool] | None = None
@@ -328,6 +331,17 @@ FAMILIES: dict[str, Family] = {
             call_ids_required=True,
             argument_delimiters=("</tool_calls>",),
             special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+        ),
+        # Nemotron Nano v2: with thinking on the prompt opens "<think>\n" and the rendered turn continues it
+        # without "</think>" (content would read as reasoning), so conversations switch thinking off with
+        # "/no_think"; history drops reasoning, and the last turn's tool calls are rendered as a turn of their
+        # own that does not continue the prompt: content is proven here, reasoning and tool calls on raw outputs.
+        Family(
+            "nemotron-nano-v2",
+            "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja",
+            tool_calls=False,
+            nonempty_content=True,  # an empty last turn is not rendered at all
+            system_prompt="You are helpful. /no_think",
         ),
         # GigaChat 3: one call per message (the chat template renders only tool_calls[0]), as its own
         # "function call" role turn after the assistant turn.
@@ -637,7 +651,9 @@ def conversations(draw: st.DrawFn, family: Family, template: dict) -> tuple[list
     kwargs = {} if family.thinking_kwarg is None or thinking is None else {family.thinking_kwarg: thinking}
     user_text = st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=10)
     messages: list[dict] = []
-    if draw(st.booleans()):
+    if family.system_prompt is not None:
+        messages.append({"role": "system", "content": family.system_prompt})
+    elif draw(st.booleans()):
         messages.append({"role": "system", "content": "Be brief. " + draw(user_text)})
     # earlier turns: their content, reasoning and tool calls must not leak into the parsed message
     for _ in range(draw(st.integers(0, 2))):

@@ -72,6 +72,7 @@ DETECT = {
     "vllm-Salesforce-Llama-xLAM-2-fc-r.jinja": "xlam-llama",
     "vllm-Salesforce-Qwen-xLAM-fc-r.jinja": "xlam-qwen",
     "unsloth-Apriel-1.5.jinja": "apriel-1.5",
+    "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja": "nemotron-nano-v2",
     "ai-sage-GigaChat3-10B-A1.8B.jinja": "gigachat3",
 }
 

@@ -75,6 +75,11 @@ APRIEL_PROMPT = (
     "... [BEGIN FINAL RESPONSE] ... [END FINAL RESPONSE].\n<|end|>\n<|user|>\nWhat is new in Iran?\n<|end|>\n"
     "<|assistant|>\n"
 )
+NEMOTRON_V2_PROMPT = (
+    "<SPECIAL_10>System\nYou can use the following tools to assist the user if required:\n<AVAILABLE_TOOLS>[...]"
+    "</AVAILABLE_TOOLS>\n\n...\n\n<SPECIAL_11>User\nWhat should I charge at a 25% margin on a cost of 200?\n"
+    "<SPECIAL_11>Assistant\n"
+)
 GIGACHAT3_PROMPT = (
     "<s>developer system<|role_sep|>\n<role_description>...<|message_sep|>\n\n"
     "function descriptions<|role_sep|>\nnamespace functions {\n...\n} // namespace functions\n\n<|message_sep|>\n\n"
@@ -620,6 +625,56 @@ CASES: list[tuple[str, str, str, str, dict]] = [
         "Paris is mild in spring.\n<|end|>\n",
         {"role": "assistant", "content": "Paris is mild in spring."},
     ),
+    # ---------------------------------------------------------------- Nemotron Nano v2
+    (
+        # the call is an OpenRouter response preview of this model family in a public benchmark report
+        # ("<TOOLCALL>[{"name": "calculate_margin", ...}]</TOOLCALL>"); the prompt opens <think> (thinking on)
+        "nemotron-v2-think-then-call",
+        "nemotron-nano-v2",
+        NEMOTRON_V2_PROMPT + "<think>\n",
+        "The user wants the price at a 25% margin on a cost of 200. I will call calculate_margin.\n</think>\n\n"
+        '<TOOLCALL>[{"name": "calculate_margin", "arguments": {"cost": 200, "margin_percentage": 25}}]</TOOLCALL>\n'
+        "<SPECIAL_12>\n",
+        {
+            "role": "assistant",
+            "reasoning_content": "The user wants the price at a 25% margin on a cost of 200. I will call "
+            "calculate_margin.",
+            "tool_calls": [call("calculate_margin", {"cost": 200, "margin_percentage": 25})],
+        },
+    ),
+    (
+        # the parallel form the chat template's system prompt asks for, typed by TOOLS
+        "nemotron-v2-parallel-calls",
+        "nemotron-nano-v2",
+        NEMOTRON_V2_PROMPT + "<think>\n",
+        "Two lookups.\n</think>\n\n"
+        '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris", "days": "2"}}, '
+        '{"name": "search", "arguments": {"query": "Paris events"}}]</TOOLCALL><SPECIAL_12>',
+        {
+            "role": "assistant",
+            "reasoning_content": "Two lookups.",
+            "tool_calls": [
+                call("get_weather", {"city": "Paris", "days": 2}),
+                call("search", {"query": "Paris events"}),
+            ],
+        },
+    ),
+    (
+        # /no_think: the prompt holds an empty <think></think>, the model answers right away
+        "nemotron-v2-no-think",
+        "nemotron-nano-v2",
+        NEMOTRON_V2_PROMPT + "<think></think>",
+        "Paris is mild in spring, around 15 °C.\n<SPECIAL_12>\n",
+        {"role": "assistant", "content": "Paris is mild in spring, around 15 °C."},
+    ),
+    (
+        # thinking on, an answer after the reasoning
+        "nemotron-v2-think-then-answer",
+        "nemotron-nano-v2",
+        NEMOTRON_V2_PROMPT + "<think>\n",
+        "Spring in Paris: mild.\n</think>\n\nIt is usually mild in spring.\n<SPECIAL_12>\n",
+        {"role": "assistant", "reasoning_content": "Spring in Paris: mild.", "content": "It is usually mild in spring."},
+    ),
     # ---------------------------------------------------------------- GigaChat 3
     (
         # vLLM tests/tool_parsers/test_gigachat3_tool_parser.py, SIMPLE_FUNCTION_OUTPUT_GIGACHAT3: an empty
@@ -801,6 +856,12 @@ VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
         "<s>",
         "</s>",
     ),
+    "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja": (
+        "nemotron-nano-v2",
+        ("<SPECIAL_10>", "<SPECIAL_11>", "<SPECIAL_12>", "<think>", "</think>", "<TOOLCALL>", "</TOOLCALL>"),
+        None,
+        "<SPECIAL_12>",
+    ),
     "ai-sage-GigaChat3-10B-A1.8B.jinja": (
         "gigachat3",
         ("<s>", "</s>", "<|role_sep|>", "<|message_sep|>"),
@@ -882,3 +943,25 @@ def test_verify_retries_arguments_as_json_text_after_a_parse_failure(tmp_path: P
     assert cases["tool_call"]["status"] == "pass"
     assert any("JSON text" in note for note in cases["tool_call"]["notes"])
     assert cases["content"]["status"] == "pass" and not cases["content"]["notes"]
+
+
+def test_verify_switches_thinking_off_by_the_no_think_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nemotron Nano v2's chat template reads no variable: "/no_think" in the system message switches thinking
+    off. With thinking on, the rendered turn continues the prompt's open <think>, so verify checks the content
+    cases again with the flag, and says so."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = _tokenizer_folder(tmp_path / "tok", "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja")
+    assert main(["verify", str(folder), "--json"]) == 0
+    cases = {c["name"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
+    assert cases["content"]["status"] == "pass"
+    assert "rendered with /no_think in the system message" in cases["content"]["notes"]
+    # the same template without the flag fails the content case: the switch is what made it pass
+    template = (FIXTURES / "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja").read_text(encoding="utf-8")
+    from hf_response_templates.upgrade import verify_chat_template
+    from hf_response_templates.verify import sample_conversations
+
+    content_only = {"content": sample_conversations()["content"]}
+    plain = verify_chat_template(template.replace("/no_think", "/no-flag"), get_template("nemotron-nano-v2"),
+                                 conversations=content_only)
+    assert [c.status for c in plain.cases] == ["fail"]

@@ -111,6 +111,8 @@ def test_round_trip_sample_conversations(family: Family) -> None:
         if drop:
             del cases[case_name]
     assert cases
+    if family.system_prompt is not None:
+        cases = {k: [{"role": "system", "content": family.system_prompt}, *v] for k, v in cases.items()}
     kwargs = {} if thinking is None else {family.thinking_kwarg: thinking}
     results = verify_round_trip(
         chat_template(family.fixture),
