@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 from _chat_render import FIXTURES, TOOLS
-from _cli_helpers import _backend
+from _cli_helpers import make_tokenizer_folder
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tokenizers import Tokenizer
 
 from hf_response_templates import ResponseParser, parse_response
 from hf_response_templates.cli import main
@@ -879,23 +878,13 @@ def test_fixture_detects_as_its_own_family(fixture: str) -> None:
 def _tokenizer_folder(folder: Path, fixture: str) -> Path:
     """A local tokenizer folder (tiny BPE with the family's special tokens) holding the fixture chat template."""
     _name, specials, bos, eos = VERIFY_FOLDERS[fixture]
-    folder.mkdir(parents=True)
-    backend = Tokenizer.from_str(_backend(specials))
-    backend.save(str(folder / "tokenizer.json"))
-    vocab = backend.get_vocab()
-    config = {
-        "added_tokens_decoder": {
-            str(vocab[t]): {"content": t, "lstrip": False, "normalized": False, "rstrip": False,
-                            "single_word": False, "special": True}
-            for t in specials
-        },
-        "bos_token": bos,
-        "eos_token": eos,
-        "chat_template": (FIXTURES / fixture).read_text(encoding="utf-8"),
-        "tokenizer_class": "PreTrainedTokenizerFast",
-    }
-    (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
-    return folder
+    return make_tokenizer_folder(
+        folder,
+        chat_template_text=(FIXTURES / fixture).read_text(encoding="utf-8"),
+        special_tokens=specials,
+        bos_token=bos,
+        eos_token=eos,
+    )
 
 
 @pytest.mark.parametrize("fixture", sorted(VERIFY_FOLDERS))
