@@ -219,7 +219,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "is not split off (it makes the list malformed: kept under unparsed). No reasoning.",
     },
     "lfm2": {
-        "models": ["LiquidAI/LFM2-8B-A1B", "LiquidAI/LFM2.5-8B-A1B", "LiquidAI/LFM2.5-1.2B-Instruct (LFM2.5 instruct models)"],
+        "models": ["LiquidAI/LFM2-8B-A1B", "LiquidAI/LFM2.5-8B-A1B",
+                   "LiquidAI/LFM2.5-1.2B-Instruct (LFM2.5 instruct models)"],
         "chat_template": "LiquidAI-LFM2.5-8B-A1B.jinja",
         "doc": "ChatML; <think>...</think> -> thinking (the key the LFM2.5-8B-A1B chat template reads), pythonic "
         "calls <|tool_call_start|>[name(k='v', ...)]<|tool_call_end|> -> tool_calls (python-call-list, never "
@@ -234,7 +235,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "content up to <|eot_id|>. Content given with tool calls is dropped by the chat template. No reasoning.",
     },
     "xlam-qwen": {
-        "models": ["Salesforce/xLAM-1B-fc-r, Salesforce/xLAM-3B-fc-r, Salesforce/Qwen-xLAM-32B-fc-r (Qwen-based xLAM, per vLLM docs)"],
+        "models": ["Salesforce/xLAM-1B-fc-r", "Salesforce/xLAM-3B-fc-r",
+                   "Salesforce/Qwen-xLAM-32B-fc-r (Qwen-based xLAM, per vLLM docs)"],
         "chat_template": "vllm-Salesforce-Qwen-xLAM-fc-r.jinja",
         "doc": 'ChatML; a tool-call turn is a bare JSON array [{"name": ..., "arguments": {...}}, ...] recognised '
         "only at the start of the generation, up to <|im_end|>; content up to <|im_end|>. Content given with "

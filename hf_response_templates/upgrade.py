@@ -20,8 +20,9 @@ Theory of operation
   that prints a dict with `|string` writes Python's repr: Apriel 1.5), a conversation the chat template
   cannot split into prompt + turn is "n/a", and so is a tool call whose string arguments hold quotes or
   backslashes when the chat template writes string arguments without escaping (vLLM's Llama 4 pythonic
-  template: `city="%s"`), since no parser can read such text back. Verification passes when no case
-  fails and at least one passes.
+  template: `city="%s"`), since no parser can read such text back. A chat template switched by
+  `/no_think` in the system text (Nemotron Nano v2) gets a case that does not pass evaluated again with
+  that flag. Verification passes when no case fails and at least one passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
   ``no_template``, ``verification_failed``) and builds the new file text with
   :func:`hf_response_templates.jsonedit.set_key` (only the one key changes).
@@ -674,7 +675,8 @@ def verify_chat_template(
             alternative = _json_text_arguments(messages)
             gen2, kwargs2 = first_split(alternative)
             if isinstance(gen2, BaseException):
-                return CaseOutcome(name, "n/a", f"the chat template cannot render this conversation as prompt + turn ({_short(gen)})")
+                return CaseOutcome(name, "n/a", "the chat template cannot render this conversation as prompt + "
+                                   f"turn ({_short(gen)})")
             messages, gen, kwargs = alternative, gen2, kwargs2
             notes.append("tool-call arguments passed as JSON text (the chat template needs strings)")
         extra = {k: v for k, v in kwargs.items() if k not in template_kwargs}
