@@ -717,6 +717,27 @@ CASES: list[tuple[str, str, str, str, dict]] = [
         },
     ),
     (
+        # same file, MIXED_OUTPUT_GIGACHAT3: CONTENT_TEXT, then the simple call
+        "gigachat3-mixed",
+        "gigachat3",
+        GIGACHAT3_PROMPT,
+        "I'll check that for you.<|message_sep|>\n\nfunction call<|role_sep|>\n"
+        '{"name": "manage_user_memory", "arguments": {"action": "create", "id": "preferences"}}',
+        {
+            "role": "assistant",
+            "content": "I'll check that for you.",
+            "tool_calls": [call("manage_user_memory", {"action": "create", "id": "preferences"})],
+        },
+    ),
+    (
+        # same file, PARAMETERLESS_FUNCTION_OUTPUT_GIGACHAT3
+        "gigachat3-parameterless",
+        "gigachat3",
+        GIGACHAT3_PROMPT,
+        '<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "manage_user_memory", "arguments": {}}',
+        {"role": "assistant", "tool_calls": [call("manage_user_memory", {})]},
+    ),
+    (
         "gigachat3-content",
         "gigachat3",
         GIGACHAT3_PROMPT,
