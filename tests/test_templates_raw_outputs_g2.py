@@ -1,11 +1,13 @@
 """Raw outputs of the 2025-2026 families added in issue 16 (group g2), and the CLI's ``verify --template auto``
 on a local tokenizer folder built from each of their fixture chat templates.
 
-The raw outputs are the way each model emits them. Where a peer's parser tests hold real model output, the
-case transcribes it and names the source file and test (vLLM 0.33.0, ``tests/tool_parsers/...``): the
-model text and the expected values are facts taken from there; the code is ours. Every case runs one-shot
-and streamed one character at a time, and streamed in random chunkings (hypothesis): all must give the
-same message.
+The raw outputs are the way each model emits them. Where a peer's parser tests hold model output, the case
+transcribes it and names the source file and test (mostly vLLM 0.33.0, ``tests/tool_parsers/...``; a few
+other public sources are named where used): the model text and the expected values are facts taken from
+there; the code is ours. Cases without a named source are written in the form the family's chat template
+asks the model for (its tool-calling instructions) or renders in history. Every case runs one-shot and
+streamed one character at a time, and streamed in random chunkings (hypothesis): all must give the same
+message.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from _chat_render import FIXTURES, TOOLS
 from _cli_helpers import make_tokenizer_folder
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import scaled
 
 from hf_response_templates import ResponseParser, parse_response
 from hf_response_templates.cli import main
@@ -763,7 +766,7 @@ def test_raw_output_streamed_char_by_char(case_id: str, name: str, prefix: str, 
     assert message == expected
 
 
-@settings(max_examples=60, deadline=None, database=None)
+@settings(max_examples=scaled(60), deadline=None, database=None)
 @given(data=st.data())
 def test_raw_output_any_chunking(data: st.DataObject) -> None:
     """Streaming equals one-shot for any chunking of every raw output above."""
