@@ -16,7 +16,7 @@ from _cli_helpers import (
     make_tokenizer_folder,
     snapshot,
 )
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hf_response_templates import jsonedit
@@ -160,15 +160,19 @@ def test_upgrade_keeps_every_other_byte_in_each_json_style(tmp_path, capsys, sty
     style=st.sampled_from(["indent2", "indent4", "compact", "ascii", "tabs-crlf"]),
     value=st.sampled_from([get_template("qwen3"), get_template("deepseek-v3.1"), {"ü": ["東京", 1.5, None]}]),
 )
+@example(config={"\x1f": None}, style="ascii", value={"ü": ["東京", 1.5, None]})  # a control-character key
 def test_jsonedit_set_key_matches_json_dumps_in_every_style(config, style, value):
     old = dump_config(config, style)
     new = jsonedit.set_key(old, "response_template", value)
     expected = dump_config({**config, "response_template": value}, style)
-    if config and (style != "ascii" or "\\u" in old):
+    # an "ascii"-style file shows that non-ASCII text was escaped only if it holds some (a control
+    # character such as "\x1f" is escaped as \u001f in every style, so it is no evidence)
+    if config and (style != "ascii" or not json.dumps(config, ensure_ascii=False).isascii()):
         assert new == expected
     else:
-        # An empty object gets the key on its own line(s). An all-ASCII "ascii"-style file shows no escape, so
-        # nothing says non-ASCII was escaped: the new key follows save_pretrained's default (raw UTF-8).
+        # An empty object gets the key on its own line(s). An all-ASCII "ascii"-style file shows no escape of
+        # non-ASCII text, so nothing says it was escaped: the new key follows save_pretrained's default (raw
+        # UTF-8).
         assert json.loads(new) == {**config, "response_template": value}
     assert_only_key_added(old.encode(), new.encode()) if config else None
 
