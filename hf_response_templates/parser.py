@@ -168,6 +168,12 @@ class ResponseParser:
         if cut:
             self._run(cut, self.initial_events, False)
 
+    def __reduce__(self) -> tuple:
+        # pickle / copy.deepcopy / multiprocessing: the template's source and the state (see _pickling.py)
+        from ._pickling import reduce_parser
+
+        return reduce_parser(self)
+
     # ------------------------------------------------------------------ public API
 
     @property

@@ -138,6 +138,16 @@ class ResponseTemplate:
             ) from None
         return prefix if last is None else prefix[last.end() :]
 
+    def __reduce__(self) -> tuple:
+        # pickle / multiprocessing: the source dict, recompiled through `load_template`'s cache on load
+        return (load_template, (self.source,))
+
+    def __copy__(self) -> ResponseTemplate:
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict) -> ResponseTemplate:
+        return self  # immutable
+
     def __repr__(self) -> str:
         return f"ResponseTemplate(fields={list(self.field_names)}, implicit={getattr(self.implicit_field, 'name', None)!r})"
 
