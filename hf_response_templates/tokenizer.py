@@ -125,12 +125,33 @@ def _looks_like_legacy_schema(value: Any) -> bool:
     )
 
 
+def _state(tokenizer: Any) -> tuple | None:
+    """The tokenizer's (source dict, compiled or None, error or None), or None without a template."""
+    state = tokenizer.__dict__.get(_STATE, _MISSING)
+    return _adopt(tokenizer) if state is _MISSING else state
+
+
+def _adopt(tokenizer: Any) -> tuple | None:
+    """First access on a tokenizer created before Transformers was patched (loaded before `import
+    hf_response_templates`): take the template Transformers kept (5.x: the instance attribute it set;
+    4.x: `init_kwargs`, which holds every key of `tokenizer_config.json`)."""
+    value = tokenizer.__dict__.pop("response_template", None)
+    init_kwargs = tokenizer.__dict__.get("init_kwargs")
+    if value is None and isinstance(init_kwargs, dict):
+        value = init_kwargs.get("response_template")
+    tokenizer.__dict__[_STATE] = None
+    if value is not None:
+        _load_saved_template(tokenizer, value)
+    return tokenizer.__dict__[_STATE]
+
+
 def _get_response_template(self) -> dict | None:
-    state = self.__dict__.get(_STATE)
+    state = _state(_underlying_tokenizer(self))
     return None if state is None else copy.deepcopy(state[0])
 
 
 def _set_response_template(self, value: Any) -> None:
+    self = _underlying_tokenizer(self)  # a processor stores it on its tokenizer (saved with it)
     init_kwargs = self.__dict__.get("init_kwargs")
     if value is None:
         self.__dict__[_STATE] = None
@@ -177,7 +198,7 @@ def _resolve_template(tokenizer: Any, override: Any) -> Any:
                 "template instead"
             )
         return load_template(override)
-    state = tokenizer.__dict__.get(_STATE)
+    state = _state(tokenizer)
     if state is None:
         hint = ""
         if getattr(tokenizer, "response_schema", None) is not None or "response_schema" in (
@@ -567,7 +588,7 @@ class ResponseTemplateMixin:
 # --------------------------------------------------------------------------------------------------
 
 _MEMBERS = ("response_template", "parse_response", "get_response_parser")
-_PROCESSOR_MEMBERS = ("parse_response", "get_response_parser")
+_PROCESSOR_MEMBERS = ("response_template", "parse_response", "get_response_parser")
 _lock = threading.RLock()
 _saved: dict[tuple[type, str], Any] = {}  # (class, member) -> previous class __dict__ entry or _MISSING
 _patched: set[type] = set()
