@@ -26,11 +26,21 @@ CHATML = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", 
 HARMONY = ("<|endoftext|>", "<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|end|>", "<|call|>",
            "<|return|>")
 
+COHERE = ("<|END_OF_TURN_TOKEN|>", "<|START_OF_TURN_TOKEN|>", "<|SYSTEM_TOKEN|>", "<|USER_TOKEN|>",
+          "<|CHATBOT_TOKEN|>", "<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>", "<|END_ACTION|>",
+          "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TOOL_RESULT|>", "<|END_TOOL_RESULT|>", "<PAD>")
+DEEPSEEK = ("<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<think>", "</think>",
+            "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
+            "<｜tool▁sep｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>",
+            "<｜tool▁output▁end｜>", "<|endoftext|>")
+
 #: family -> (chat template fixture, special tokens, eos token)
 FAMILIES = {
     "smollm3": ("HuggingFaceTB-SmolLM3-3B.jinja", CHATML, "<|im_end|>"),
     "qwen3": ("Qwen-Qwen3-0.6B.jinja", CHATML, "<|im_end|>"),
     "gpt-oss": ("openai-gpt-oss-120b.jinja", HARMONY, "<|return|>"),
+    "cohere-command-r7b": ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", COHERE, "<|END_OF_TURN_TOKEN|>"),
+    "deepseek-r1": ("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", DEEPSEEK, "<｜end▁of▁sentence｜>"),
 }
 
 #: a ChatML chat template with no reasoning and no tools: no shipped template can be detected for it
@@ -89,8 +99,12 @@ def make_tokenizer_folder(
     chat_template_text: str | None = None,
     chat_template_file: bool = False,
     extra: dict | None = None,
+    added_tokens_in_config: bool = True,
 ) -> Path:
-    """Write tokenizer.json + tokenizer_config.json (+ chat_template.jinja) into ``folder``."""
+    """Write tokenizer.json + tokenizer_config.json (+ chat_template.jinja) into ``folder``.
+
+    ``added_tokens_in_config=False`` writes the config the way Transformers 5.x saves it: without
+    ``added_tokens_decoder`` (the added tokens are only in ``tokenizer.json``)."""
     _fixture, specials, eos = FAMILIES[family]
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -113,6 +127,8 @@ def make_tokenizer_folder(
         "pad_token": "<|endoftext|>",
         "tokenizer_class": "PreTrainedTokenizerFast",
     }
+    if not added_tokens_in_config:
+        del config["added_tokens_decoder"]
     if chat_template_file:
         (folder / "chat_template.jinja").write_text(template, encoding="utf-8")
     else:
