@@ -38,6 +38,7 @@ import os
 import queue
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -912,6 +913,48 @@ def stream_events(
 
 
 _CONTEXT_TOKENS = 4  # prompt tokens decoded before the first new token (leading spaces depend on them)
+#: Tokens held back while their text ends in U+FFFD (an incomplete UTF-8 character): a character is at most
+#: 4 bytes and every token carries at least one, so past this the U+FFFD is real (lone continuation bytes)
+#: and is streamed; this also keeps each step's decoding bounded (linear streaming).
+_MAX_HELD_TOKENS = 4
+
+
+# A generation that fails in its thread (a bad `generate` kwarg, an OOM) never calls `end()`, and a
+# consumer in `for event in streamer` would wait forever. `threading.excepthook` sees the exception of any
+# thread started with `threading.Thread`; the streamers found in the failing call stack (the `streamer`
+# argument of `generate`, a closure variable of a lambda) end with that exception, raised to the consumer.
+_live_streamers: weakref.WeakSet = weakref.WeakSet()
+_previous_excepthook: Callable | None = None
+
+
+def _streamers_in(traceback: Any) -> list[Any]:
+    live = {id(s): s for s in list(_live_streamers)}
+    found: dict[int, Any] = {}
+    while traceback is not None and live:
+        for value in traceback.tb_frame.f_locals.values():
+            values = value.values() if isinstance(value, dict) else (value,)
+            for item in values:
+                if id(item) in live:
+                    found[id(item)] = live[id(item)]
+        traceback = traceback.tb_next
+    return list(found.values())
+
+
+def _excepthook(args: Any) -> None:
+    try:
+        for streamer in _streamers_in(args.exc_traceback):
+            streamer._fail(args.exc_value)
+    finally:
+        (_previous_excepthook or threading.__excepthook__)(args)
+
+
+def _watch_for_failures(streamer: Any) -> None:
+    global _previous_excepthook
+    with _lock:
+        _live_streamers.add(streamer)
+        if threading.excepthook is not _excepthook:
+            _previous_excepthook = threading.excepthook
+            threading.excepthook = _excepthook
 
 
 class _ResponseStreamerImpl(_EventQueueIterator):
@@ -937,6 +980,13 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         self._read_offset = 0
         self._closed = False
         self._prefix_text: str | None = None
+        _watch_for_failures(self)
+
+    def _fail(self, error: BaseException) -> None:
+        """The generation failed in its thread (see `_excepthook`): end the stream with its exception."""
+        if not self._closed:
+            self._closed = True
+            self._finish(None, error)
 
     # -- BaseStreamer -------------------------------------------------------------------------------
     def put(self, value: Any) -> None:
@@ -1019,10 +1069,19 @@ class _ResponseStreamerImpl(_EventQueueIterator):
             self.tokenizer,
             [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset :]],
         )
+        end = len(self._ids)
         if not final and (len(after) <= len(before) or after.endswith("\ufffd")):
-            return ""
+            if end - self._read_offset < _MAX_HELD_TOKENS:
+                return ""
+            # More than a UTF-8 character's worth: the U+FFFD is real. Stream it, holding only the last
+            # token (it may start a character the next tokens complete).
+            end -= 1
+            before, after = _decode_many(
+                self.tokenizer,
+                [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset : end]],
+            )
         text = after[_split_point(after, before) :]
-        self._prefix_offset, self._read_offset = self._read_offset, len(self._ids)
+        self._prefix_offset, self._read_offset = self._read_offset, end
         return text
 
     @property
@@ -1051,7 +1110,10 @@ def _make_response_streamer_class() -> type:
             strict: as in `parse_response`: with `True`, a region that failed to parse (or a missing required
                 field) raises `ResponseParseError` after the last event and from `.message`; with `False`,
                 `.message` lists failed regions under `"unparsed"`.
-            timeout: seconds to wait for the next event before `queue.Empty` is raised (default: forever).
+            timeout: seconds to wait for the next event before `queue.Empty` is raised (default: no limit).
+                Waiting cannot hang on a failed generation: if `generate` raises in a `threading.Thread`
+                (a bad keyword argument, out of memory), iterating raises that exception. (In an executor,
+                whose futures keep exceptions, pass a timeout or check the future.)
 
         Example:
             >>> from threading import Thread
