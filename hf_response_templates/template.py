@@ -167,12 +167,13 @@ _fast_cache: dict[bytes, ResponseTemplate] = {}
 _by_id: dict[int, tuple[Mapping[str, Any], ResponseTemplate]] = {}
 
 
-def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTemplate:
+def load_template(template: Mapping[str, Any] | ResponseTemplate | str) -> ResponseTemplate:
     """Validate and compile a response template (cached by content).
 
     A dict passed again is recognised cheaply: by identity, if it still compares equal to what was
     compiled (so edits made in place are seen, except edits that keep it equal under `==`, such as
-    `True` -> `1` or reordered keys: pass a new dict for those), else by its content.
+    `True` -> `1` or reordered keys: pass a new dict for those), else by its content. A string names a
+    shipped template (`load_template("qwen3")`, see `hf_response_templates.list_templates()`).
 
     Example:
         >>> tpl = load_template({
@@ -191,6 +192,8 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
             return seen[1]
     elif isinstance(template, ResponseTemplate):
         return template
+    elif isinstance(template, str):
+        return _shipped(template)
     elif not isinstance(template, Mapping):
         raise TemplateError(f"must be a dict, got {type(template).__name__}")
     try:
@@ -225,6 +228,18 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
                 del _fast_cache[next(iter(_fast_cache))]  # the oldest entry (first in, first out)
         _remember(template, hit)
     return hit
+
+
+def _shipped(name: str) -> ResponseTemplate:
+    """`load_template("qwen3")`: a shipped template by name (`library.list_templates()`)."""
+    from .library import get_template, list_templates
+
+    if name not in list_templates():
+        raise TemplateError(
+            f"must be a dict (or the name of a shipped template: {', '.join(list_templates())}), got the "
+            f"string {name[:80]!r}; load a template file with json.load first"
+        )
+    return load_template(get_template(name))
 
 
 def _mapping_as_dict(obj: Any) -> dict:

@@ -201,19 +201,75 @@ def _resolve_template(tokenizer: Any, override: Any) -> Any:
         return load_template(override)
     state = _state(tokenizer)
     if state is None:
+        auto = _zero_config_template(tokenizer)
+        if auto is not None:
+            return auto
         hint = ""
         if getattr(tokenizer, "response_schema", None) is not None or "response_schema" in (
             tokenizer.__dict__.get("init_kwargs") or {}
         ):
             hint = " It has a legacy `response_schema`, which response templates replace."
+        from .library import detect_template
+
+        family = detect_template(tokenizer)
+        if family is not None:
+            hint += (
+                f" Its chat template looks like the {family!r} family's, but is not exactly one the library was "
+                f"proven against: check it and call `hf_response_templates.attach(tokenizer)` (or "
+                f'`attach(tokenizer, "{family}")`) to use the shipped {family!r} template.'
+            )
         raise NoResponseTemplateError(
             f"This tokenizer ({type(tokenizer).__name__}) has no `response_template`.{hint} Set one with "
             "`tokenizer.response_template = template` (see `hf_response_templates.get_template`), or pass "
-            "a template as the second argument."
+            "a template (or a shipped template's name) as the second argument."
         )
     source, compiled, error = state
     if compiled is None:
         raise TemplateError(f"the tokenizer's saved response_template is invalid: {error}") from error
+    return compiled
+
+
+_NO_AUTO_ENV = "HF_RESPONSE_TEMPLATES_NO_AUTO"
+_AUTO = "_hf_response_template_auto"  # instance __dict__ key: (chat template, exactly matching family or None)
+_announced: set[str] = set()
+_auto_compiled: dict[str, Any] = {}
+
+
+def _zero_config_template(tokenizer: Any) -> Any:
+    """The shipped template for a tokenizer without `response_template` whose chat template is *exactly*
+    one the library was proven against (`library.fingerprint_match`), or None. Logged once per family;
+    `HF_RESPONSE_TEMPLATES_NO_AUTO=1` turns it off. Nothing is stored on the tokenizer (so nothing changes
+    what `save_pretrained` writes)."""
+    if os.environ.get(_NO_AUTO_ENV, "").strip().lower() not in ("", "0", "false", "no"):
+        return None
+    chat_template = getattr(tokenizer, "chat_template", None)
+    if not chat_template:
+        return None
+    cached = tokenizer.__dict__.get(_AUTO)
+    if cached is not None and cached[0] is chat_template:
+        name = cached[1]
+    else:  # once per chat template: its hash, and the vocabulary must not contradict the family
+        from .library import exact_match
+
+        name = exact_match(tokenizer)
+        tokenizer.__dict__[_AUTO] = (chat_template, name)
+    if name is None:
+        return None
+    from .library import get_template
+
+    if name not in _announced:
+        _announced.add(name)
+        logger.warning(
+            "%s has no response_template; its chat template is exactly the one the shipped %r template was "
+            "proven against, so that template is used (set tokenizer.response_template, or %s=1, to change this)",
+            type(tokenizer).__name__,
+            name,
+            _NO_AUTO_ENV,
+        )
+    compiled = _auto_compiled.get(name)
+    if compiled is None:
+        load_template, _, _, _ = _engine()
+        compiled = _auto_compiled[name] = load_template(get_template(name))
     return compiled
 
 
