@@ -42,17 +42,21 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .parser import ResponseParser  # the engine never imports this module: no cycle
+from .template import ResponseTemplate
+
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     import numpy as np
     import torch
     from transformers.generation.streamers import BaseStreamer
 
-    from .parser import ResponseParser
-    from .template import ResponseTemplate
-
     IdsLike = list[int] | np.ndarray | torch.Tensor
     SequenceLike = str | IdsLike | Mapping[str, Any]
     BatchLike = list[str] | list[IdsLike] | np.ndarray | torch.Tensor | Mapping[str, Any]
+else:  # at run time (`typing.get_type_hints`) without importing numpy or torch: arrays and tensors are Any
+    IdsLike = list[int] | Any
+    SequenceLike = str | IdsLike | Mapping[str, Any]
+    BatchLike = list[str] | list[IdsLike] | Any | Mapping[str, Any]
 
 __all__ = [
     "NoResponseTemplateError",
@@ -65,7 +69,18 @@ __all__ = [
     "uninstall",
 ]
 
+class _TransformersVerbosity(logging.Filter):
+    """Our records obey Transformers' verbosity once Transformers is imported (`set_verbosity_error()`,
+    `TRANSFORMERS_VERBOSITY`), like its own loggers; the standard `logging` configuration applies as well."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        hf_logging = sys.modules.get("transformers.utils.logging")
+        get_verbosity = getattr(hf_logging, "get_verbosity", None)
+        return get_verbosity is None or record.levelno >= get_verbosity()
+
+
 logger = logging.getLogger(__name__)
+logger.addFilter(_TransformersVerbosity())
 
 _TOKENIZER_MODULE = "transformers.tokenization_utils_base"
 _PROCESSOR_MODULE = "transformers.processing_utils"
@@ -483,6 +498,20 @@ def _decode_pairs(tokenizer: Any, responses: list[_Item], prefixes: list[_Item])
     return out
 
 
+def _warn_if_prompt_included(responses: list[_Item], prefixes: list[_Item]) -> None:
+    """Warn when a response starts with its whole prompt (`out` instead of `out[:, prompt_len:]`): the prompt's
+    turns would be parsed as the answer. One comparison of the prompt's length per row."""
+    for response, prefix in zip(responses, prefixes, strict=True):
+        if not prefix or len(response) <= len(prefix) or type(response) is not type(prefix):
+            continue
+        if response[: len(prefix)] == prefix:
+            logger.warning(
+                "parse_response: the response starts with the whole prompt (prefix); pass only the generated "
+                "part, e.g. out[:, inputs['input_ids'].shape[1]:], or the prompt is parsed as the answer"
+            )
+            return
+
+
 def _single_prefix_text(tokenizer: Any, prefix: Any) -> str:
     if prefix is None:
         raise ValueError(_PREFIX_REQUIRED)
@@ -601,11 +630,17 @@ class ResponseTemplateMixin:
         responses, batched = _normalize(response, "response")
         prefixes, prefix_batched = _normalize(prefix, "prefix")
         paired = _pair_up(responses, batched, prefixes, prefix_batched)
+        _warn_if_prompt_included(responses, paired)
         _, _, engine_parse, _ = _engine()
-        messages = [
-            engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict)
-            for prefix_text, text in _decode_pairs(tokenizer, responses, paired)
-        ]
+        messages = []
+        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired)):
+            try:
+                messages.append(engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict))
+            except ValueError as exc:  # ResponseParseError (strict) or RegexTimeoutError: say which row
+                if batched:
+                    exc.row = row  # type: ignore[attr-defined]
+                    exc.args = (f"batch row {row}: {exc.args[0] if exc.args else ''}", *exc.args[1:])
+                raise
         return messages if batched else messages[0]
 
     def get_response_parser(

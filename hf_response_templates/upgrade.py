@@ -630,6 +630,8 @@ def verify_chat_template(
     def generation(messages: list[dict], kwargs: dict[str, Any]) -> str | BaseException:
         try:
             return split_assistant_turn(chat_template, messages, **render, **kwargs)[1]
+        except ImportError:  # a missing dependency is not a property of the chat template
+            raise
         except Exception as exc:  # noqa: BLE001 - a render failure is data here
             return exc
 
@@ -709,7 +711,19 @@ def verify_files(files: TokenizerFiles, template: Mapping[str, Any], label: str 
             files.chat_template_text(tools=True), template, label=label, special_tokens=files.special_tokens()
         )
     except ImportError as exc:
-        raise InputError(files.where, f"verification needs Transformers' chat-template renderer ({exc})") from None
+        raise InputError(files.where, missing_dependency("verification", exc)) from None
+
+
+def missing_dependency(what: str, exc: ImportError) -> str:
+    """One line naming what is missing: ``"verification needs jinja2 (...): pip install jinja2"``."""
+    text = " ".join(str(exc).split())
+    name = exc.name or next((n for n in ("jinja2", "transformers", "huggingface_hub") if n in text.lower()), None)
+    if name:
+        package = {"jinja2": "jinja2", "transformers": "transformers", "huggingface_hub": "huggingface_hub"}.get(
+            name.split(".")[0], name.split(".")[0]
+        )
+        return f"{what} needs {package}, which is not installed ({text}): pip install {package}"
+    return f"{what} needs a package that is not installed ({text})"
 
 
 # --------------------------------------------------------------------------- planning
