@@ -9,16 +9,18 @@ Commands::
     parse ...                 parse raw model output (file or stdin) into a message, or stream events
     verify PATH_OR_REPO       round-trip a response template through the tokenizer's own chat template
     upgrade PATH_OR_REPO      add a verified response_template to tokenizer_config.json (one key, nothing else)
+    upgrade-hub REPOS_FILE    the same for many Hub repos, one pull request each (``bulk.py``; resumable)
 
 Exit codes: 0 success; 1 a check failed or the command refused (verification failed, a different
 template is already there, no template fits, output that does not parse); 2 bad input (a missing
-file or folder, unreadable JSON, no chat template, unknown template, the Hub offline, ...), always
+file or folder, unreadable JSON, no chat template, unknown template, the Hub offline, a missing
+dependency, ...), always
 reported as one line ``hf-response-templates: error: <path or repo>: <cause>`` without a traceback
 (``--debug`` shows it). Nothing is written when the exit code is not 0.
 
 Theory of operation: this module only parses arguments and prints. Reading tokenizers, choosing,
 verifying and writing templates live in ``upgrade.py`` (shared with
-``scripts/upgrade_hub_tokenizers.py``), byte-preserving JSON edits in ``jsonedit.py``. Transformers is
+``bulk.py``, the bulk Hub upgrade), byte-preserving JSON edits in ``jsonedit.py``. Transformers is
 imported only by the commands that need it (``verify``, ``upgrade``, ``parse --tokenizer``), so
 ``demo``, ``list``, ``show``, ``detect`` and ``parse --template`` start fast and run without it.
 """

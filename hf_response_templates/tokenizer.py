@@ -17,7 +17,13 @@ This is the only module of the package that talks to Transformers, and it does s
   `parse_response` / `get_response_parser` (5.x) or adding them (4.x), and wraps `__init__` so a
   `response_template` key of `tokenizer_config.json` is loaded (and validated) on every version. The
   setter mirrors the template into `init_kwargs`, which is what `save_pretrained` writes back on 4.x and
-  5.x alike; 5.x additionally writes `self.response_template` itself, which is the same value.
+  5.x alike; 5.x additionally writes `self.response_template` itself, which is the same value. A tokenizer
+  created before the patch adopts the template Transformers kept (`_adopt`) on first access. On processors
+  the property reads and writes the wrapped tokenizer's template.
+* A tokenizer without a template whose chat template is exactly a proven one (`library.exact_match`) parses
+  with that family's template (`_zero_config_template`).
+* The state is `(source dict, compiled template, error)` in the instance `__dict__`; compiled templates
+  pickle as their source (`_pickling.py`), so tokenizers deep-copy and pickle.
 
 Token ids are decoded with special tokens kept (chat delimiters are special tokens) and without
 clean-up of tokenization spaces, and a prompt given as ids is decoded *together* with the generation,

@@ -1,6 +1,6 @@
 """Tokenizer folders and Hub repos: read them, pick and verify a response template, and add it to
-``tokenizer_config.json`` without touching anything else. The command line (``cli.py``) and
-``scripts/upgrade_hub_tokenizers.py`` are thin layers over this module.
+``tokenizer_config.json`` without touching anything else. The command line (``cli.py``) and the bulk
+Hub upgrade (``bulk.py``) are thin layers over this module.
 
 Theory of operation
 -------------------
