@@ -397,7 +397,7 @@ def chat_template_fingerprint(chat_template: str) -> str:
     surrounding whitespace removed (how saving and copying templates varies), nothing else.
 
     Example:
-        >>> chat_template_fingerprint("{{ x }}\r\n") == chat_template_fingerprint("{{ x }}")
+        >>> chat_template_fingerprint("{{ x }}\\r\\n") == chat_template_fingerprint("{{ x }}")
         True
     """
     text = chat_template.replace("\r\n", "\n").strip()

@@ -230,8 +230,14 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate | str) -> Respo
     return hit
 
 
+_by_name: dict[str, ResponseTemplate] = {}
+
+
 def _shipped(name: str) -> ResponseTemplate:
-    """`load_template("qwen3")`: a shipped template by name (`library.list_templates()`)."""
+    """`load_template("qwen3")`: a shipped template by name (`library.list_templates()`), compiled once."""
+    hit = _by_name.get(name)
+    if hit is not None:
+        return hit
     from .library import get_template, list_templates
 
     if name not in list_templates():
@@ -239,7 +245,8 @@ def _shipped(name: str) -> ResponseTemplate:
             f"must be a dict (or the name of a shipped template: {', '.join(list_templates())}), got the "
             f"string {name[:80]!r}; load a template file with json.load first"
         )
-    return load_template(get_template(name))
+    hit = _by_name[name] = load_template(get_template(name))
+    return hit
 
 
 def _mapping_as_dict(obj: Any) -> dict:

@@ -168,7 +168,11 @@ def _adopt(tokenizer: Any) -> tuple | None:
 
 
 def _get_response_template(self) -> dict | None:
-    state = _state(_underlying_tokenizer(self))
+    try:
+        tokenizer = _underlying_tokenizer(self)
+    except TypeError:  # a processor without a tokenizer has no template (`getattr(..., None)` must work)
+        return None
+    state = _state(tokenizer)
     return None if state is None else copy.deepcopy(state[0])
 
 
@@ -253,12 +257,11 @@ def _resolve_template(tokenizer: Any, override: Any) -> Any:
 _NO_AUTO_ENV = "HF_RESPONSE_TEMPLATES_NO_AUTO"
 _AUTO = "_hf_response_template_auto"  # instance __dict__ key: (chat template, exactly matching family or None)
 _announced: set[str] = set()
-_auto_compiled: dict[str, Any] = {}
 
 
 def _zero_config_template(tokenizer: Any) -> Any:
     """The shipped template for a tokenizer without `response_template` whose chat template is *exactly*
-    one the library was proven against (`library.fingerprint_match`), or None. Logged once per family;
+    one the library was proven against (`library.exact_match`), or None. Logged once per family;
     `HF_RESPONSE_TEMPLATES_NO_AUTO=1` turns it off. Nothing is stored on the tokenizer (so nothing changes
     what `save_pretrained` writes)."""
     if os.environ.get(_NO_AUTO_ENV, "").strip().lower() not in ("", "0", "false", "no"):
@@ -276,8 +279,6 @@ def _zero_config_template(tokenizer: Any) -> Any:
         tokenizer.__dict__[_AUTO] = (chat_template, name)
     if name is None:
         return None
-    from .library import get_template
-
     if name not in _announced:
         _announced.add(name)
         logger.warning(
@@ -287,11 +288,8 @@ def _zero_config_template(tokenizer: Any) -> Any:
             name,
             _NO_AUTO_ENV,
         )
-    compiled = _auto_compiled.get(name)
-    if compiled is None:
-        load_template, _, _, _ = _engine()
-        compiled = _auto_compiled[name] = load_template(get_template(name))
-    return compiled
+    load_template, _, _, _ = _engine()
+    return load_template(name)  # a shipped name: compiled once
 
 
 # --------------------------------------------------------------------------------------------------
@@ -510,7 +508,7 @@ def _warn_if_prompt_included(responses: list[_Item], prefixes: list[_Item]) -> N
     for response, prefix in zip(responses, prefixes, strict=True):
         if not prefix or len(response) <= len(prefix) or type(response) is not type(prefix):
             continue
-        if response[: len(prefix)] == prefix:
+        if response[0] == prefix[0] and response[len(prefix) - 1] == prefix[-1] and response[: len(prefix)] == prefix:
             logger.warning(
                 "parse_response: the response starts with the whole prompt (prefix); pass only the generated "
                 "part, e.g. out[:, inputs['input_ids'].shape[1]:], or the prompt is parsed as the answer"
@@ -1038,11 +1036,12 @@ def _streamers_in(traceback: Any) -> list[Any]:
 
 
 def _excepthook(args: Any) -> None:
-    try:
-        for streamer in _streamers_in(args.exc_traceback):
-            streamer._fail(args.exc_value)
-    finally:
+    streamers = _streamers_in(args.exc_traceback)
+    try:  # the usual report first (the traceback on stderr), then the consumers wake up with the error
         (_previous_excepthook or threading.__excepthook__)(args)
+    finally:
+        for streamer in streamers:
+            streamer._fail(args.exc_value)
 
 
 def _watch_for_failures(streamer: Any) -> None:

@@ -14,6 +14,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never touch the Hub
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -141,6 +143,25 @@ def make_tokenizer_folder(
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` (relative path -> bytes)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+# --------------------------------------------------------------------------- running the CLI
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """Never touch the Hub (import it into a test module to apply it to every test there)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # if anything slipped through, fail fast
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """`cli.main(argv)` in-process: (exit code, stdout, stderr)."""
+    from hf_response_templates.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 # --------------------------------------------------------------------------- a fake Hub

@@ -7,26 +7,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from _cli_helpers import chat_template, fake_download, make_tokenizer_folder
+from _cli_helpers import chat_template, fake_download, make_tokenizer_folder, offline  # noqa: F401  (autouse)
+from _cli_helpers import run_cli as run
 from transformers import AutoTokenizer
 
-from hf_response_templates.cli import main
-from hf_response_templates.library import get_template
 from hf_response_templates.upgrade import explain_detection, fetch_hub_files, load_local_files
 
 FAMILIES_WITH_TOKEN_RULES = ["gpt-oss", "cohere-command-r7b", "deepseek-r1"]
 
 
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("family", FAMILIES_WITH_TOKEN_RULES)

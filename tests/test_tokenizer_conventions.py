@@ -12,7 +12,6 @@ import os
 import pkgutil
 import subprocess
 import sys
-import textwrap
 import tomllib
 import typing
 from pathlib import Path
