@@ -541,7 +541,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Response templates for Hugging Face tokenizers: parse model output, verify and add templates.",
-        epilog="Exit codes: 0 ok, 1 check failed / refused, 2 bad input. --debug shows tracebacks.",
+        epilog="Exit codes: 0 ok, 1 check failed / refused, 2 bad input or a missing dependency. --debug shows "
+        "tracebacks.",
     )
     from . import __version__
 

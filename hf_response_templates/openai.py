@@ -73,6 +73,11 @@ included (still exact, just not incremental); ``unparsed`` records then have ``p
 strings included), xml-inline as the parameters whose closing tag was seen, python-call-list as the calls
 whose ``)`` was seen.
 
+Serving a model: `chat_completion_chunks(model, tokenizer, messages, tools=..., max_new_tokens=...)` runs
+``generate`` in a thread through a `ResponseStreamer` and yields the chunks, deciding the finish reason from
+the output (``"length"`` only when the budget was used without ending on one of the model's EOS ids) before
+the parser's closing events are turned into deltas; `chat_completion_sse` yields them as SSE lines.
+
 This module is ``hf_response_templates.openai``; it does not import (or shadow) the ``openai`` package.
 """
 

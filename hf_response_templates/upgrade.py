@@ -717,11 +717,10 @@ def verify_files(files: TokenizerFiles, template: Mapping[str, Any], label: str 
 def missing_dependency(what: str, exc: ImportError) -> str:
     """One line naming what is missing: ``"verification needs jinja2 (...): pip install jinja2"``."""
     text = " ".join(str(exc).split())
+    # `exc.name` for a failed import; Transformers' own checks ("requires jinja2") only say it in the message
     name = exc.name or next((n for n in ("jinja2", "transformers", "huggingface_hub") if n in text.lower()), None)
     if name:
-        package = {"jinja2": "jinja2", "transformers": "transformers", "huggingface_hub": "huggingface_hub"}.get(
-            name.split(".")[0], name.split(".")[0]
-        )
+        package = name.split(".")[0]
         return f"{what} needs {package}, which is not installed ({text}): pip install {package}"
     return f"{what} needs a package that is not installed ({text})"
 
