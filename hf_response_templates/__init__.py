@@ -21,6 +21,8 @@ Transformers tokenizer lazily (see `hf_response_templates.tokenizer`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .content import ContentParser, content_parsers, register_content_parser
 from .errors import RegexTimeoutError, ResponseParseError, TemplateError
 from .library import attach, detect_template, get_template, list_templates
@@ -37,6 +39,9 @@ from .tokenizer import (
     uninstall,
 )
 
+if TYPE_CHECKING:  # a real class for type checkers; at run time it is built when first asked for (below)
+    from .tokenizer import ResponseStreamer
+
 __version__ = "0.1.0"
 
 # Give every Transformers tokenizer the response-template API. This imports neither Transformers nor
@@ -44,7 +49,7 @@ __version__ = "0.1.0"
 _autoinstall()
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type:
     # ResponseStreamer subclasses Transformers' BaseStreamer, so it is only imported when asked for.
     if name == "ResponseStreamer":
         from .tokenizer import ResponseStreamer

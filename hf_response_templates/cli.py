@@ -9,16 +9,18 @@ Commands::
     parse ...                 parse raw model output (file or stdin) into a message, or stream events
     verify PATH_OR_REPO       round-trip a response template through the tokenizer's own chat template
     upgrade PATH_OR_REPO      add a verified response_template to tokenizer_config.json (one key, nothing else)
+    upgrade-hub REPOS_FILE    the same for many Hub repos, one pull request each (``bulk.py``; resumable)
 
 Exit codes: 0 success; 1 a check failed or the command refused (verification failed, a different
 template is already there, no template fits, output that does not parse); 2 bad input (a missing
-file or folder, unreadable JSON, no chat template, unknown template, the Hub offline, ...), always
+file or folder, unreadable JSON, no chat template, unknown template, the Hub offline, a missing
+dependency, ...), always
 reported as one line ``hf-response-templates: error: <path or repo>: <cause>`` without a traceback
 (``--debug`` shows it). Nothing is written when the exit code is not 0.
 
 Theory of operation: this module only parses arguments and prints. Reading tokenizers, choosing,
 verifying and writing templates live in ``upgrade.py`` (shared with
-``scripts/upgrade_hub_tokenizers.py``), byte-preserving JSON edits in ``jsonedit.py``. Transformers is
+``bulk.py``, the bulk Hub upgrade), byte-preserving JSON edits in ``jsonedit.py``. Transformers is
 imported only by the commands that need it (``verify``, ``upgrade``, ``parse --tokenizer``), so
 ``demo``, ``list``, ``show``, ``detect`` and ``parse --template`` start fast and run without it.
 """
@@ -523,15 +525,28 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_upgrade_hub(args: argparse.Namespace) -> int:
+    from .bulk import execute
+
+    return execute(args)
+
+
 # --------------------------------------------------------------------------- main
+
+
+_TARGET_HELP = "a local tokenizer folder, or a Hub repo id (org/name) when no such path exists"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Response templates for Hugging Face tokenizers: parse model output, verify and add templates.",
-        epilog="Exit codes: 0 ok, 1 check failed / refused, 2 bad input. --debug shows tracebacks.",
+        epilog="Exit codes: 0 ok, 1 check failed / refused, 2 bad input or a missing dependency. --debug shows "
+        "tracebacks.",
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -544,14 +559,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("show", help="print a shipped response template as JSON")
-    p.add_argument("name")
+    p.add_argument("name", metavar="NAME", help="a shipped template name (see `list`)")
     p.add_argument("--info", action="store_true", help="include the models and notes, not just the template")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("detect", help="which shipped template fits a tokenizer, and why")
-    p.add_argument("target", metavar="PATH_OR_REPO")
+    p.add_argument("target", metavar="PATH_OR_REPO", help=_TARGET_HELP)
     p.add_argument("--revision", help="Hub revision (branch, tag or commit)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print JSON (template, reasons) instead of text")
     p.set_defaults(func=cmd_detect)
 
     p = sub.add_parser("parse", help="parse raw model output (a file or stdin) into a message")
@@ -572,15 +587,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_parse)
 
     p = sub.add_parser("verify", help="check a response template against a tokenizer's own chat template")
-    p.add_argument("target", metavar="PATH_OR_REPO")
+    p.add_argument("target", metavar="PATH_OR_REPO", help=_TARGET_HELP)
     p.add_argument("--template", metavar="NAME|FILE|auto",
                    help="default: the tokenizer's own response_template, else the detected one")
     p.add_argument("--revision", help="Hub revision (branch, tag or commit)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the cases as JSON instead of a table")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("upgrade", help="add a verified response_template to tokenizer_config.json")
-    p.add_argument("target", metavar="PATH_OR_REPO")
+    p.add_argument("target", metavar="PATH_OR_REPO", help=_TARGET_HELP)
     p.add_argument("--template", default="auto", metavar="NAME|FILE|auto", help="default: auto (detect)")
     p.add_argument("--output", metavar="DIR", help="write into a copy of the folder instead of in place")
     p.add_argument("--push-to-hub", action="store_true", help="commit to the Hub repo (a pull request by default)")
@@ -592,6 +607,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--revision", help="Hub revision to read (branch, tag or commit)")
     p.add_argument("--hub-revision", help="Hub branch to commit to / open the pull request against")
     p.set_defaults(func=cmd_upgrade)
+
+    from .bulk import add_arguments
+
+    p = sub.add_parser("upgrade-hub", help="upgrade many Hub repos at once (one pull request each; resumable)",
+                       description="Add verified response templates to many Hub tokenizer repos, one pull request "
+                       "per repo; a summary table ends the run, and finished repos are recorded so a new run resumes.")
+    add_arguments(p)
+    p.set_defaults(func=cmd_upgrade_hub)
     return parser
 
 
@@ -617,6 +640,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         _err(f"{PROG}: {exc}")
         return 1
+    except ImportError as exc:  # a dependency the command needs is missing: one line, exit 2
+        if debug:
+            traceback.print_exc()
+        from .upgrade import missing_dependency
+
+        _err(f"{PROG}: error: {missing_dependency(args.command, exc)}")
+        return 2
     except BrokenPipeError:  # `... | head`: the reader went away
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit

@@ -19,6 +19,11 @@ from typing import Any
 __all__ = ["TemplateError", "ResponseParseError", "RegexTimeoutError"]
 
 
+def _rebuild(cls: type, args: tuple, kwargs: dict[str, Any]) -> BaseException:
+    """Unpickle an error of this module with the arguments it was created with."""
+    return cls(*args, **kwargs)
+
+
 class TemplateError(ValueError):
     """A response template failed validation.
 
@@ -37,6 +42,10 @@ class TemplateError(ValueError):
         super().__init__(prefix + message)
         self.field = field
         self.key = key
+        self._init = ((message,), {"field": field, "key": key})
+
+    def __reduce__(self) -> tuple:  # pickle (multiprocessing): rebuilt from the original arguments
+        return (_rebuild, (type(self), *self._init))
 
 
 class ResponseParseError(ValueError):
@@ -68,6 +77,10 @@ class ResponseParseError(ValueError):
             shown = text if len(text) <= 300 else text[:150] + " ... " + text[-150:]
             parts.append(f"\nRaw text: {shown!r}")
         super().__init__("".join(parts))
+        self._init = ((error,), {"field": field, "text": text, "position": position})
+
+    def __reduce__(self) -> tuple:  # pickle (multiprocessing): rebuilt from the original arguments
+        return (_rebuild, (type(self), *self._init))
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON-compatible record used in `message["unparsed"]`."""
@@ -102,3 +115,5 @@ class RegexTimeoutError(ResponseParseError):
             text=text,
             position=position,
         )
+        kwargs = {"field": field, "key": key, "pattern": pattern, "timeout": timeout, "text": text}
+        self._init = ((), {**kwargs, "position": position})

@@ -22,7 +22,9 @@ This module never imports Transformers.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -34,7 +36,11 @@ __all__ = [
     "UnknownTemplateError",
     "NoTemplateDetectedError",
     "attach",
+    "build_fingerprint_table",
+    "chat_template_fingerprint",
     "detect_template",
+    "exact_match",
+    "fingerprint_match",
     "get_template",
     "list_templates",
     "template_info",
@@ -677,23 +683,91 @@ def _vocabulary(obj: Any) -> frozenset[str] | None:
     return frozenset(tokens) or None
 
 
-def detect_template(tokenizer_or_chat_template: Any) -> str | None:
-    """Name of the shipped response template that fits a tokenizer's chat template, or ``None``.
+# --------------------------------------------------------------------------- fingerprints
 
-    Accepts a chat template string, a dict of named chat templates, or any object with a
-    ``chat_template`` attribute (a tokenizer or processor). When the object also exposes its
-    vocabulary (``get_vocab()``, ``added_tokens_decoder``, ``all_special_tokens``), the family's
-    delimiter tokens must be in it.
+#: The table of the exact chat templates each shipped template was proven against (generated from
+#: ``tests/fixtures/chat_templates/`` by ``scripts/make_fingerprints.py``; a test checks it is current).
+FINGERPRINTS_FILE = Path(__file__).resolve().parent / "fingerprints.json"
 
-    Detection never guesses: a template that matches no family (e.g. plain ChatML without tools), or
-    named templates that point to different families, give ``None``.
+
+def chat_template_fingerprint(chat_template: str) -> str:
+    """The normalised hash of a chat template: SHA-256 of its text with CRLF line endings made LF and
+    surrounding whitespace removed (how saving and copying templates varies), nothing else.
 
     Example:
-        >>> detect_template("{{ '<|im_start|>' + message.role }}") is None
+        >>> chat_template_fingerprint("{{ x }}\\r\\n") == chat_template_fingerprint("{{ x }}")
         True
     """
-    texts = _template_texts(tokenizer_or_chat_template)
-    vocab = _vocabulary(tokenizer_or_chat_template)
+    text = chat_template.replace("\r\n", "\n").strip()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@cache
+def _fingerprints() -> dict[str, str]:
+    """``{fingerprint: template name}`` of the shipped table (names not shipped are left out)."""
+    try:
+        data = json.loads(FINGERPRINTS_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    available = set(list_templates())
+    return {fp: row["template"] for fp, row in data["fingerprints"].items() if row["template"] in available}
+
+
+_MISSING = object()
+_match_cache: dict[str, Any] = {}
+
+
+def _fingerprint_of_text(text: str) -> str | None:
+    hit = _match_cache.get(text, _MISSING)
+    if hit is _MISSING:
+        hit = _fingerprints().get(chat_template_fingerprint(text))
+        if len(_match_cache) >= 64:
+            _match_cache.clear()
+        _match_cache[text] = hit
+    return hit  # type: ignore[return-value]
+
+
+def fingerprint_match(tokenizer_or_chat_template: Any) -> str | None:
+    """The shipped template whose proven chat template is *exactly* this one (see
+    :func:`chat_template_fingerprint`), or ``None``. With named chat templates (``default``, ``tool_use``),
+    those that are known must all be of one family.
+
+    Example:
+        >>> fingerprint_match("{{ messages }}") is None
+        True
+    """
+    names = {_fingerprint_of_text(text) for text in _template_texts(tokenizer_or_chat_template)}
+    names.discard(None)
+    return names.pop() if len(names) == 1 else None  # type: ignore[return-value]
+
+
+def build_fingerprint_table(folder: str | os.PathLike[str], proven: Mapping[str, str]) -> dict[str, Any]:
+    """The fingerprint table for the chat templates in ``folder`` that a shipped template was proven
+    against: ``proven`` maps a file name there to that template's name (the round-trip matrix of the test
+    suite, ``tests/_chat_render.py``). A fixture proven for two templates, or an unknown template name,
+    raises ``ValueError``.
+
+    ``scripts/make_fingerprints.py`` writes it to :data:`FINGERPRINTS_FILE`.
+    """
+    rows: dict[str, dict[str, str]] = {}
+    available = set(list_templates())
+    for file_name, name in sorted(proven.items()):
+        if name not in available:
+            raise ValueError(f"{file_name}: proven for {name!r}, which is not a shipped template")
+        text = (Path(folder) / file_name).read_text(encoding="utf-8")
+        key = chat_template_fingerprint(text)
+        if key in rows and rows[key]["template"] != name:
+            raise ValueError(f"{file_name}: the same chat template as {rows[key]['chat_template']} "
+                             f"({rows[key]['template']}) but proven for {name!r}")
+        rows.setdefault(key, {"template": name, "chat_template": file_name})
+    return {
+        "about": "sha256 of each chat template a shipped response template was proven against, CRLF -> LF and "
+        "stripped (library.chat_template_fingerprint); generated by scripts/make_fingerprints.py",
+        "fingerprints": dict(sorted(rows.items(), key=lambda kv: (kv[1]["template"], kv[1]["chat_template"]))),
+    }
+
+
+def _detect_by_markers(texts: list[str], vocab: frozenset[str] | None) -> str | None:
     available = set(list_templates())
     found: set[str] = set()
     for text in texts:
@@ -702,6 +776,42 @@ def detect_template(tokenizer_or_chat_template: Any) -> str | None:
             return None  # ambiguous: never guess between two formats
         found |= names
     return found.pop() if len(found) == 1 else None
+
+
+def detect_template(tokenizer_or_chat_template: Any) -> str | None:
+    """Name of the shipped response template that fits a tokenizer's chat template, or ``None``.
+
+    Accepts a chat template string, a dict of named chat templates, or any object with a
+    ``chat_template`` attribute (a tokenizer or processor). A chat template that is exactly one the
+    library was proven against (:func:`fingerprint_match`) gives its family; otherwise each family's
+    markers are looked for, and when the object also exposes its vocabulary (``get_vocab()``,
+    ``added_tokens_decoder``, ``all_special_tokens``), the family's delimiter tokens must be in it.
+
+    Detection never guesses: a template that matches no family (e.g. plain ChatML without tools), or
+    named templates that point to different families, give ``None``.
+
+    Example:
+        >>> detect_template("{{ '<|im_start|>' + message.role }}") is None
+        True
+    """
+    vocab = _vocabulary(tokenizer_or_chat_template)
+    exact = fingerprint_match(tokenizer_or_chat_template)
+    if exact is not None:
+        return None if _contradicted(exact, vocab) else exact
+    return _detect_by_markers(_template_texts(tokenizer_or_chat_template), vocab)
+
+
+def exact_match(tokenizer: Any) -> str | None:
+    """:func:`fingerprint_match`, unless the tokenizer's vocabulary lacks the family's delimiter tokens
+    (what zero configuration relies on: an exact chat template, and no evidence against it)."""
+    name = fingerprint_match(tokenizer)
+    return None if name is None or _contradicted(name, _vocabulary(tokenizer)) else name
+
+
+def _contradicted(name: str, vocab: frozenset[str] | None) -> bool:
+    """The vocabulary is known and has none of the family's delimiter tokens."""
+    rule = next((r for r in _RULES if r.name == name), None)
+    return bool(vocab and rule and rule.tokens and not any(t in vocab for t in rule.tokens))
 
 
 def attach(tokenizer: Any, name: str = "auto") -> str:

@@ -73,6 +73,11 @@ included (still exact, just not incremental); ``unparsed`` records then have ``p
 strings included), xml-inline as the parameters whose closing tag was seen, python-call-list as the calls
 whose ``)`` was seen.
 
+Serving a model: `chat_completion_chunks(model, tokenizer, messages, tools=..., max_new_tokens=...)` runs
+``generate`` in a thread through a `ResponseStreamer` and yields the chunks, deciding the finish reason from
+the output (``"length"`` only when the budget was used without ending on one of the model's EOS ids) before
+the parser's closing events are turned into deltas; `chat_completion_sse` yields them as SSE lines.
+
 This module is ``hf_response_templates.openai``; it does not import (or shadow) the ``openai`` package.
 """
 
@@ -83,7 +88,7 @@ import random
 import re
 import string
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import jiter
@@ -94,7 +99,7 @@ from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, admits_string, cast_value, tool_schemas
 from hf_response_templates.transform import _PLACEHOLDER  # "{content.args}": the same syntax as transforms
 
-__all__ = ["DeltaStream", "SSE_DONE", "sse", "accumulate_deltas"]
+__all__ = ["DeltaStream", "SSE_DONE", "accumulate_deltas", "chat_completion_chunks", "chat_completion_sse", "sse"]
 
 #: The line an OpenAI-style server sends after the last chunk.
 SSE_DONE = "data: [DONE]\n\n"
@@ -593,18 +598,31 @@ class DeltaStream:
         self._handle(list(events), out)
         return _merge(out)
 
-    def finish(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
+    def finish(
+        self, finish_reason: str | None = None, *, events: Iterable[Mapping[str, Any]] = ()
+    ) -> list[dict[str, Any]]:
         """End the stream; return the last deltas and set `finish_reason`.
 
         ``finish_reason``: None (or "stop") lets the stream decide between "tool_calls" and "stop"; pass
         "length" when generation stopped at the token limit: a tool call still open then is reported with
         ``error.type == "length"`` (see the module docs).
+
+        ``events`` (events mode only): the producer's final events (those of its ``finalize()``, which
+        carry ``at_end``), held back until the finish reason is known, so that a tool call they close is
+        reported as cut off by the token limit (``"length"``) rather than as malformed.
         """
         if finish_reason not in _FINISH_REASONS:
             raise ValueError(f"finish_reason must be one of {_FINISH_REASONS}, got {finish_reason!r}")
         self._check_open()
         out = self._begin()
         length = finish_reason == "length"
+        events = list(events)
+        if events:
+            if self._parser is not None:
+                raise ValueError("events= is for a stream fed with events (for_events); this one owns its parser")
+            if length and self._open is not None and self._open.kind == "tool":
+                self._open.length_cut = True
+            self._handle(events, out)
         r = self._open
         if self._parser is not None:
             if length and r is not None and r.kind == "tool":
@@ -674,9 +692,11 @@ class DeltaStream:
         """`feed_events`, with each delta wrapped by `chunk`."""
         return [self.chunk(d) for d in self.feed_events(events)]
 
-    def finish_chunks(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
+    def finish_chunks(
+        self, finish_reason: str | None = None, *, events: Iterable[Mapping[str, Any]] = ()
+    ) -> list[dict[str, Any]]:
         """`finish`, as chunks: the last deltas, then an empty delta carrying ``finish_reason``."""
-        deltas = self.finish(finish_reason)
+        deltas = self.finish(finish_reason, events=events)
         return [self.chunk(d) for d in deltas] + [self.chunk({}, self.finish_reason)]
 
     # ------------------------------------------------------------------ event handling
@@ -1130,6 +1150,141 @@ class DeltaStream:
                     out,
                     in_message=True,
                 )
+
+
+# ---------------------------------------------------------------------- serving a model
+
+
+def _eos_ids(model: Any, tokenizer: Any, generate_kwargs: Mapping[str, Any]) -> set[int]:
+    """Every id generation stops on: `eos_token_id` given to `generate`, else the generation config's
+    (often a list: gpt-oss stops on `<|return|>` and `<|call|>`), else the tokenizer's."""
+    value = generate_kwargs.get("eos_token_id")
+    config = generate_kwargs.get("generation_config") or getattr(model, "generation_config", None)
+    if value is None and config is not None:
+        value = getattr(config, "eos_token_id", None)
+    if value is None:
+        value = getattr(tokenizer, "eos_token_id", None)
+    if value is None:
+        return set()
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    return {int(v) for v in value} if isinstance(value, (list, tuple, set)) else {int(value)}
+
+
+def _finish_reason(
+    output: Any, prompt_length: int, limit: int | None, eos: set[int], model: Any, generate_kwargs: Mapping[str, Any]
+) -> str | None:
+    """``"length"`` if generation used its whole token budget without ending on an EOS id, else None
+    (the stream then says ``"tool_calls"`` or ``"stop"``)."""
+    sequence = output.sequences if hasattr(output, "sequences") else output
+    row = sequence[0]
+    new_tokens = int(row.shape[-1]) - prompt_length
+    if limit is None:
+        config = generate_kwargs.get("generation_config") or getattr(model, "generation_config", None)
+        limit = getattr(config, "max_new_tokens", None)
+        max_length = generate_kwargs.get("max_length", getattr(config, "max_length", None))
+        if limit is None and max_length is not None:
+            limit = int(max_length) - prompt_length
+    last = int(row[-1]) if new_tokens > 0 else None
+    return "length" if limit is not None and new_tokens >= limit and last not in eos else None
+
+
+def chat_completion_chunks(
+    model: Any,
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[Any] | None = None,
+    max_new_tokens: int | None = 512,
+    model_name: str = "",
+    response_template: Mapping[str, Any] | ResponseTemplate | str | None = None,
+    chat_template_kwargs: Mapping[str, Any] | None = None,
+    id_seed: int | str | None = None,
+    timeout: float | None = None,
+    **generate_kwargs: Any,
+) -> Iterator[dict[str, Any]]:
+    """Generate an answer to ``messages`` and yield it as OpenAI ``chat.completion.chunk`` dicts, as the model
+    writes it (``generate`` runs in a thread).
+
+    The prompt is ``tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True)``; the
+    tokenizer's ``response_template`` (or ``response_template=``, or the shipped template its chat template is
+    exactly) parses the output. The last chunk carries ``finish_reason``: ``"tool_calls"`` if the model called
+    tools, ``"stop"``, or ``"length"`` when generation used all of ``max_new_tokens`` without ending on one of
+    the model's EOS ids (all of them: gpt-oss stops on ``<|call|>`` too); a tool call cut off there carries
+    ``"error": {"type": "length", ...}``. Model output never raises; a failing ``generate`` raises its
+    exception here.
+
+    Args:
+        model: a causal LM (``generate``); batch size 1.
+        tokenizer: its tokenizer or processor.
+        messages: the conversation, as ``apply_chat_template`` takes it.
+        tools: the request's tools (rendered into the prompt and used to type arguments).
+        max_new_tokens: the token budget (None: the model's generation config).
+        model_name: the ``model`` of each chunk.
+        response_template: a template (dict, compiled, or shipped name) instead of the tokenizer's.
+        chat_template_kwargs: more variables for the chat template (e.g. ``{"enable_thinking": False}``).
+        id_seed: makes the completion and tool-call ids reproducible.
+        timeout: seconds to wait for each next token (default no limit).
+        **generate_kwargs: passed to ``model.generate`` (``do_sample``, ``temperature``, ...).
+
+    Example:
+        >>> for chunk in chat_completion_chunks(model, tokenizer, [{"role": "user", "content": "Hi"}]):
+        ...     print(chunk["choices"][0]["delta"])
+    """
+    import threading
+
+    from .tokenizer import ResponseStreamer, _resolve_template, _underlying_tokenizer
+
+    template = _resolve_template(_underlying_tokenizer(tokenizer), response_template)
+    inputs = tokenizer.apply_chat_template(
+        messages, tools=tools, add_generation_prompt=True, return_dict=True, return_tensors="pt",
+        **dict(chat_template_kwargs or {}),
+    )
+    if "token_type_ids" in inputs:  # 4.x tokenizers return them; most causal LMs reject them in generate
+        import inspect
+
+        forward = getattr(model, "forward", None)
+        if forward is None or "token_type_ids" not in inspect.signature(forward).parameters:
+            inputs.pop("token_type_ids")
+    device = getattr(model, "device", None)
+    if device is not None and hasattr(inputs, "to"):
+        inputs = inputs.to(device)
+    streamer = ResponseStreamer(tokenizer, tools=tools, response_template=template, strict=False, timeout=timeout)
+    if max_new_tokens is not None:
+        generate_kwargs["max_new_tokens"] = max_new_tokens
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        result["output"] = model.generate(**inputs, streamer=streamer, **generate_kwargs)
+
+    thread = threading.Thread(target=run, name="hf-response-templates-generate", daemon=True)
+    thread.start()
+    stream = DeltaStream.for_events(template, tools=tools, model=model_name, id_seed=id_seed)
+    final: list[dict[str, Any]] = []  # the parser's closing events: fed once the finish reason is known
+    for event in streamer:
+        if final or event.get("at_end"):
+            final.append(event)
+            continue
+        yield from stream.feed_events_chunks([event])
+    thread.join()
+    prompt_length = int(inputs["input_ids"].shape[-1])
+    eos = _eos_ids(model, _underlying_tokenizer(tokenizer), generate_kwargs)
+    reason = _finish_reason(result["output"], prompt_length, max_new_tokens, eos, model, generate_kwargs)
+    yield from stream.finish_chunks(reason, events=final)
+
+
+def chat_completion_sse(model: Any, tokenizer: Any, messages: list[dict[str, Any]], **options: Any) -> Iterator[str]:
+    """`chat_completion_chunks` as server-sent events: ``data: {...}\n\n`` lines, then ``data: [DONE]``.
+
+    Example (FastAPI):
+        >>> @app.post("/v1/chat/completions")
+        ... def completions(request: dict):
+        ...     lines = chat_completion_sse(model, tokenizer, request["messages"], tools=request.get("tools"))
+        ...     return StreamingResponse(lines, media_type="text/event-stream")
+    """
+    for chunk in chat_completion_chunks(model, tokenizer, messages, **options):
+        yield sse(chunk)
+    yield SSE_DONE
 
 
 def _merge(deltas: list[dict]) -> list[dict]:

@@ -168,6 +168,12 @@ class ResponseParser:
         if cut:
             self._run(cut, self.initial_events, False)
 
+    def __reduce__(self) -> tuple:
+        # pickle / copy.deepcopy / multiprocessing: the template's source and the state (see _pickling.py)
+        from ._pickling import reduce_parser
+
+        return reduce_parser(self)
+
     # ------------------------------------------------------------------ public API
 
     @property
@@ -542,7 +548,8 @@ def parse_response(
 
     Args:
         text: the generated text (special tokens kept).
-        template: a response template dict or a compiled `ResponseTemplate`.
+        template: a response template dict, a compiled `ResponseTemplate`, or a shipped template's name
+            (`"qwen3"`, see `list_templates()`).
         prefix: the prompt before the generation (required; `""` opts out).
         tools: tool schemas (or Python functions) used to type tool-call arguments.
         strict: raise `ResponseParseError` if a region fails to parse (bad JSON in a tool call, an
@@ -553,6 +560,12 @@ def parse_response(
         >>> parse_response("<think>Hm</think>Hi!<|im_end|>", template, prefix="")
         {'role': 'assistant', 'reasoning_content': 'Hm', 'content': 'Hi!'}
     """
+    if text.__class__ is not str and not isinstance(text, str):
+        raise TypeError(
+            f"parse_response takes one generated text (a str), got {type(text).__name__}: for token ids, tensors "
+            "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
+            "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
+        )
     parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
     if text:
         # The whole generation is here, so it is also the end of the stream: no delimiter can be

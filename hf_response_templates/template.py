@@ -153,6 +153,16 @@ class ResponseTemplate:
             ) from None
         return prefix if last is None else prefix[last.end() :]
 
+    def __reduce__(self) -> tuple:
+        # pickle / multiprocessing: the source dict, recompiled through `load_template`'s cache on load
+        return (load_template, (self.source,))
+
+    def __copy__(self) -> ResponseTemplate:
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict) -> ResponseTemplate:
+        return self  # immutable
+
     def __repr__(self) -> str:
         return f"ResponseTemplate(fields={list(self.field_names)}, implicit={getattr(self.implicit_field, 'name', None)!r})"
 
@@ -172,12 +182,13 @@ _fast_cache: dict[bytes, ResponseTemplate] = {}
 _by_id: dict[int, tuple[Mapping[str, Any], ResponseTemplate]] = {}
 
 
-def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTemplate:
+def load_template(template: Mapping[str, Any] | ResponseTemplate | str) -> ResponseTemplate:
     """Validate and compile a response template (cached by content).
 
     A dict passed again is recognised cheaply: by identity, if it still compares equal to what was
     compiled (so edits made in place are seen, except edits that keep it equal under `==`, such as
-    `True` -> `1` or reordered keys: pass a new dict for those), else by its content.
+    `True` -> `1` or reordered keys: pass a new dict for those), else by its content. A string names a
+    shipped template (`load_template("qwen3")`, see `hf_response_templates.list_templates()`).
 
     Example:
         >>> tpl = load_template({
@@ -196,6 +207,8 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
             return seen[1]
     elif isinstance(template, ResponseTemplate):
         return template
+    elif isinstance(template, str):
+        return _shipped(template)
     elif not isinstance(template, Mapping):
         raise TemplateError(f"must be a dict, got {type(template).__name__}")
     try:
@@ -278,6 +291,25 @@ def _check_shape(template: Mapping[str, Any]) -> bool:
             if isinstance(v, (Mapping, list, tuple)):
                 stack.append((v, depth + 1, str(k) if depth == 0 else (f"{where}.{k}" if depth < 3 else where)))
     return exact
+
+
+_by_name: dict[str, ResponseTemplate] = {}
+
+
+def _shipped(name: str) -> ResponseTemplate:
+    """`load_template("qwen3")`: a shipped template by name (`library.list_templates()`), compiled once."""
+    hit = _by_name.get(name)
+    if hit is not None:
+        return hit
+    from .library import get_template, list_templates
+
+    if name not in list_templates():
+        raise TemplateError(
+            f"must be a dict (or the name of a shipped template: {', '.join(list_templates())}), got the "
+            f"string {name[:80]!r}; load a template file with json.load first"
+        )
+    hit = _by_name[name] = load_template(get_template(name))
+    return hit
 
 
 def _mapping_as_dict(obj: Any) -> dict:

@@ -17,7 +17,13 @@ This is the only module of the package that talks to Transformers, and it does s
   `parse_response` / `get_response_parser` (5.x) or adding them (4.x), and wraps `__init__` so a
   `response_template` key of `tokenizer_config.json` is loaded (and validated) on every version. The
   setter mirrors the template into `init_kwargs`, which is what `save_pretrained` writes back on 4.x and
-  5.x alike; 5.x additionally writes `self.response_template` itself, which is the same value.
+  5.x alike; 5.x additionally writes `self.response_template` itself, which is the same value. A tokenizer
+  created before the patch adopts the template Transformers kept (`_adopt`) on first access. On processors
+  the property reads and writes the wrapped tokenizer's template.
+* A tokenizer without a template whose chat template is exactly a proven one (`library.exact_match`) parses
+  with that family's template (`_zero_config_template`).
+* The state is `(source dict, compiled template, error)` in the instance `__dict__`; compiled templates
+  pickle as their source (`_pickling.py`), so tokenizers deep-copy and pickle.
 
 Token ids are decoded with special tokens kept (chat delimiters are special tokens) and without
 clean-up of tokenization spaces, and a prompt given as ids is decoded *together* with the generation,
@@ -38,20 +44,25 @@ import os
 import queue
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
+
+from .parser import ResponseParser  # the engine never imports this module: no cycle
+from .template import ResponseTemplate
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     import numpy as np
     import torch
     from transformers.generation.streamers import BaseStreamer
 
-    from .parser import ResponseParser
-    from .template import ResponseTemplate
-
     IdsLike = list[int] | np.ndarray | torch.Tensor
     SequenceLike = str | IdsLike | Mapping[str, Any]
     BatchLike = list[str] | list[IdsLike] | np.ndarray | torch.Tensor | Mapping[str, Any]
+else:  # at run time (`typing.get_type_hints`) without importing numpy or torch: arrays and tensors are Any
+    IdsLike = list[int] | Any
+    SequenceLike = str | IdsLike | Mapping[str, Any]
+    BatchLike = list[str] | list[IdsLike] | Any | Mapping[str, Any]
 
 __all__ = [
     "NoResponseTemplateError",
@@ -64,7 +75,18 @@ __all__ = [
     "uninstall",
 ]
 
+class _TransformersVerbosity(logging.Filter):
+    """Our records obey Transformers' verbosity once Transformers is imported (`set_verbosity_error()`,
+    `TRANSFORMERS_VERBOSITY`), like its own loggers; the standard `logging` configuration applies as well."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        hf_logging = sys.modules.get("transformers.utils.logging")
+        get_verbosity = getattr(hf_logging, "get_verbosity", None)
+        return get_verbosity is None or record.levelno >= get_verbosity()
+
+
 logger = logging.getLogger(__name__)
+logger.addFilter(_TransformersVerbosity())
 
 _TOKENIZER_MODULE = "transformers.tokenization_utils_base"
 _PROCESSOR_MODULE = "transformers.processing_utils"
@@ -125,12 +147,37 @@ def _looks_like_legacy_schema(value: Any) -> bool:
     )
 
 
+def _state(tokenizer: Any) -> tuple | None:
+    """The tokenizer's (source dict, compiled or None, error or None), or None without a template."""
+    state = tokenizer.__dict__.get(_STATE, _MISSING)
+    return _adopt(tokenizer) if state is _MISSING else state
+
+
+def _adopt(tokenizer: Any) -> tuple | None:
+    """First access on a tokenizer created before Transformers was patched (loaded before `import
+    hf_response_templates`): take the template Transformers kept (5.x: the instance attribute it set;
+    4.x: `init_kwargs`, which holds every key of `tokenizer_config.json`)."""
+    value = tokenizer.__dict__.pop("response_template", None)
+    init_kwargs = tokenizer.__dict__.get("init_kwargs")
+    if value is None and isinstance(init_kwargs, dict):
+        value = init_kwargs.get("response_template")
+    tokenizer.__dict__[_STATE] = None
+    if value is not None:
+        _load_saved_template(tokenizer, value)
+    return tokenizer.__dict__[_STATE]
+
+
 def _get_response_template(self) -> dict | None:
-    state = self.__dict__.get(_STATE)
+    try:
+        tokenizer = _underlying_tokenizer(self)
+    except TypeError:  # a processor without a tokenizer has no template (`getattr(..., None)` must work)
+        return None
+    state = _state(tokenizer)
     return None if state is None else copy.deepcopy(state[0])
 
 
 def _set_response_template(self, value: Any) -> None:
+    self = _underlying_tokenizer(self)  # a processor stores it on its tokenizer (saved with it)
     init_kwargs = self.__dict__.get("init_kwargs")
     if value is None:
         self.__dict__[_STATE] = None
@@ -177,22 +224,72 @@ def _resolve_template(tokenizer: Any, override: Any) -> Any:
                 "template instead"
             )
         return load_template(override)
-    state = tokenizer.__dict__.get(_STATE)
+    state = _state(tokenizer)
     if state is None:
+        auto = _zero_config_template(tokenizer)
+        if auto is not None:
+            return auto
         hint = ""
         if getattr(tokenizer, "response_schema", None) is not None or "response_schema" in (
             tokenizer.__dict__.get("init_kwargs") or {}
         ):
             hint = " It has a legacy `response_schema`, which response templates replace."
+        from .library import detect_template
+
+        family = detect_template(tokenizer)
+        if family is not None:
+            hint += (
+                f" Its chat template looks like the {family!r} family's, but is not exactly one the library was "
+                f"proven against: check it and call `hf_response_templates.attach(tokenizer)` (or "
+                f'`attach(tokenizer, "{family}")`) to use the shipped {family!r} template.'
+            )
         raise NoResponseTemplateError(
             f"This tokenizer ({type(tokenizer).__name__}) has no `response_template`.{hint} Set one with "
             "`tokenizer.response_template = template` (see `hf_response_templates.get_template`), or pass "
-            "a template as the second argument."
+            "a template (or a shipped template's name) as the second argument."
         )
     source, compiled, error = state
     if compiled is None:
         raise TemplateError(f"the tokenizer's saved response_template is invalid: {error}") from error
     return compiled
+
+
+_NO_AUTO_ENV = "HF_RESPONSE_TEMPLATES_NO_AUTO"
+_AUTO = "_hf_response_template_auto"  # instance __dict__ key: (chat template, exactly matching family or None)
+_announced: set[str] = set()
+
+
+def _zero_config_template(tokenizer: Any) -> Any:
+    """The shipped template for a tokenizer without `response_template` whose chat template is *exactly*
+    one the library was proven against (`library.exact_match`), or None. Logged once per family;
+    `HF_RESPONSE_TEMPLATES_NO_AUTO=1` turns it off. Nothing is stored on the tokenizer (so nothing changes
+    what `save_pretrained` writes)."""
+    if os.environ.get(_NO_AUTO_ENV, "").strip().lower() not in ("", "0", "false", "no"):
+        return None
+    chat_template = getattr(tokenizer, "chat_template", None)
+    if not chat_template:
+        return None
+    cached = tokenizer.__dict__.get(_AUTO)
+    if cached is not None and cached[0] is chat_template:
+        name = cached[1]
+    else:  # once per chat template: its hash, and the vocabulary must not contradict the family
+        from .library import exact_match
+
+        name = exact_match(tokenizer)
+        tokenizer.__dict__[_AUTO] = (chat_template, name)
+    if name is None:
+        return None
+    if name not in _announced:
+        _announced.add(name)
+        logger.warning(
+            "%s has no response_template; its chat template is exactly the one the shipped %r template was "
+            "proven against, so that template is used (set tokenizer.response_template, or %s=1, to change this)",
+            type(tokenizer).__name__,
+            name,
+            _NO_AUTO_ENV,
+        )
+    load_template, _, _, _ = _engine()
+    return load_template(name)  # a shipped name: compiled once
 
 
 # --------------------------------------------------------------------------------------------------
@@ -405,6 +502,20 @@ def _decode_pairs(tokenizer: Any, responses: list[_Item], prefixes: list[_Item])
     return out
 
 
+def _warn_if_prompt_included(responses: list[_Item], prefixes: list[_Item]) -> None:
+    """Warn when a response starts with its whole prompt (`out` instead of `out[:, prompt_len:]`): the prompt's
+    turns would be parsed as the answer. One comparison of the prompt's length per row."""
+    for response, prefix in zip(responses, prefixes, strict=True):
+        if not prefix or len(response) <= len(prefix) or type(response) is not type(prefix):
+            continue
+        if response[0] == prefix[0] and response[len(prefix) - 1] == prefix[-1] and response[: len(prefix)] == prefix:
+            logger.warning(
+                "parse_response: the response starts with the whole prompt (prefix); pass only the generated "
+                "part, e.g. out[:, inputs['input_ids'].shape[1]:], or the prompt is parsed as the answer"
+            )
+            return
+
+
 def _single_prefix_text(tokenizer: Any, prefix: Any) -> str:
     if prefix is None:
         raise ValueError(_PREFIX_REQUIRED)
@@ -523,11 +634,17 @@ class ResponseTemplateMixin:
         responses, batched = _normalize(response, "response")
         prefixes, prefix_batched = _normalize(prefix, "prefix")
         paired = _pair_up(responses, batched, prefixes, prefix_batched)
+        _warn_if_prompt_included(responses, paired)
         _, _, engine_parse, _ = _engine()
-        messages = [
-            engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict)
-            for prefix_text, text in _decode_pairs(tokenizer, responses, paired)
-        ]
+        messages = []
+        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired)):
+            try:
+                messages.append(engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict))
+            except ValueError as exc:  # ResponseParseError (strict) or RegexTimeoutError: say which row
+                if batched:
+                    exc.row = row  # type: ignore[attr-defined]
+                    exc.args = (f"batch row {row}: {exc.args[0] if exc.args else ''}", *exc.args[1:])
+                raise
         return messages if batched else messages[0]
 
     def get_response_parser(
@@ -567,7 +684,7 @@ class ResponseTemplateMixin:
 # --------------------------------------------------------------------------------------------------
 
 _MEMBERS = ("response_template", "parse_response", "get_response_parser")
-_PROCESSOR_MEMBERS = ("parse_response", "get_response_parser")
+_PROCESSOR_MEMBERS = ("response_template", "parse_response", "get_response_parser")
 _lock = threading.RLock()
 _saved: dict[tuple[type, str], Any] = {}  # (class, member) -> previous class __dict__ entry or _MISSING
 _patched: set[type] = set()
@@ -891,6 +1008,49 @@ def stream_events(
 
 
 _CONTEXT_TOKENS = 4  # prompt tokens decoded before the first new token (leading spaces depend on them)
+#: Tokens held back while their text ends in U+FFFD (an incomplete UTF-8 character): a character is at most
+#: 4 bytes and every token carries at least one, so past this the U+FFFD is real (lone continuation bytes)
+#: and is streamed; this also keeps each step's decoding bounded (linear streaming).
+_MAX_HELD_TOKENS = 4
+
+
+# A generation that fails in its thread (a bad `generate` kwarg, an OOM) never calls `end()`, and a
+# consumer in `for event in streamer` would wait forever. `threading.excepthook` sees the exception of any
+# thread started with `threading.Thread`; the streamers found in the failing call stack (the `streamer`
+# argument of `generate`, a closure variable of a lambda) end with that exception, raised to the consumer.
+_live_streamers: weakref.WeakSet = weakref.WeakSet()
+_previous_excepthook: Callable | None = None
+
+
+def _streamers_in(traceback: Any) -> list[Any]:
+    live = {id(s): s for s in list(_live_streamers)}
+    found: dict[int, Any] = {}
+    while traceback is not None and live:
+        for value in traceback.tb_frame.f_locals.values():
+            values = value.values() if isinstance(value, dict) else (value,)
+            for item in values:
+                if id(item) in live:
+                    found[id(item)] = live[id(item)]
+        traceback = traceback.tb_next
+    return list(found.values())
+
+
+def _excepthook(args: Any) -> None:
+    streamers = _streamers_in(args.exc_traceback)
+    try:  # the usual report first (the traceback on stderr), then the consumers wake up with the error
+        (_previous_excepthook or threading.__excepthook__)(args)
+    finally:
+        for streamer in streamers:
+            streamer._fail(args.exc_value)
+
+
+def _watch_for_failures(streamer: Any) -> None:
+    global _previous_excepthook
+    with _lock:
+        _live_streamers.add(streamer)
+        if threading.excepthook is not _excepthook:
+            _previous_excepthook = threading.excepthook
+            threading.excepthook = _excepthook
 
 
 class _ResponseStreamerImpl(_EventQueueIterator):
@@ -916,6 +1076,13 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         self._read_offset = 0
         self._closed = False
         self._prefix_text: str | None = None
+        _watch_for_failures(self)
+
+    def _fail(self, error: BaseException) -> None:
+        """The generation failed in its thread (see `_excepthook`): end the stream with its exception."""
+        if not self._closed:
+            self._closed = True
+            self._finish(None, error)
 
     # -- BaseStreamer -------------------------------------------------------------------------------
     def put(self, value: Any) -> None:
@@ -998,10 +1165,19 @@ class _ResponseStreamerImpl(_EventQueueIterator):
             self.tokenizer,
             [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset :]],
         )
+        end = len(self._ids)
         if not final and (len(after) <= len(before) or after.endswith("\ufffd")):
-            return ""
+            if end - self._read_offset < _MAX_HELD_TOKENS:
+                return ""
+            # More than a UTF-8 character's worth: the U+FFFD is real. Stream it, holding only the last
+            # token (it may start a character the next tokens complete).
+            end -= 1
+            before, after = _decode_many(
+                self.tokenizer,
+                [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset : end]],
+            )
         text = after[_split_point(after, before) :]
-        self._prefix_offset, self._read_offset = self._read_offset, len(self._ids)
+        self._prefix_offset, self._read_offset = self._read_offset, end
         return text
 
     @property
@@ -1030,7 +1206,10 @@ def _make_response_streamer_class() -> type:
             strict: as in `parse_response`: with `True`, a region that failed to parse (or a missing required
                 field) raises `ResponseParseError` after the last event and from `.message`; with `False`,
                 `.message` lists failed regions under `"unparsed"`.
-            timeout: seconds to wait for the next event before `queue.Empty` is raised (default: forever).
+            timeout: seconds to wait for the next event before `queue.Empty` is raised (default: no limit).
+                Waiting cannot hang on a failed generation: if `generate` raises in a `threading.Thread`
+                (a bad keyword argument, out of memory), iterating raises that exception. (In an executor,
+                whose futures keep exceptions, pass a timeout or check the future.)
 
         Example:
             >>> from threading import Thread

@@ -224,8 +224,9 @@ def _cast_json_text(value: str, types: list[str], schema: Mapping[str, Any]) -> 
     except (ValueError, RecursionError):
         return value
     kind = _json_type(decoded)
-    if kind == "number" and "integer" in types and "number" not in types and decoded.is_integer():
-        decoded, kind = int(decoded), "integer"  # 3.0 is an integer in JSON Schema
+    if kind == "number" and decoded.is_integer() and ("number" not in types or "." not in value):
+        decoded = int(decoded)  # 3.0 is an integer in JSON Schema; "1e3" is 1000 as a number too
+        kind = "integer" if "integer" in types else "number"
     if kind == "integer" and "integer" not in types and "number" in types:
         kind = "number"
     if kind == "string" or kind not in types:

@@ -1,6 +1,6 @@
 """Tokenizer folders and Hub repos: read them, pick and verify a response template, and add it to
-``tokenizer_config.json`` without touching anything else. The command line (``cli.py``) and
-``scripts/upgrade_hub_tokenizers.py`` are thin layers over this module.
+``tokenizer_config.json`` without touching anything else. The command line (``cli.py``) and the bulk
+Hub upgrade (``bulk.py``) are thin layers over this module.
 
 Theory of operation
 -------------------
@@ -74,6 +74,7 @@ __all__ = [
 ]
 
 CONFIG_NAME = "tokenizer_config.json"
+TOKENIZER_JSON = "tokenizer.json"
 KEY = "response_template"
 _SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9][\w.\-]*)?$")
@@ -169,7 +170,23 @@ class TokenizerFiles:
             if isinstance(value, list):
                 tokens += [t for t in (_token_text(v) for v in value) if t is not None]
         tokens += list(self.special_tokens().values())
+        tokens += self._tokenizer_json_tokens()
         return tokens
+
+    def _tokenizer_json_tokens(self) -> list[str]:
+        """The added tokens of ``tokenizer.json``: Transformers 5.x saves them only there (its
+        ``tokenizer_config.json`` has no ``added_tokens_decoder``). Unreadable: no evidence."""
+        path = self.files.get(TOKENIZER_JSON) or (self.folder / TOKENIZER_JSON if self.folder else None)
+        if path is None or not path.is_file():
+            return []
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return []
+        added = data.get("added_tokens") if isinstance(data, dict) else None
+        if not isinstance(added, list):
+            return []
+        return [t for t in (_token_text(v) for v in added) if t is not None]
 
     def detection_subject(self) -> Any:
         """An object :func:`~hf_response_templates.library.detect_template` accepts: the chat
@@ -362,6 +379,14 @@ def fetch_hub_files(
             raise _hub_error(repo_id, filename, exc) from None
     config_text = _read_text(files[CONFIG_NAME], f"{repo_id}/{CONFIG_NAME}")
     config = _config_from_text(config_text, f"{repo_id}/{CONFIG_NAME}")
+    if not isinstance(config.get("added_tokens_decoder"), Mapping):
+        # Saved by Transformers 5.x: the added (special) tokens, detection's vocabulary evidence, are only
+        # in tokenizer.json. Optional: without it detection relies on the chat template alone.
+        try:
+            files[TOKENIZER_JSON] = Path(download(repo_id=repo_id, filename=TOKENIZER_JSON, revision=revision))
+        except Exception as exc:  # noqa: BLE001 - a repo without tokenizer.json (a slow tokenizer)
+            if not _is_missing_entry(exc):
+                raise _hub_error(repo_id, TOKENIZER_JSON, exc) from None
     chat_template, origin = _chat_template_from(
         config,
         _read_text(files["chat_template.jinja"]) if "chat_template.jinja" in files else None,
@@ -454,6 +479,16 @@ def explain_detection(subject: Any) -> tuple[str | None, list[str]]:
         return None, [f"ambiguous: the chat template matches {', '.join(sorted(matching))}; pass --template"]
     if not texts:
         return None, ["no chat template"]
+    by_markers = sorted({rule.name for rule in library._RULES for text in texts if rule.matches(text, None)})
+    if len(by_markers) > 1:
+        return None, [f"ambiguous: the chat template matches {', '.join(by_markers)}; pass --template"]
+    if by_markers:
+        rule = next(r for r in library._RULES if r.name == by_markers[0])
+        return None, [
+            f"the chat template has the markers of {rule.name}, but the tokenizer has none of its token(s) "
+            + ", ".join(repr(t) for t in rule.tokens)
+            + " (looked in added_tokens_decoder, the special tokens and tokenizer.json)"
+        ]
     return None, ["the chat template has none of the shipped families' markers"]
 
 
@@ -700,6 +735,8 @@ def verify_chat_template(
     def generation(messages: list[dict], kwargs: dict[str, Any]) -> str | BaseException:
         try:
             return split_assistant_turn(chat_template, messages, **render, **kwargs)[1]
+        except ImportError:  # a missing dependency is not a property of the chat template
+            raise
         except Exception as exc:  # noqa: BLE001 - a render failure is data here
             return exc
 
@@ -822,7 +859,18 @@ def verify_files(files: TokenizerFiles, template: Mapping[str, Any], label: str 
             files.chat_template_text(tools=True), template, label=label, special_tokens=files.special_tokens()
         )
     except ImportError as exc:
-        raise InputError(files.where, f"verification needs Transformers' chat-template renderer ({exc})") from None
+        raise InputError(files.where, missing_dependency("verification", exc)) from None
+
+
+def missing_dependency(what: str, exc: ImportError) -> str:
+    """One line naming what is missing: ``"verification needs jinja2 (...): pip install jinja2"``."""
+    text = " ".join(str(exc).split())
+    # `exc.name` for a failed import; Transformers' own checks ("requires jinja2") only say it in the message
+    name = exc.name or next((n for n in ("jinja2", "transformers", "huggingface_hub") if n in text.lower()), None)
+    if name:
+        package = name.split(".")[0]
+        return f"{what} needs {package}, which is not installed ({text}): pip install {package}"
+    return f"{what} needs a package that is not installed ({text})"
 
 
 # --------------------------------------------------------------------------- planning

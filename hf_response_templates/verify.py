@@ -506,6 +506,8 @@ def verify_round_trip(
                 stop=stop,
                 **template_kwargs,
             )
+        except ImportError:  # a missing dependency (jinja2, Transformers) is not a property of the case
+            raise
         except Exception as exc:  # noqa: BLE001 - reported in the result
             results.append(
                 CaseResult(name, False, expected, None, f"render failed: {type(exc).__name__}: {exc}")

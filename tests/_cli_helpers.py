@@ -26,11 +26,21 @@ CHATML = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", 
 HARMONY = ("<|endoftext|>", "<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|end|>", "<|call|>",
            "<|return|>")
 
+COHERE = ("<|END_OF_TURN_TOKEN|>", "<|START_OF_TURN_TOKEN|>", "<|SYSTEM_TOKEN|>", "<|USER_TOKEN|>",
+          "<|CHATBOT_TOKEN|>", "<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>", "<|END_ACTION|>",
+          "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TOOL_RESULT|>", "<|END_TOOL_RESULT|>", "<PAD>")
+DEEPSEEK = ("<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<think>", "</think>",
+            "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
+            "<｜tool▁sep｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>",
+            "<｜tool▁output▁end｜>", "<|endoftext|>")
+
 #: family -> (chat template fixture, special tokens, eos token)
 FAMILIES = {
     "smollm3": ("HuggingFaceTB-SmolLM3-3B.jinja", CHATML, "<|im_end|>"),
     "qwen3": ("Qwen-Qwen3-0.6B.jinja", CHATML, "<|im_end|>"),
     "gpt-oss": ("openai-gpt-oss-120b.jinja", HARMONY, "<|return|>"),
+    "cohere-command-r7b": ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", COHERE, "<|END_OF_TURN_TOKEN|>"),
+    "deepseek-r1": ("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", DEEPSEEK, "<｜end▁of▁sentence｜>"),
 }
 
 #: a ChatML chat template with no reasoning and no tools: no shipped template can be detected for it
@@ -92,11 +102,14 @@ def make_tokenizer_folder(
     special_tokens: tuple[str, ...] | None = None,
     bos_token: str | None = None,
     eos_token: str | None = None,
+    added_tokens_in_config: bool = True,
 ) -> Path:
     """Write tokenizer.json + tokenizer_config.json (+ chat_template.jinja) into ``folder``.
 
     ``special_tokens`` / ``bos_token`` / ``eos_token`` override the family's (for a chat template given as
-    ``chat_template_text`` whose family is not in ``FAMILIES``)."""
+    ``chat_template_text`` whose family is not in ``FAMILIES``). ``added_tokens_in_config=False`` writes the
+    config the way Transformers 5.x saves it: without ``added_tokens_decoder`` (the added tokens are only in
+    ``tokenizer.json``)."""
     _fixture, specials, eos = FAMILIES.get(family, (None, (), None))
     specials, eos = special_tokens or specials, eos_token or eos
     folder = Path(folder)
@@ -120,6 +133,8 @@ def make_tokenizer_folder(
         "pad_token": "<|endoftext|>",
         "tokenizer_class": "PreTrainedTokenizerFast",
     }
+    if not added_tokens_in_config:
+        del config["added_tokens_decoder"]
     if chat_template_file:
         (folder / "chat_template.jinja").write_text(template, encoding="utf-8")
     else:
@@ -132,6 +147,32 @@ def make_tokenizer_folder(
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` (relative path -> bytes)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+# --------------------------------------------------------------------------- running the CLI
+
+
+def _offline(monkeypatch):
+    """Never touch the Hub (import `offline` into a test module to apply it to every test there)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # if anything slipped through, fail fast
+
+
+try:  # scripts/check_wheel.sh imports this module (make_tokenizer_folder) where pytest is not installed
+    import pytest
+except ImportError:  # pragma: no cover
+    offline = None
+else:
+    offline = pytest.fixture(autouse=True, name="offline")(_offline)
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """`cli.main(argv)` in-process: (exit code, stdout, stderr)."""
+    from hf_response_templates.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 # --------------------------------------------------------------------------- a fake Hub

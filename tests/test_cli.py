@@ -15,23 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from _cli_helpers import PLAIN_CHATML, make_tokenizer_folder, snapshot
+from _cli_helpers import PLAIN_CHATML, make_tokenizer_folder, offline, snapshot  # noqa: F401  (offline: autouse)
+from _cli_helpers import run_cli as run
 
 from hf_response_templates import parse_response
-from hf_response_templates.cli import DEMO_OUTPUT, DEMO_PROMPT, main, token_like_pieces
+from hf_response_templates.cli import DEMO_OUTPUT, DEMO_PROMPT, token_like_pieces
 from hf_response_templates.library import get_template, list_templates
 
 
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # if anything slipped through, fail fast
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_line_error(code: int, err: str, *needles: str) -> None:

@@ -9,7 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from _cli_helpers import PLAIN_CHATML, FakeApi, chat_template, fake_download, make_tokenizer_folder, snapshot
+from _cli_helpers import (  # noqa: F401  (offline: an autouse fixture)
+    PLAIN_CHATML,
+    FakeApi,
+    chat_template,
+    fake_download,
+    make_tokenizer_folder,
+    offline,
+    snapshot,
+)
 
 from hf_response_templates.library import get_template
 
@@ -24,11 +32,6 @@ def bulk():
     spec.loader.exec_module(module)
     return module
 
-
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
 
 
 class FlakyApi(FakeApi):

@@ -7,20 +7,21 @@ import json
 from pathlib import Path
 
 import pytest
-from _cli_helpers import (
+from _cli_helpers import (  # noqa: F401  (offline: an autouse fixture)
     PLAIN_CHATML,
     FakeApi,
     chat_template,
     dump_config,
     fake_download,
     make_tokenizer_folder,
+    offline,
     snapshot,
 )
+from _cli_helpers import run_cli as run
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hf_response_templates import jsonedit
-from hf_response_templates.cli import main
 from hf_response_templates.library import get_template
 from hf_response_templates.upgrade import (
     build_commit_message,
@@ -33,16 +34,6 @@ from hf_response_templates.upgrade import (
 from hf_response_templates.verify import render_chat
 
 
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_only_key_added(old: bytes, new: bytes, key: str = "response_template") -> str:

@@ -248,19 +248,28 @@ ARG_VALUES = ["7", "-3", "3.0", "3.5", "1e3", "true", "False", "1", "0", "null",
               "x", " 7 ", "nan", "inf", "", "007", "1_000", 7, 2.5, True, None, [1, "2"], {"a": "1"}]
 
 
-def _admits_string_union(schema: dict[str, Any]) -> bool:
-    from hf_response_templates.tools import admits_string
+def _lenient_string_union_case(schema: dict[str, Any], value: Any) -> bool:
+    """A union admitting "string" and text that is not JSON ("007", "x"): native casts it leniently by the
+    first non-string type that reads it, we keep the string (a deliberate difference, README table)."""
+    import json
 
-    return admits_string(schema) and schema.get("type") != "string"
+    types = schema.get("type") if isinstance(schema.get("type"), list) else [
+        choice.get("type") for choice in schema.get("anyOf", [])
+    ]
+    if "string" not in types or len(types) < 2 or not isinstance(value, str):
+        return False
+    try:
+        json.loads(value, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+    except ValueError:
+        return True
+    return False
 
 
 @given(st.lists(st.tuples(st.sampled_from(PARAM_SCHEMAS), st.sampled_from(ARG_VALUES)), min_size=1, max_size=4))
 def test_tool_argument_typing_matches_native(params: list[tuple[dict[str, Any], Any]]) -> None:
     import json
 
-    # A union that admits "string" keeps string arguments here (the model meant a string if the schema
-    # allows one); native casts them by the first matching non-string type.
-    assume(not any(_admits_string_union(schema) and isinstance(value, (str, list)) for schema, value in params))
+    assume(not any(_lenient_string_union_case(schema, value) for schema, value in params))
     # We type nested values through `items` / `properties`; native only casts top-level strings (a
     # deliberate difference, in the README table).
     assume(not any(

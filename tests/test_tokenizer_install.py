@@ -90,6 +90,33 @@ def test_patched_whichever_is_imported_first(transformers_first):
     assert out == [True] * (4 if transformers_first else 5)
 
 
+def test_a_tokenizer_loaded_before_the_import_keeps_its_template(tmp_path):
+    # Transformers keeps the saved key (5.x: as an attribute, 4.x: in init_kwargs); the property adopts it on
+    # first access, validated, so parsing and saving work as for a tokenizer loaded afterwards.
+    sys.path.insert(0, os.path.dirname(__file__))
+    from _tokenizers import byte_level_tokenizer, qwen3_template
+
+    tok = byte_level_tokenizer()
+    tok.response_template = qwen3_template()
+    tok.save_pretrained(tmp_path / "saved")
+    out = run_python(
+        f"""
+        import json
+        from transformers import AutoTokenizer
+        tok = AutoTokenizer.from_pretrained({str(tmp_path / "saved")!r})
+        import hf_response_templates
+        template = tok.response_template
+        message = tok.parse_response("<think>a</think>b<|im_end|>", prefix="")
+        tok.save_pretrained({str(tmp_path / "again")!r})
+        plain = AutoTokenizer.from_pretrained({str(tmp_path / "saved")!r}, response_template=None)
+        print(json.dumps([template, message, plain.response_template]))
+        """
+    )
+    assert out == [qwen3_template(), {"role": "assistant", "reasoning_content": "a", "content": "b"}, None]
+    saved = json.loads((tmp_path / "again" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert saved["response_template"] == qwen3_template()
+
+
 def test_environment_variable_turns_patching_off():
     out = run_python(
         """

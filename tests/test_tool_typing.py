@@ -190,9 +190,10 @@ def _json_rule(value: str, schema: dict[str, Any]) -> Any:
     if isinstance(decoded, bool):
         return decoded if "boolean" in types else value
     if isinstance(decoded, int | float):
-        if "integer" in types and float(decoded).is_integer() and not ("number" in types and isinstance(decoded, float)):
-            return int(decoded)
-        return decoded if "number" in types else value
+        whole = float(decoded).is_integer()
+        if "number" in types:  # a whole number written without a point is an int ("1e3" -> 1000)
+            return int(decoded) if whole and "." not in value else decoded
+        return int(decoded) if "integer" in types and whole else value
     kind = {type(None): "null", list: "array", dict: "object"}[type(decoded)]
     return decoded if kind in types else value
 
