@@ -86,10 +86,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import jiter
-
-from hf_response_templates.content import DEFAULT_REGEX_TIMEOUT, get_content_parser
+from hf_response_templates.content import get_content_parser
 from hf_response_templates.parser import ResponseParser
+from hf_response_templates.partial import MISSING as _MISSING
+from hf_response_templates.partial import has_partial_parser, partial_parser
 from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, admits_string, cast_value, tool_schemas
 from hf_response_templates.transform import _PLACEHOLDER  # "{content.args}": the same syntax as transforms
@@ -99,7 +99,6 @@ __all__ = ["DeltaStream", "SSE_DONE", "sse", "accumulate_deltas"]
 #: The line an OpenAI-style server sends after the last chunk.
 SSE_DONE = "data: [DONE]\n\n"
 
-_MISSING = object()
 _ID_CHARS = string.ascii_letters + string.digits
 _REASONING_NAMES = ("reasoning_content", "reasoning", "thinking")
 _FINISH_REASONS = (None, "stop", "length", "tool_calls", "content_filter")
@@ -107,6 +106,35 @@ _FINISH_REASONS = (None, "stop", "length", "tool_calls", "content_filter")
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # == _dumps for a str, faster
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LENGTH_PREFIX = "generation stopped at the token limit inside this tool call: "
+
+#: Call ids that formats write in the open delimiter of a call (kept instead of generated ones):
+#: Mistral ``[TOOL_CALLS]name[CALL_ID]id[ARGS]``, Kimi K2 ``<|tool_call_begin|>functions.name:0``.
+_MODEL_ID_PATTERNS = (
+    re.compile(r"\[CALL_ID\](?P<id>[^\[\]]+)\[ARGS\]"),
+    re.compile(r"<\|tool_call_begin\|>\s*(?P<id>functions\.[^\s:<]+:\d+)"),
+)
+
+
+def _scrub(text: str) -> str:
+    """Lone surrogates (from JSON escapes such as ``\\ud800``) -> U+FFFD: they cannot be encoded as UTF-8."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _any_strict(tools: Iterable[Any] | None) -> bool:
+    """Whether any request tool (OpenAI format) says ``"strict": true``."""
+    for tool in tools or ():
+        if isinstance(tool, Mapping):
+            fn = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+            if fn.get("strict") is True or tool.get("strict") is True:
+                return True
+    return False
 
 
 def sse(chunk: Mapping[str, Any]) -> str:
@@ -228,160 +256,35 @@ def _get(value: Any, path: tuple) -> Any:
     return value
 
 
-# --------------------------------------------------------------------------- partial values
-
-
-class _JsonPartial:
-    """A partial JSON value and which of its nodes are final.
-
-    A node is final when the text has moved past it (it is not on the "right spine": some container on
-    its path has a later member), or when it is a string whose closing quote was seen. Everything else
-    (the last member of every open container, numbers that may get more digits) can still change.
-    """
-
-    __slots__ = ("value", "closed_strings")
-
-    def __init__(self, value: Any, closed_strings: Any):
-        self.value = value
-        self.closed_strings = closed_strings  # the same parse with incomplete strings dropped
-
-    def complete(self, path: tuple) -> bool:
-        node = self.value
-        for key in path:
-            if isinstance(node, dict):
-                if key not in node:
-                    return False
-                last = next(reversed(node)) == key
-            elif isinstance(node, list) and isinstance(key, int):
-                if key >= len(node):
-                    return False
-                last = key == len(node) - 1
-            else:
-                return False
-            if not last:
-                return True
-            node = node[key]
-        if isinstance(node, str):
-            other = _get(self.closed_strings, path)
-            return isinstance(other, str) and other == node
-        return False
-
-
-class _OpenRootPartial:
-    """Members are final, the root (a dict of parameters or a list of calls) is still open."""
-
-    __slots__ = ("value", "members_final")
-
-    def __init__(self, value: Any, members_final: bool = True):
-        self.value = value
-        self.members_final = members_final
-
-    def complete(self, path: tuple) -> bool:
-        return bool(path) and self.members_final
-
-
-_BARE_KEY = re.compile(r"[A-Za-z_$][\w$-]*")
-_WS = re.compile(r"[ \t\n\r]*")
-
-
-def _lax_to_json(body: str, unquoted_keys: bool, delims: tuple) -> str:
-    """Rewrite a prefix of the `json` parser's dialect (bare keys, custom string delimiters) as a prefix of
-    standard JSON, for jiter. Text that may still change meaning (a bare key not yet followed by ':', the
-    start of a closing string delimiter) ends the output."""
-    out: list[str] = []
-    stack: list[str] = []
-    expect_key = False
-    i, n = 0, len(body)
-    while i < n:
-        c = body[i]
-        opened = next((pair for pair in delims if body.startswith(pair[0], i)), None)
-        if opened is not None:
-            start = i + len(opened[0])
-            end = body.find(opened[1], start)
-            if end < 0:
-                text = body[start:]
-                close = opened[1]
-                for k in range(min(len(close) - 1, len(text)), 0, -1):
-                    if text.endswith(close[:k]):
-                        text = text[:-k]
-                        break
-                out.append(json.dumps(text, ensure_ascii=False)[:-1])
-                break
-            out.append(json.dumps(body[start:end], ensure_ascii=False))
-            i = end + len(opened[1])
-            expect_key = False
-            continue
-        if c == '"':
-            j = i + 1
-            while j < n and body[j] != '"':
-                j += 2 if body[j] == "\\" else 1
-            out.append(body[i : j + 1])
-            i = j + 1
-            expect_key = False
-            continue
-        if expect_key and unquoted_keys:
-            m = _BARE_KEY.match(body, i)
-            if m is not None:
-                after = _WS.match(body, m.end()).end()
-                if after >= n or m.end() >= n:
-                    break  # the key may go on
-                if body[after] == ":":
-                    out.append(json.dumps(m.group()))
-                    i = m.end()
-                    expect_key = False
-                    continue
-        if c in "{[":
-            stack.append(c)
-        elif c in "}]" and stack:
-            stack.pop()
-        if c in "{,":
-            expect_key = bool(stack) and stack[-1] == "{"
-        elif not c.isspace():
-            expect_key = False
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-def _json_partial(body: str, dialect: tuple | None = None) -> _JsonPartial | None:
-    if dialect is not None:
-        body = _lax_to_json(body, *dialect)
-    if not body.strip():
-        return None
-    try:
-        data = body.encode("utf-8")
-        kw = dict(cache_mode="keys", catch_duplicate_keys=True)
-        value = jiter.from_json(data, partial_mode="trailing-strings", **kw)
-        closed = jiter.from_json(data, partial_mode="on", **kw)
-    except (ValueError, UnicodeEncodeError):
-        return None
-    return _JsonPartial(value, closed)
-
-
-_REGEX_META = set("\\.^$*+?{}[]|()")
-
-
-def _last_literal(source: str) -> str | None:
-    """The character every match of `source` ends with, when the regex visibly ends with a literal."""
-    if len(source) < 2 or "|" in source or source[-1] in _REGEX_META or source[-2] in _REGEX_META:
-        return None
-    return source[-1]
-
-
 # --------------------------------------------------------------------------- per-stream state
 
 
 class _Call:
-    __slots__ = ("index", "id", "name", "sent", "stuck", "error", "done")
+    __slots__ = (
+        "index", "id", "name", "parts", "stuck", "error", "done", "final", "opened", "members",
+        "str_key", "str_chunks", "str_idx",
+    )  # fmt: skip
 
     def __init__(self, index: int, call_id: str, name: str):
         self.index = index
         self.id = call_id
         self.name = name
-        self.sent = ""  # arguments text sent so far
+        self.parts: list[str] = []  # arguments text sent so far, in pieces
         self.stuck = False  # the stable text stopped extending what was sent: wait for the close
         self.error: dict | None = None
         self.done = False
+        self.final = False  # the complete arguments were sent (from the partial parse)
+        self.opened = False  # "{" sent
+        self.members = 0  # members of the arguments object sent whole
+        self.str_key: Any = None  # the member whose string value is streaming
+        self.str_chunks: list[str] = []  # the partial parser's decoded pieces of that string
+        self.str_idx = 0  # how many of them were sent
+
+    @property
+    def sent(self) -> str:
+        if len(self.parts) > 1:
+            self.parts = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
 
 
 class _TextState:
@@ -394,43 +297,28 @@ class _TextState:
 
 class _Region:
     __slots__ = (
-        "name",
-        "kind",
-        "content",
-        "body",
-        "captures",
-        "calls",
-        "dirty",
-        "started",
-        "held",
-        "sent",
-        "xml_end",
-        "xml_value",
-        "xml_scanned",
-        "xml_pending",
-        "pcl_scan",
-        "pcl_calls",
-        "length_cut",
-    )
+        "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
+        "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id",
+    )  # fmt: skip
 
-    def __init__(self, name: str, kind: str, content: str, captures: dict | None):
+    def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
         self.name = name
         self.kind = kind  # "text" | "tool" | "value"
         self.content = content
-        self.body = ""
+        self.partial = partial  # the content format's partial parser (see partial.py), or None
         self.captures = captures  # None: not known yet
         self.calls: list[_Call] = []
         self.dirty = False
         self.started = False
         self.held = ""
-        self.sent = ""
-        self.xml_end = 0
-        self.xml_value: Any = None
-        self.xml_scanned = 0
-        self.xml_pending = False
-        self.pcl_scan = 0
-        self.pcl_calls: list = []
+        self.sent: list[str] = []  # text sent, in pieces
         self.length_cut = False
+        self.key: str | None = None  # text regions: the delta key
+        self.strip = True
+        self.version = -1  # the partial parser's version at the last update
+        self.streaming: _Call | None = None  # the call whose string member is streaming
+        self.first_active = 0  # calls before this one have sent their complete arguments
+        self.model_id: str | None = None  # a call id the model wrote in the open delimiter
 
 
 # --------------------------------------------------------------------------- the adapter
@@ -472,6 +360,8 @@ class DeltaStream:
         model: str = "",
         completion_id: str | None = None,
         created: int | None = None,
+        tool_call_streaming: str | None = None,
+        model_ids: bool = True,
         _events_only: bool = False,
     ):
         if isinstance(parser_or_template, ResponseParser):
@@ -486,7 +376,7 @@ class DeltaStream:
             tpl = load_template(parser_or_template)
             schemas = tool_schemas(tools) if tools else None
             # without a prefix, the engine raises its own message explaining why the prompt is needed
-            parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools)
+            parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools, trace=model_ids)
         self._parser = parser
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
@@ -513,8 +403,7 @@ class DeltaStream:
         self._key: dict[str, str | None] = {}
         self._strip: dict[str, bool] = {}
         self._shape: dict[str, _Shape] = {}
-        self._xml_args: dict[str, Any] = {}
-        self._dialect: dict[str, tuple] = {}  # json fields with bare keys / custom string delimiters
+        self._partial_args: dict[str, Any] = {}  # fields whose content format has a partial parser
         self._text: dict[str, _TextState] = {}
         for f in tpl.fields:
             spec = sources[f.name]
@@ -531,11 +420,22 @@ class DeltaStream:
             self._kind[f.name], self._key[f.name] = kind, key
             self._strip[f.name] = bool(cargs.get("strip", True))
             self._text[f.name] = _TextState()
-            if f.content == "json" and (cargs.get("unquoted_keys") or cargs.get("string_delims")):
-                delims = tuple(tuple(p) for p in cargs.get("string_delims") or ())
-                self._dialect[f.name] = (bool(cargs.get("unquoted_keys")), delims)
-            elif f.content == "xml-inline":
-                self._xml_args[f.name] = get_content_parser("xml-inline").compile_args(cargs, f.name)
+            if has_partial_parser(f.content):
+                self._partial_args[f.name] = get_content_parser(f.content).compile_args(cargs, f.name)
+        if tool_call_streaming is None:
+            tool_call_streaming = "validated" if _any_strict(tools) else "incremental"
+        if tool_call_streaming not in ("incremental", "validated"):
+            raise ValueError(
+                f"tool_call_streaming must be 'incremental' or 'validated', got {tool_call_streaming!r}"
+            )
+        #: "incremental" (a call is announced and its arguments stream as the model writes them) or
+        #: "validated" (a call is sent, name and arguments together, once its region has parsed)
+        self.tool_call_streaming = tool_call_streaming
+        self._validated = tool_call_streaming == "validated"
+        self._model_ids = model_ids
+        self._delimiter_id: str | None = None
+        self._ids: set[str] = set()
+        self._deferred: tuple | None = None  # events mode: a tool region malformed at the end of the stream
         self._open: _Region | None = None
         self._tail_tool: _Region | None = None  # the last tool region, if no region event followed its close
         self._next_index = 0
@@ -612,6 +512,9 @@ class DeltaStream:
             message, events = self._parser.finalize()
             self._handle(events, out)
             self.message = message
+        self._settle_deferred(out, "length" if length else "malformed")
+        if self._parser is not None:
+            pass
         elif r is not None:  # events mode, and the producer's final events never came
             if r.kind == "tool":
                 kind = "length" if length else "malformed"
@@ -638,11 +541,12 @@ class DeltaStream:
         r = self._open
         if r is None or r.kind == "text":
             return None
+        if r.partial is None:
+            return None
         try:
-            p = self._partial(r)
+            return r.partial.snapshot()
         except Exception:  # noqa: BLE001 - a partial view must never break the stream
             return None
-        return None if p is None else p.value
 
     @property
     def current_field(self) -> str | None:
@@ -697,16 +601,16 @@ class DeltaStream:
         for ev in events:
             kind = ev.get("type")
             try:
-                if kind == "region_open":
-                    self._on_open(ev, out)
-                elif kind == "region_chunk":
+                if kind == "region_chunk":
                     self._on_chunk(ev, out)
+                elif kind == "region_open":
+                    self._on_open(ev, out)
                 elif kind == "region_close":
                     self._on_close(ev, out, malformed=False)
                 elif kind == "region_malformed":
                     self._on_close(ev, out, malformed=True)
-                else:
-                    continue
+                elif kind == "delimiter":
+                    self._on_delimiter(ev)
             except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
                 self.warnings.append(f"{type(e).__name__}: {e} (event {kind})")
         r = self._open
@@ -721,65 +625,84 @@ class DeltaStream:
                 except Exception as e:  # noqa: BLE001
                     self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
 
+    def _on_delimiter(self, ev: Mapping) -> None:
+        if ev.get("kind") != "open" or self._kind.get(ev.get("field")) != "tool" or not self._model_ids:
+            return
+        text = ev.get("text") or ""
+        for pattern in _MODEL_ID_PATTERNS:
+            m = pattern.search(text)
+            if m is not None:
+                self._delimiter_id = m.group("id")
+                return
+
     def _on_open(self, ev: Mapping, out: list[dict]) -> None:
         name = ev["field"]
         kind = self._kind.get(name, "value")
         captures = ev.get("captures")
+        content = self._tpl.by_name[name].content
+        pargs = self._partial_args.get(name)
         self._open = r = _Region(
             name,
             kind,
-            self._tpl.by_name[name].content,
+            content,
             dict(captures) if isinstance(captures, dict) else None,
+            None if pargs is None or kind == "text" else partial_parser(content, pargs),
         )
         self._tail_tool = None
+        self._settle_deferred(out, "malformed")
         if kind == "tool":
             r.dirty = True
+            r.model_id, self._delimiter_id = self._delimiter_id, None
         elif kind == "text":
             st = self._text[name]
             join = self._tpl.by_name[name].join
-            key = self._key[name]
+            key = r.key = self._key[name]
+            r.strip = self._strip[name]
             if join is not None and st.regions > 0 and join and key:
                 out.append({key: join})
             st.regions += 1
 
     def _on_chunk(self, ev: Mapping, out: list[dict]) -> None:
         r = self._open
-        text = ev.get("text") or ""
         if r is None or r.name != ev.get("field"):
             self.warnings.append(f"region_chunk for {ev.get('field')!r} outside its region")
             return
+        text = ev.get("text")
+        if not text:
+            return
         if r.kind != "text":
-            r.body += text
+            if r.partial is not None:
+                r.partial.feed(text)
             r.dirty = True
             return
-        key = self._key[r.name]
-        if key is None or not text:
-            return
-        st = self._text[r.name]
-        join = self._tpl.by_name[r.name].join
-        if not self._strip[r.name]:
-            if not r.started:
-                r.started = True
-                if join is None and st.nonempty:
-                    out.append({key: "\n"})
-                st.nonempty = True
-            r.sent += text
-            out.append({key: text})
+        key = r.key
+        if key is None:
             return
         if not r.started:
-            text = text.lstrip()
-            if not text:
-                return
+            if r.strip:
+                text = text.lstrip()
+                if not text:
+                    return
             r.started = True
-            if join is None and st.nonempty:
+            st = self._text[r.name]
+            if self._tpl.by_name[r.name].join is None and st.nonempty:
                 out.append({key: "\n"})
             st.nonempty = True
-        body = r.held + text
-        core = body.rstrip()
-        r.held = body[len(core) :]
-        if core:
-            r.sent += core
-            out.append({key: core})
+        if not r.strip:
+            r.sent.append(text)
+            out.append({key: text})
+            return
+        if r.held:
+            text = r.held + text
+        core = text.rstrip()
+        if len(core) != len(text):
+            r.held = text[len(core) :]
+            if not core:
+                return
+        elif r.held:
+            r.held = ""
+        r.sent.append(core)
+        out.append({key: core})
 
     def _on_close(self, ev: Mapping, out: list[dict], malformed: bool) -> None:
         r = self._open
@@ -791,32 +714,56 @@ class DeltaStream:
         self._tail_tool = r if r.kind == "tool" else None
         if malformed:
             item = self._unparsed_item(ev)
-            out.append({"unparsed": [{"index": self._unparsed, **item}]})
-            self._unparsed += 1
-            if r.kind == "tool":
-                kind = "length" if r.length_cut else "malformed"
+            self._add_unparsed(item, out)
+            if r.kind == "tool" and r.calls:
                 msg = item.get("error") or "the tool call could not be parsed"
                 if r.length_cut:
-                    msg = "generation stopped at the token limit inside this tool call: " + msg
-                for call in r.calls:
-                    self._flag(call, kind, msg, out, in_message=False)
+                    self._flag_all(r, "length", _LENGTH_PREFIX + msg, out)
+                elif self._parser is None and ev.get("at_end"):
+                    # events mode: the producer closed the region at the end of the stream; whether the
+                    # token limit cut it is only known when `finish` is called
+                    self._deferred = (r, msg)
+                else:
+                    self._flag_all(r, "malformed", msg, out)
             return
         value = ev.get("value")
         if r.kind == "tool":
             self._close_tool(r, value, out)
         elif r.kind == "text":
-            key = self._key[r.name]
+            key = r.key
             if key is None or not isinstance(value, str):
                 return
-            if value != r.sent:  # cannot happen while this adapter mirrors the engine; never hide it
-                if r.started and value.startswith(r.sent):
-                    out.append({key: value[len(r.sent) :]})
-                self.warnings.append(f"text of {r.name!r} streamed as {r.sent!r} but parsed as {value!r}")
+            sent = "".join(r.sent)
+            if value != sent:  # cannot happen while this adapter mirrors the engine; never hide it
+                if r.started and value.startswith(sent):
+                    out.append({key: value[len(sent) :]})
+                self.warnings.append(f"text of {r.name!r} streamed as {sent!r} but parsed as {value!r}")
         else:
             key = self._key[r.name]
             if key is not None:
                 f = self._tpl.by_name[r.name]
                 out.append({key: [value] if (f.repeats and f.join is None) else value})
+
+    def _flag_all(self, r: _Region, kind: str, msg: str, out: list[dict]) -> None:
+        for call in r.calls:
+            self._flag(call, kind, msg, out, in_message=False)
+
+    def _settle_deferred(self, out: list[dict], kind: str) -> None:
+        if self._deferred is not None:
+            r, msg = self._deferred
+            self._deferred = None
+            self._flag_all(r, kind, (_LENGTH_PREFIX if kind == "length" else "") + msg, out)
+
+    def _add_unparsed(self, item: dict, out: list[dict]) -> None:
+        """An ``unparsed`` record; consecutive ones (of one feed) go into one delta."""
+        record = {"index": self._unparsed, **item}
+        self._unparsed += 1
+        if out:
+            last = out[-1]
+            if len(last) == 1 and isinstance(last.get("unparsed"), list):
+                last["unparsed"].append(record)
+                return
+        out.append({"unparsed": [record]})
 
     def _unparsed_item(self, ev: Mapping) -> dict:
         item = {
@@ -844,7 +791,12 @@ class DeltaStream:
     def _announce(self, r: _Region, name: str, call_id: str | None, out: list[dict]) -> _Call:
         index = self._next_index
         self._next_index += 1
-        call = _Call(index, call_id or self._new_id(index), name)
+        if call_id is None and not r.calls and r.model_id:
+            call_id = r.model_id
+        if call_id is None or call_id in self._ids:  # ids stay unique even if the model repeats one
+            call_id = self._new_id(index)
+        self._ids.add(call_id)
+        call = _Call(index, call_id, name)
         r.calls.append(call)
         self._calls.append(call)
         out.append(
@@ -854,22 +806,28 @@ class DeltaStream:
                         "index": index,
                         "id": call.id,
                         "type": "function",
-                        "function": {"name": name, "arguments": ""},
+                        "function": {"name": _scrub(name), "arguments": ""},
                     }
                 ]
             }
         )
         return call
 
-    def _advance(self, call: _Call, stable: str | None, out: list[dict]) -> None:
-        if stable is None or call.stuck:
+    def _send(self, call: _Call, piece: str, out: list[dict]) -> None:
+        if not piece.isascii() and _SURROGATE.search(piece):
+            piece = _SURROGATE.sub("\ufffd", piece)
+        call.parts.append(piece)
+        out.append({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
+
+    def _advance(self, call: _Call, stable: str, out: list[dict]) -> None:
+        """Send what `stable` (the complete arguments text, scrubbed) adds to what was sent."""
+        if call.stuck:
             return
-        if stable.startswith(call.sent):
-            piece = stable[len(call.sent) :]
-            if piece:
-                call.sent = stable
-                out.append({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
-        elif not call.sent.startswith(stable):
+        sent = call.sent
+        if stable.startswith(sent):
+            if len(stable) > len(sent):
+                self._send(call, stable[len(sent) :], out)
+        elif not sent.startswith(stable):
             call.stuck = True
 
     def _flag(self, call: _Call, kind: str, message: str, out: list[dict], *, in_message: bool) -> None:
@@ -880,81 +838,6 @@ class DeltaStream:
         out.append(
             {"tool_calls": [{"index": call.index, "function": {"arguments": ""}, "error": dict(call.error)}]}
         )
-
-    def _partial(self, r: _Region) -> Any:
-        content = r.content
-        if content == "json":
-            return _json_partial(r.body, self._dialect.get(r.name))
-        if content == "xml-inline":
-            return self._xml_partial(r)
-        if content == "python-call-list":
-            return self._pcl_partial(r)
-        return None
-
-    def _xml_partial(self, r: _Region) -> _OpenRootPartial:
-        args = self._xml_args[r.name]
-        pattern = args["tag_pattern"]
-        body = r.body
-        pos = r.xml_end
-        moved = False
-        members_final = not args.get("merge_duplicates", False)
-        # Searching again is only worth it when a match may have completed: when the pattern ends with a
-        # literal character (the '>' of "</parameter>"), a new match needs one in the new text.
-        trigger = _last_literal(pattern.pattern)
-        if (
-            r.xml_value is not None
-            and not r.xml_pending
-            and trigger is not None
-            and trigger not in body[r.xml_scanned :]
-        ):
-            r.xml_scanned = len(body)
-            return _OpenRootPartial(r.xml_value, members_final)
-        r.xml_scanned = len(body)
-        r.xml_pending = False
-        while True:
-            m = pattern.search(body, pos, timeout=DEFAULT_REGEX_TIMEOUT)
-            if m is None or m.end() == m.start():
-                break
-            if m.end() >= len(body):
-                r.xml_pending = True  # at the edge: the next character decides
-                break
-            # more text must not change this match: probe two continuations (an unrelated character,
-            # and the match's own text, which carries its closing tag: a greedy pattern would grow)
-            stable = True
-            for tail in ("\x00", body[m.start() : m.end()]):
-                p = pattern.search(body + tail, pos, timeout=DEFAULT_REGEX_TIMEOUT)
-                if p is None or p.span() != m.span() or p.groupdict() != m.groupdict():
-                    stable = False
-                    break
-            if not stable:
-                r.xml_pending = True
-                break
-            pos = m.end()
-            moved = True
-        if moved or r.xml_value is None:
-            r.xml_end = pos
-            r.xml_value = get_content_parser("xml-inline").parse(body[:pos], args) if pos else {}
-        return _OpenRootPartial(r.xml_value, members_final)
-
-    def _pcl_partial(self, r: _Region) -> _OpenRootPartial:
-        body = r.body
-        parse = get_content_parser("python-call-list").parse
-        i = body.find(")", r.pcl_scan)
-        while i >= 0:
-            cand = body[: i + 1]
-            text = cand + "]" if cand.lstrip().startswith("[") else cand
-            try:
-                r.pcl_calls = parse(text, {})
-            except ValueError:
-                pass
-            r.pcl_scan = i + 1
-            i = body.find(")", i + 1)
-        return _OpenRootPartial(r.pcl_calls)
-
-    def _elements(self, shape: _Shape, value: Any) -> list[tuple]:
-        if shape.each or (shape.dynamic and isinstance(value, list)):
-            return [(j,) for j in range(len(value))] if isinstance(value, list) else []
-        return [()]
 
     def _sources(self, shape: _Shape, base: tuple, value: Any, captures: dict) -> tuple:
         if shape.dynamic:
@@ -993,57 +876,115 @@ class DeltaStream:
             v = _get(src[1], src[2])
             return ("missing", None, None) if v is _MISSING else ("complete", v, None)
         path = src[1]
+        if partial is None:
+            return "missing", None, path
         v = _get(partial.value, path)
         if v is _MISSING:
             return "missing", None, path
         return ("complete" if partial.complete(path) else "partial"), v, path
 
     def _update_tool(self, r: _Region, out: list[dict]) -> None:
+        """Announce the calls whose name is known and send the arguments that became stable."""
+        if self._validated:
+            return
+        p = r.partial
+        if p is not None:
+            if p.version == r.version:  # no member started or ended: only an open string can have grown
+                if r.streaming is not None:
+                    self._stream_string(r.streaming, out)
+                return
+            r.version = p.version
+            if p.broken:
+                return
         shape = self._shape[r.name]
         if not shape.streamable:
             return
-        partial = self._partial(r)
+        value = _MISSING if p is None else p.value
         captures = r.captures or {}
-        if partial is None:  # nothing parseable yet: a name from the open delimiter can still be announced
-            partial = _OpenRootPartial(_MISSING)
-        for j, base in enumerate(self._elements(shape, partial.value)):
-            name_src, args_src, id_src = self._sources(shape, base, partial.value, captures)
+        listy = shape.each or (shape.dynamic and isinstance(value, list))
+        if listy:
+            if not isinstance(value, list):
+                return
+            start = r.first_active
+            bases = [(j,) for j in range(start, len(value))]
+        else:
+            start, bases = 0, [()]
+        for j, base in enumerate(bases, start):
+            name_src, args_src, id_src = self._sources(shape, base, value, captures)
             if j < len(r.calls):
                 call = r.calls[j]
             else:
-                status, name, _ = self._resolve(name_src, partial)
+                status, name, _ = self._resolve(name_src, p)
                 if status != "complete" or not isinstance(name, str) or not name:
                     break
-                status, call_id, _ = self._resolve(id_src, partial)
+                status, call_id, _ = self._resolve(id_src, p)
                 call = self._announce(
                     r,
                     name,
                     call_id if status == "complete" and isinstance(call_id, str) and call_id else None,
                     out,
                 )
-            status, value, path = self._resolve(args_src, partial)
-            self._advance(call, self._stable_args(call.name, status, value, path, partial), out)
+            if not call.final and not call.stuck:
+                self._update_args(r, call, args_src, p, out)
+            if listy and (call.final or call.stuck) and j == r.first_active:
+                r.first_active += 1
 
-    def _stable_args(
-        self, name: str, status: str, value: Any, path: tuple | None, partial: Any
-    ) -> str | None:
-        if status == "missing":
-            return ""
-        if status == "unknown":
-            return None
+    def _update_args(self, r: _Region, call: _Call, src: tuple | None, p: Any, out: list[dict]) -> None:
+        status, value, path = self._resolve(src, p)
         if status == "complete":
-            return _dumps(self._typed_args(name, value))
-        if not isinstance(value, dict):
-            return ""  # an open list or scalar as the arguments: wait for it to complete
-        parts = []
-        for key, member in value.items():
-            if partial.complete(path + (key,)):
-                parts.append(_dumps(key) + ": " + _dumps(self._type_member(name, key, member)))
-                continue
-            if isinstance(member, str) and self._string_stays(name, key):
-                parts.append(_dumps(key) + ": " + _dumps(member)[:-1])
-            break  # only the last member can be incomplete
-        return "{" + ", ".join(parts)
+            if r.streaming is call:
+                self._stream_string(call, out)  # the rest of a string member (its pieces are kept)
+                r.streaming = None
+            self._advance(call, _scrub(_dumps(self._typed_args(call.name, value))), out)
+            call.final = True
+            return
+        if status != "partial" or not isinstance(value, dict):
+            return  # nothing yet, or an open list / scalar as the arguments: wait for it to complete
+        frame = p.frame(value)
+        if frame is None:
+            return
+        name = call.name
+        if not call.opened:
+            call.opened = True
+            self._send(call, "{", out)
+        keys = frame.keys
+        n = call.members
+        while n < len(keys):
+            key = keys[n]
+            if key == frame.open_key:
+                break
+            member = value[key]
+            typed = self._type_member(name, key, member)
+            if call.str_key is not None and call.str_key == key:
+                self._stream_string(call, out)
+                call.str_key = None
+                r.streaming = None
+                if typed is member or (isinstance(typed, str) and typed == member):
+                    self._send(call, '"', out)
+                else:
+                    call.stuck = True  # typing changed a streamed string: the close decides
+                    return
+            else:
+                self._send(call, (", " if n else "") + _dumps(key) + ": " + _dumps(typed), out)
+            n += 1
+        call.members = n
+        if n < len(keys) and call.str_key is None:
+            key = keys[n]
+            chunks = p.open_string(frame)
+            if chunks is not None and self._string_stays(name, key):
+                self._send(call, (", " if n else "") + _dumps(key) + ': "', out)
+                call.str_key, call.str_chunks, call.str_idx = key, chunks, 0
+                r.streaming = call
+        if r.streaming is call:
+            self._stream_string(call, out)
+
+    def _stream_string(self, call: _Call, out: list[dict]) -> None:
+        chunks = call.str_chunks
+        i = call.str_idx
+        if len(chunks) > i:
+            new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
+            call.str_idx = len(chunks)
+            self._send(call, _encode_string(new)[1:-1], out)
 
     def _params(self, name: str) -> Mapping | None:
         if not self._tools:
@@ -1082,7 +1023,7 @@ class DeltaStream:
             )
             name = fn.get("name") if isinstance(fn, dict) else None
             has_args = isinstance(fn, dict) and "arguments" in fn
-            args = _dumps(fn["arguments"]) if has_args else ""
+            args = _scrub(_dumps(fn["arguments"])) if has_args else ""
             if j < len(r.calls):
                 call = r.calls[j]
                 if call.stuck or call.name != name or not args.startswith(call.sent):
