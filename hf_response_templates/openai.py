@@ -105,11 +105,17 @@ _FINISH_REASONS = (None, "stop", "length", "tool_calls", "content_filter")
 
 
 def _dumps(value: Any) -> str:
+    t = type(value)
+    if t is str:
+        return _encode_string(value)
+    if t is int:
+        return int.__repr__(value)
     return json.dumps(value, ensure_ascii=False)
 
 
 _encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # == _dumps for a str, faster
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_COMPACT_AT = 4096  # pieces of sent text kept before they are joined (memory; amortized linear)
 _LENGTH_PREFIX = "generation stopped at the token limit inside this tool call: "
 
 #: Call ids that formats write in the open delimiter of a call (kept instead of generated ones):
@@ -298,7 +304,7 @@ class _TextState:
 class _Region:
     __slots__ = (
         "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
-        "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id",
+        "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast",
     )  # fmt: skip
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
@@ -319,6 +325,7 @@ class _Region:
         self.streaming: _Call | None = None  # the call whose string member is streaming
         self.first_active = 0  # calls before this one have sent their complete arguments
         self.model_id: str | None = None  # a call id the model wrote in the open delimiter
+        self.fast: tuple | None = None  # (call, arguments node, its open frame) while that object is open
 
 
 # --------------------------------------------------------------------------- the adapter
@@ -478,12 +485,37 @@ class DeltaStream:
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Add generated text; return the deltas it completes (possibly none). Never raises for model output."""
-        if self._parser is None:
+        parser = self._parser
+        if parser is None:
             raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
         self._check_open()
+        if not text:
+            return self._begin()
+        events = parser.feed(text)
+        r = self._open
+        if self._started and len(events) == 1 and r is not None and r.captures is not None:
+            # The common case, kept short: one chunk of the open region (see `_handle` for the general one)
+            ev = events[0]
+            if ev["type"] == "region_chunk" and ev["field"] == r.name:
+                out: list[dict] = []
+                try:
+                    if r.kind == "text":
+                        self._on_chunk(ev, out)
+                        return out
+                    p = r.partial
+                    if p is not None:
+                        p.feed(ev["text"])
+                        if p.version == r.version:
+                            if r.streaming is not None:
+                                self._stream_string(r.streaming, out)
+                            return out
+                    if r.kind == "tool":
+                        self._update_tool(r, out)
+                except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                return _merge(out)
         out = self._begin()
-        if text:
-            self._handle(self._parser.feed(text), out)
+        self._handle(events, out)
         return _merge(out)
 
     def feed_events(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -690,6 +722,8 @@ class DeltaStream:
             st.nonempty = True
         if not r.strip:
             r.sent.append(text)
+            if len(r.sent) >= _COMPACT_AT:
+                r.sent[:] = ["".join(r.sent)]
             out.append({key: text})
             return
         if r.held:
@@ -701,7 +735,10 @@ class DeltaStream:
                 return
         elif r.held:
             r.held = ""
-        r.sent.append(core)
+        sent = r.sent
+        sent.append(core)
+        if len(sent) >= _COMPACT_AT:
+            sent[:] = ["".join(sent)]
         out.append({key: core})
 
     def _on_close(self, ev: Mapping, out: list[dict], malformed: bool) -> None:
@@ -816,7 +853,10 @@ class DeltaStream:
     def _send(self, call: _Call, piece: str, out: list[dict]) -> None:
         if not piece.isascii() and _SURROGATE.search(piece):
             piece = _SURROGATE.sub("\ufffd", piece)
-        call.parts.append(piece)
+        parts = call.parts
+        parts.append(piece)
+        if len(parts) >= _COMPACT_AT:
+            parts[:] = ["".join(parts)]
         out.append({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
 
     def _advance(self, call: _Call, stable: str, out: list[dict]) -> None:
@@ -896,6 +936,13 @@ class DeltaStream:
             r.version = p.version
             if p.broken:
                 return
+        fast = r.fast
+        if fast is not None:  # one call's arguments object is open: only its members can move
+            call, node, frame = fast
+            if p.stack and p.stack[-1] is frame or p.frame(node) is frame:
+                self._members(r, call, node, frame, p, out)
+                return
+            r.fast = None
         shape = self._shape[r.name]
         if not shape.streamable:
             return
@@ -943,10 +990,15 @@ class DeltaStream:
         frame = p.frame(value)
         if frame is None:
             return
-        name = call.name
         if not call.opened:
             call.opened = True
             self._send(call, "{", out)
+        r.fast = (call, value, frame)
+        self._members(r, call, value, frame, p, out)
+
+    def _members(self, r: _Region, call: _Call, value: dict, frame: Any, p: Any, out: list[dict]) -> None:
+        """Send the members of an open arguments object that became complete, and its open string."""
+        name = call.name
         keys = frame.keys
         n = call.members
         while n < len(keys):

@@ -79,7 +79,7 @@ _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)
 _HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
 
 # modes
-_VALUE, _VALUE_FIRST, _KEY, _KEY_FIRST, _COLON, _AFTER, _STR, _CSTR, _TOKEN, _BARE = range(10)
+_VALUE, _VALUE_FIRST, _KEY, _KEY_FIRST, _COLON, _AFTER, _STR, _CSTR, _TOKEN, _BARE, _DEAD = range(11)
 
 
 class JsonPartial:
@@ -125,6 +125,12 @@ class JsonPartial:
 
     def feed(self, text: str) -> None:
         """Read more body text."""
+        if self._mode == _STR and not self._carry:  # fast path: more characters of an open string
+            j = _STR_RUN.match(text).end()
+            if j == len(text):
+                if j:
+                    self._chunks.append(text)
+                return
         if self.broken or not text:
             return
         if self._carry:
@@ -134,6 +140,7 @@ class JsonPartial:
             self._run(text)
         except (ValueError, RecursionError):
             self.broken = True
+            self._mode = _DEAD
 
     def complete(self, path: tuple) -> bool:
         node = self.value
@@ -302,7 +309,7 @@ class JsonPartial:
         top = stack[-1]
         if top.is_dict:
             key = top.pending_key
-            if key in top.node or key in top.keys:
+            if key in top.node:  # (the member before is complete, so in the node)
                 raise ValueError(f"duplicate key {key!r}")
             top.keys.append(key)
             top.open_key = key
@@ -411,7 +418,7 @@ class JsonPartial:
             self.stack[-1].pending_key = token
             self._mode = _COLON
         else:
-            self._end_value(json.loads(token))
+            self._end_value(int(token) if token.isdigit() and (token[0] != "0" or len(token) == 1) else json.loads(token))
         return j
 
 
@@ -424,13 +431,14 @@ _BARE_KEY_REST = re.compile(r"[\w$-]*")
 class _OpenRoot:
     """Shared by the formats whose root (a dict of parameters, a list of calls) stays open to the end."""
 
-    __slots__ = ("value", "broken", "version", "_frame", "_final")
+    __slots__ = ("value", "broken", "version", "stack", "_frame", "_final")
 
     def __init__(self, root: Any, members_final: bool):
         self.value = root
         self.broken = False
         self.version = 0
         self._frame = Frame(root, isinstance(root, dict))
+        self.stack = [self._frame]  # as JsonPartial's: the open containers (here the root, to the end)
         self._final = members_final
 
     def complete(self, path: tuple) -> bool:
