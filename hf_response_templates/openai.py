@@ -488,32 +488,61 @@ class DeltaStream:
         parser = self._parser
         if parser is None:
             raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
-        self._check_open()
+        if self._finished:
+            self._check_open()
         if not text:
             return self._begin()
         events = parser.feed(text)
         r = self._open
-        if self._started and len(events) == 1 and r is not None and r.captures is not None:
+        if self._started and len(events) == 1 and r is not None:
             # The common case, kept short: one chunk of the open region (see `_handle` for the general one)
             ev = events[0]
             if ev["type"] == "region_chunk" and ev["field"] == r.name:
                 out: list[dict] = []
+                kind = r.kind
+                if kind == "text":
+                    key = r.key
+                    if r.started and r.strip and key is not None:  # `_on_chunk`, inlined
+                        text = ev["text"]
+                        if r.held:
+                            text = r.held + text
+                            r.held = ""
+                        core = text.rstrip()
+                        if len(core) != len(text):
+                            r.held = text[len(core) :]
+                            if not core:
+                                return out
+                        sent = r.sent
+                        sent.append(core)
+                        if len(sent) >= _COMPACT_AT:
+                            sent[:] = ["".join(sent)]
+                        return [{key: core}]
+                    self._on_chunk(ev, out)
+                    return out
+                if kind == "tool" and r.captures is None:
+                    return self._slow(events)
                 try:
-                    if r.kind == "text":
-                        self._on_chunk(ev, out)
-                        return out
                     p = r.partial
                     if p is not None:
                         p.feed(ev["text"])
                         if p.version == r.version:
-                            if r.streaming is not None:
-                                self._stream_string(r.streaming, out)
+                            call = r.streaming
+                            if call is not None:  # `_stream_string`, inlined
+                                chunks = call.str_chunks
+                                i = call.str_idx
+                                if len(chunks) > i:
+                                    new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
+                                    call.str_idx = len(chunks)
+                                    self._send(call, _encode_string(new)[1:-1], out)
                             return out
-                    if r.kind == "tool":
+                    if kind == "tool":
                         self._update_tool(r, out)
                 except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
                     self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
-                return _merge(out)
+                return out if len(out) < 2 else _merge(out)
+        return self._slow(events)
+
+    def _slow(self, events: list) -> list[dict[str, Any]]:
         out = self._begin()
         self._handle(events, out)
         return _merge(out)
