@@ -94,7 +94,7 @@ from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, admits_string, cast_value, tool_schemas
 from hf_response_templates.transform import _PLACEHOLDER  # "{content.args}": the same syntax as transforms
 
-__all__ = ["DeltaStream", "SSE_DONE", "sse", "accumulate_deltas"]
+__all__ = ["DeltaStream", "SSE_DONE", "sse", "accumulate_deltas", "chat_completion"]
 
 #: The line an OpenAI-style server sends after the last chunk.
 SSE_DONE = "data: [DONE]\n\n"
@@ -369,6 +369,10 @@ class DeltaStream:
         created: int | None = None,
         tool_call_streaming: str | None = None,
         model_ids: bool = True,
+        choice_index: int = 0,
+        coalesce_chars: int | None = None,
+        coalesce_ms: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
         _events_only: bool = False,
     ):
         if isinstance(parser_or_template, ResponseParser):
@@ -394,6 +398,15 @@ class DeltaStream:
             self._rng.choice(_ID_CHARS) for _ in range(24)
         )
         self.created = int(time.time()) if created is None else created
+        #: the ``index`` of this stream's choice in the chunks (one DeltaStream per choice when ``n > 1``)
+        self.choice_index = choice_index
+        self._coalesce = coalesce_chars is not None or coalesce_ms is not None
+        self._co_chars = coalesce_chars if coalesce_chars is not None else float("inf")
+        self._co_secs = coalesce_ms / 1000 if coalesce_ms is not None else float("inf")
+        self._clock = clock
+        self._held: list[dict] = []  # coalescing: deltas not released yet
+        self._held_chars = 0
+        self._held_since = 0.0
         self._role = tpl.defaults.get("role", "assistant")
         if not isinstance(self._role, str):
             self._role = "assistant"
@@ -484,7 +497,17 @@ class DeltaStream:
     # ------------------------------------------------------------------ public API
 
     def feed(self, text: str) -> list[dict[str, Any]]:
-        """Add generated text; return the deltas it completes (possibly none). Never raises for model output."""
+        """Add generated text; return the deltas it completes (possibly none). Never raises for model output.
+
+        Deltas of one call are merged (consecutive text of one key, argument fragments of one call); with
+        ``coalesce_chars`` / ``coalesce_ms``, deltas are also held across calls until that many characters
+        are held or that much time has passed since the first one was held (see `flush`).
+        """
+        if self._coalesce:
+            return self._hold(self._feed(text))
+        return self._feed(text)
+
+    def _feed(self, text: str) -> list[dict[str, Any]]:
         parser = self._parser
         if parser is None:
             raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
@@ -552,7 +575,27 @@ class DeltaStream:
         self._check_open()
         out = self._begin()
         self._handle(list(events), out)
-        return _merge(out)
+        return self._hold(_merge(out)) if self._coalesce else _merge(out)
+
+    def flush(self) -> list[dict[str, Any]]:
+        """The deltas held back by coalescing (none without ``coalesce_chars`` / ``coalesce_ms``)."""
+        out = _merge(self._held)
+        self._held = []
+        self._held_chars = 0
+        return out
+
+    def _hold(self, deltas: list[dict]) -> list[dict[str, Any]]:
+        if not deltas:
+            if self._held and self._clock() - self._held_since >= self._co_secs:
+                return self.flush()
+            return []
+        if not self._held:
+            self._held_since = self._clock()
+        self._held.extend(deltas)
+        self._held_chars += sum(_delta_chars(d) for d in deltas)
+        if self._held_chars >= self._co_chars or self._clock() - self._held_since >= self._co_secs:
+            return self.flush()
+        return []
 
     def finish(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         """End the stream; return the last deltas and set `finish_reason`.
@@ -595,6 +638,8 @@ class DeltaStream:
         if finish_reason in (None, "stop"):
             finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
         self.finish_reason = finish_reason
+        if self._held:
+            out, self._held, self._held_chars = self._held + out, [], 0
         return _merge(out)
 
     def partial_value(self) -> Any:
@@ -628,7 +673,26 @@ class DeltaStream:
             "object": "chat.completion.chunk",
             "created": self.created,
             "model": self.model,
-            "choices": [{"index": 0, "delta": dict(delta), "logprobs": None, "finish_reason": finish_reason}],
+            "choices": [
+                {
+                    "index": self.choice_index,
+                    "delta": dict(delta),
+                    "logprobs": None,
+                    "finish_reason": finish_reason,
+                }
+            ],
+        }
+
+    def usage_chunk(self, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+        """The last chunk a server sends when the request asked ``stream_options: {"include_usage": true}``:
+        no choices, the token counts (which the caller knows: this stream sees text, not tokens)."""
+        return {
+            "id": self.completion_id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": _usage(prompt_tokens, completion_tokens),
         }
 
     def feed_chunks(self, text: str) -> list[dict[str, Any]]:
@@ -852,7 +916,7 @@ class DeltaStream:
     def _new_id(self, index: int) -> str:
         if self._id_factory is not None:
             return self._id_factory(index)
-        return "call_" + "".join(self._rng.choice(_ID_CHARS) for _ in range(24))
+        return _call_id(self._rng)
 
     def _announce(self, r: _Region, name: str, call_id: str | None, out: list[dict]) -> _Call:
         index = self._next_index
@@ -1152,6 +1216,95 @@ class DeltaStream:
                     out,
                     in_message=True,
                 )
+
+
+def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def _delta_chars(delta: Mapping) -> int:
+    n = 0
+    for value in delta.values():
+        if isinstance(value, str):
+            n += len(value)
+        elif isinstance(value, list):
+            for item in value:
+                fn = item.get("function") if isinstance(item, dict) else None
+                if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                    n += len(fn["arguments"])
+    return n
+
+
+def chat_completion(
+    message: Mapping[str, Any],
+    *,
+    model: str = "",
+    finish_reason: str | None = None,
+    usage: tuple[int, int] | None = None,
+    completion_id: str | None = None,
+    created: int | None = None,
+    id_seed: int | str | None = None,
+    reasoning_key: str = "reasoning_content",
+) -> dict[str, Any]:
+    """A non-streaming ``chat.completion`` response from a parsed message (``parse_response``'s).
+
+    ``content`` is None when empty; tool calls get ``id`` (the message's own, else ``call_`` + 24
+    letters/digits, reproducible with ``id_seed``), ``type`` and JSON-string ``arguments``; an ``index``
+    key is not kept. ``finish_reason`` defaults to "tool_calls" when there are calls, else "stop".
+    ``usage``: (prompt_tokens, completion_tokens). Other message keys (e.g. ``unparsed``) are kept as
+    extensions, as in the streamed deltas.
+    """
+    rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
+    out: dict[str, Any] = {"role": message.get("role", "assistant")}
+    content = message.get("content")
+    out["content"] = content if content not in ("", None) else None
+    for key, value in message.items():
+        if key in ("role", "content", "tool_calls"):
+            continue
+        out[reasoning_key if key in _REASONING_NAMES else key] = value
+    calls = []
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping) else call
+        fn = fn if isinstance(fn, Mapping) else {}
+        args = fn.get("arguments", {})
+        call_id = call.get("id") if isinstance(call, Mapping) else None
+        calls.append(
+            {
+                "id": call_id if isinstance(call_id, str) and call_id else _call_id(rng),
+                "type": "function",
+                "function": {
+                    "name": fn.get("name") if isinstance(fn.get("name"), str) else "",
+                    "arguments": _scrub(args if isinstance(args, str) else _dumps(args)),
+                },
+            }
+        )
+    if calls:
+        out["tool_calls"] = calls
+    response: dict[str, Any] = {
+        "id": completion_id or "chatcmpl-" + "".join(rng.choice(_ID_CHARS) for _ in range(24)),
+        "object": "chat.completion",
+        "created": int(time.time()) if created is None else created,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": out,
+                "logprobs": None,
+                "finish_reason": finish_reason or ("tool_calls" if calls else "stop"),
+            }
+        ],
+    }
+    if usage is not None:
+        response["usage"] = _usage(*usage)
+    return response
+
+
+def _call_id(rng: random.Random) -> str:
+    return "call_" + "".join(rng.choice(_ID_CHARS) for _ in range(24))
 
 
 def _merge(deltas: list[dict]) -> list[dict]:
