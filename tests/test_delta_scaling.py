@@ -126,13 +126,14 @@ def test_function_calls_per_piece_do_not_grow_with_the_region(case: str) -> None
 def _copied_chars(case: str, n: int) -> int:
     """Characters DeltaStream encodes (JSON fragments) plus the text its partial parsers hold, summed over
     every feed: both stay proportional to the region's length when nothing is parsed twice."""
-    import hf_response_templates.openai as mod
+    import hf_response_templates.delta_tools as tools_mod
+    import hf_response_templates.deltas as deltas_mod
 
     name, prefix, text = make_case(case, n)
     template = PCL_TEMPLATE if name == "pcl" else get_template(name)
     total = 0
-    real_encode = mod._encode_string
-    real_dumps = mod._dumps
+    real_encode = deltas_mod._encode_string
+    real_dumps = tools_mod._dumps
 
     def encode(s: str) -> str:
         nonlocal total
@@ -145,7 +146,10 @@ def _copied_chars(case: str, n: int) -> int:
         total += len(out)
         return out
 
-    mod._encode_string, mod._dumps = encode, dumps
+    patched = [(deltas_mod, "_encode_string", encode), (tools_mod, "_encode_string", encode), (tools_mod, "_dumps", dumps)]
+    saved = [(m, k, getattr(m, k)) for m, k, _ in patched]
+    for m, k, v in patched:
+        setattr(m, k, v)
     try:
         ds = DeltaStream(template, prefix=prefix, id_seed=0)
         for piece in _pieces(text):
@@ -157,7 +161,8 @@ def _copied_chars(case: str, n: int) -> int:
                     total += sum(len(p) for p in pieces)  # what an xml/pcl search would join again
         ds.finish()
     finally:
-        mod._encode_string, mod._dumps = real_encode, real_dumps
+        for m, k, v in saved:
+            setattr(m, k, v)
     return total
 
 
