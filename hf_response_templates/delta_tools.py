@@ -190,7 +190,10 @@ class ToolCallDeltas:
             if r.streaming is call:
                 self._stream_string(call, out)  # the rest of a string member (its pieces are kept)
                 r.streaming = None
-            self._advance(call, _scrub(_dumps(self._typed_args(call.name, value))), out)
+            full = _scrub(_dumps(self._typed_args(call.name, value)))
+            # the closing "}" waits for the region's close: the arguments become valid JSON only once the
+            # call is complete (a body can still turn out malformed after its arguments object)
+            self._advance(call, full[:-1] if full.endswith("}") else "", out)
             call.final = True
             return
         if status != "partial" or not isinstance(value, dict):

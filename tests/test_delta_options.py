@@ -244,3 +244,19 @@ def test_chat_completion_from_a_parsed_message() -> None:
     # the message's own ids are kept
     with_id = {"role": "assistant", "tool_calls": [{"id": "abc", "type": "function", "function": {"name": "f", "arguments": {}}}]}
     assert chat_completion(with_id)["choices"][0]["message"]["tool_calls"][0]["id"] == "abc"
+
+
+def test_arguments_become_valid_json_only_when_the_region_closes() -> None:
+    text = '<tool_call>\n{"name": "search", "arguments": {"query": "q"}} oops\n</tool_call><|im_end|>'
+    ds = DeltaStream(get_template("qwen3"), prefix=CHATML, tools=TOOLS)
+    deltas: list = []
+    for ch in text:
+        deltas += ds.feed(ch)
+        if ds.current_field == "tool_calls" and deltas:
+            acc = accumulate_deltas(deltas)
+            args = acc.get("tool_calls", [{}])[0].get("function", {}).get("arguments", "")
+            with pytest.raises(json.JSONDecodeError):
+                json.loads(args)  # a prefix, never complete JSON while the region is open
+    deltas += ds.finish()
+    [call] = accumulate_deltas(deltas)["tool_calls"]
+    assert call["error"]["type"] == "malformed" and call["function"]["arguments"] == '{"query": "q"'
