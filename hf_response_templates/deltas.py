@@ -51,6 +51,13 @@ class DeltaStream(ToolCallDeltas):
         field_keys: ``{template field: delta key or None}`` overrides (None drops the field). Other text
             fields stream under their own name; other structured fields are sent once, at their close.
         model, completion_id, created: what `chunk` puts into each ``chat.completion.chunk``.
+        tool_call_streaming: ``"incremental"`` or ``"validated"`` (see `hf_response_templates.openai`);
+            None: "validated" if any of ``tools`` says ``"strict": true``, else "incremental".
+        model_ids: keep the call ids the model writes (Mistral, Kimi K2) instead of generating them.
+        choice_index: the ``index`` of this stream's choice in its chunks (``n > 1``: one stream each).
+        coalesce_chars, coalesce_ms: hold deltas back across feeds until that many characters are held
+            or that many milliseconds passed since the first one was held (see `flush`).
+        clock: the time source for ``coalesce_ms`` (seconds; default `time.monotonic`).
 
     Use `DeltaStream.for_events` to consume events produced elsewhere (a `ResponseStreamer`).
     """
@@ -110,6 +117,8 @@ class DeltaStream(ToolCallDeltas):
         self._held: list[dict] = []  # coalescing: deltas not released yet
         self._held_chars = 0
         self._held_since = 0.0
+        if not self._coalesce:
+            self.feed = self._feed  # type: ignore[method-assign]  # one call less per piece
         self._role = tpl.defaults.get("role", "assistant")
         if not isinstance(self._role, str):
             self._role = "assistant"
@@ -259,7 +268,13 @@ class DeltaStream(ToolCallDeltas):
                                 if len(chunks) > i:
                                     new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
                                     call.str_idx = len(chunks)
-                                    self._send(call, _encode_string(new)[1:-1], out)
+                                    piece = _encode_string(new)[1:-1]
+                                    parts = call.parts
+                                    if not piece.isascii() or len(parts) >= _COMPACT_AT:
+                                        self._send(call, piece, out)  # (surrogates, compaction)
+                                    else:
+                                        parts.append(piece)
+                                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]}]
                             return out
                     if kind == "tool":
                         self._update_tool(r, out)

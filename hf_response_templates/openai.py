@@ -20,7 +20,11 @@ Deltas, in order:
 * ``{"tool_calls": [{"index": i, "id": "call_...", "type": "function", "function": {"name": ...,
   "arguments": ""}}]}`` once per call, as soon as its name is known (from an ``open_pattern`` capture, or
   as soon as the name string is complete in a JSON body), then ``{"tool_calls": [{"index": i, "function":
-  {"arguments": "<fragment>"}}]}`` pieces.
+  {"arguments": "<fragment>"}}]}`` pieces. With ``tool_call_streaming="validated"`` (the default when a
+  request tool has ``"strict": true``), a call is sent only once its region has parsed: id, name and the
+  complete arguments in one delta, and a malformed call is never announced (its text is in ``unparsed``);
+  for formats with every call in one JSON list (Granite, Command R7B) no call is sent before the whole list
+  parsed. ``"incremental"`` (the default otherwise) streams them as described here.
 
 Guarantees (what a client may rely on):
 
@@ -36,11 +40,19 @@ Guarantees (what a client may rely on):
   wait until they are complete), the closing ``}`` at the region's close; for ``xml-inline`` bodies, each
   parameter once its closing tag is there (typed by the schema); for ``python-call-list``, each call once
   its ``)`` is there. So the arguments only become valid JSON when the call is complete. The ``json``
-  parser's dialect (``unquoted_keys``, ``string_delims``: Gemma 4) streams the same way (rewritten to
-  standard JSON for jiter). Arguments written *before* the name in a JSON body wait for the name: the call
-  is announced with its name, and arguments are typed by the named tool's schema.
+  parser's dialect (``unquoted_keys``, ``string_delims``: Gemma 4) streams the same way. Arguments written
+  *before* the name in a JSON body wait for the name: the call is announced with its name, and arguments
+  are typed by the named tool's schema.
+* Lone surrogates (a JSON body's ``"\\ud800"`` escape decodes to one; UTF-8 cannot encode it, and the
+  OpenAI SDK's strict helper raises ``UnicodeEncodeError`` on it) are sent as U+FFFD, in names and
+  arguments; the parsed message (``stream.message``, ``parse_response``) keeps the decoded value.
 * ``id``, ``type`` and ``name`` come once per call (the OpenAI SDK concatenates repeated strings). Ids are
-  ``call_`` + 24 letters/digits, unique per call, and reproducible with ``id_seed``.
+  the model's own where the format writes one (Mistral ``[CALL_ID]...``, Kimi K2 ``functions.NAME:IDX``;
+  ``model_ids=False`` opts out), else ``call_`` + 24 letters/digits (reproducible with ``id_seed``, or made
+  by ``id_factory``); unique per stream (a repeated model id is replaced).
+* Linear time: the stream keeps the state of each open region's partial parse (`hf_response_templates.
+  partial`), so the cost of a piece does not depend on how long the region already is
+  (``benchmarks/bench_deltas.py``).
 
 Extensions (not in OpenAI's format; shaped so that the OpenAI SDK's own delta accumulation keeps them):
 
@@ -63,15 +75,26 @@ flagged with an ``error`` of type ``"length"``, and, if its body could not be pa
 ``unparsed`` record.
 
 Two ways to feed it: text (`feed`: the stream owns a `ResponseParser`; exact in every respect), or events
-made elsewhere (`for_events` + `feed_events`, e.g. from a ``ResponseStreamer``). Events do not (yet) say
-which named groups ``open_pattern`` captured (a ``"captures"`` key on ``region_open`` is used when present),
-so with events a call whose name comes from ``open_pattern`` is announced when its region closes, arguments
-included (still exact, just not incremental); ``unparsed`` records then have ``position`` None.
+made elsewhere (`for_events` + `feed_events`, e.g. from a ``ResponseStreamer``). Events carry what is needed
+(``region_open``'s ``captures``, ``position`` and ``at_end`` on closes), so both give the same deltas, with
+two differences: model call ids need the producer's ``delimiter`` events (``ResponseParser(trace=True)``);
+and a tool call the producer's final events close as malformed is flagged at `finish` (``"length"`` if
+`finish` says so, else ``"malformed"``), since only `finish` knows whether the token limit cut it.
+
+Serving helpers: `chunk` / `feed_chunks` / `finish_chunks` wrap deltas into ``chat.completion.chunk``
+dicts (``choice_index`` sets the choice's ``index``: one stream per choice when ``n > 1``, with one shared
+``completion_id``); `usage_chunk` is the ``stream_options.include_usage`` chunk (token counts passed in);
+``coalesce_chars`` / ``coalesce_ms`` hold deltas back across feeds and release them merged once that many
+characters are held or that much time has passed (`flush` releases them; deltas of one feed are always
+merged); `chat_completion` builds the non-streaming ``chat.completion`` response from a parsed message.
+The same stream drives `hf_response_templates.anthropic` (Messages API events) and
+`hf_response_templates.responses` (Responses API events).
 
 `partial_value()` gives the partial parsed value of the open ``json`` / ``xml-inline`` /
-``python-call-list`` region (before ``transform``): JSON through `jiter`'s partial mode (incomplete
-strings included), xml-inline as the parameters whose closing tag was seen, python-call-list as the calls
-whose ``)`` was seen.
+``python-call-list`` region (before ``transform``): JSON with incomplete strings included (complete numbers
+only), xml-inline as the parameters whose closing tag was seen, python-call-list as the calls whose ``)``
+was seen. A content format registered by the user streams too once it has a partial parser
+(`hf_response_templates.partial.register_partial_parser`).
 
 This module is ``hf_response_templates.openai``; it does not import (or shadow) the ``openai`` package.
 """

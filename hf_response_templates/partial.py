@@ -268,7 +268,7 @@ class JsonPartial:
                 self.version += 1
                 i += 1
             elif _TOKEN_RUN.match(c).end():
-                self._start_member()
+                self._start_member(bump=False)
                 self._mode = _TOKEN
                 self._chunks = []
             else:
@@ -298,7 +298,9 @@ class JsonPartial:
         self._is_key = is_key
         self._chunks = []
 
-    def _start_member(self, node: Any = MISSING) -> None:
+    def _start_member(self, node: Any = MISSING, bump: bool = True) -> None:
+        """A member starts (`node`: a container, inserted now; scalars are inserted when they end). A
+        number or literal starting is no structural change a reader acts on (``bump=False``)."""
         stack = self.stack
         if not stack:
             if self.value is not MISSING or self.done:
@@ -320,7 +322,8 @@ class JsonPartial:
             top.open_key = len(top.node)
             if node is not MISSING:
                 top.node.append(node)
-        self.version += 1
+        if bump:
+            self.version += 1
 
     def _end_value(self, value: Any) -> None:
         """A scalar member (or the root scalar) is complete."""
