@@ -260,3 +260,45 @@ def test_arguments_become_valid_json_only_when_the_region_closes() -> None:
     deltas += ds.finish()
     [call] = accumulate_deltas(deltas)["tool_calls"]
     assert call["error"]["type"] == "malformed" and call["function"]["arguments"] == '{"query": "q"'
+
+
+# --------------------------------------------------------------------------- validated mode, any chunking
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from test_openai_deltas import ALL_RAW, SETTINGS, chunkings  # noqa: E402
+
+
+def _cut_variants(text: str) -> list[str]:
+    """The text, and the text cut in its middle (a generation that stopped there)."""
+    return [text, text[: len(text) // 2]]
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(data=st.data())
+def test_validated_mode_streams_exactly_parse_responses_calls_for_any_chunking(data: st.DataObject) -> None:
+    name, prefix, full = data.draw(st.sampled_from(ALL_RAW))
+    text = data.draw(st.sampled_from(_cut_variants(full)))
+    template = get_template(name)
+    pieces = data.draw(chunkings(text))
+    expected = parse_response(text, template, prefix=prefix, tools=STRICT_TOOLS, strict=False)
+    ds = DeltaStream(template, prefix=prefix, tools=STRICT_TOOLS, id_seed=0)
+    assert ds.tool_call_streaming == "validated"
+    deltas = []
+    for piece in pieces:
+        deltas += ds.feed(piece)
+    deltas += ds.finish()
+    assert ds.warnings == [] and ds.message == expected
+    acc = accumulate_deltas(deltas)
+    calls = expected.get("tool_calls") or []
+    got = acc.get("tool_calls", [])
+    assert not any("error" in c for c in got), "validated mode never announces a call it takes back"
+    assert len(got) == len(calls)
+    for g, want in zip(got, calls, strict=True):
+        fn = want["function"] if isinstance(want.get("function"), dict) else want
+        assert g["function"]["name"] == fn["name"]
+        assert json.loads(g["function"]["arguments"] or "{}") == fn.get("arguments", {})
+    for d in deltas:  # a call comes whole: id, name and all of its arguments in one delta
+        for entry in d.get("tool_calls", []):
+            assert "id" in entry
+    assert acc.get("content") == expected.get("content")
