@@ -135,7 +135,7 @@ def _get(value: Any, path: tuple) -> Any:
 class _Call:
     __slots__ = (
         "index", "id", "name", "parts", "stuck", "error", "done", "final", "opened", "members",
-        "str_key", "str_chunks", "str_idx",
+        "str_key", "str_chunks", "str_idx", "held",
     )  # fmt: skip
 
     def __init__(self, index: int, call_id: str, name: str):
@@ -152,6 +152,7 @@ class _Call:
         self.str_key: Any = None  # the member whose string value is streaming
         self.str_chunks: list[str] = []  # the partial parser's decoded pieces of that string
         self.str_idx = 0  # how many of them were sent
+        self.held: str | None = None  # the complete arguments, while their last "}" waits
 
     @property
     def sent(self) -> str:

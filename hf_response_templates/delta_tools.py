@@ -181,7 +181,12 @@ class ToolCallDeltas:
                 )
             if not call.final and not call.stuck:
                 self._update_args(r, call, args_src, p, out)
-            if listy and (call.final or call.stuck) and j == r.first_active:
+            if listy and call.held is not None and j < len(value) - 1:
+                # a later call of the list started: this one is complete (incremental mode accepts that the
+                # list may still fail to parse; "validated" waits for the whole list)
+                self._advance(call, call.held, out)
+                call.held = None
+            if listy and (call.stuck or call.final and call.held is None) and j == r.first_active:
                 r.first_active += 1
 
     def _update_args(self, r: _Region, call: _Call, src: tuple | None, p: Any, out: list[dict]) -> None:
@@ -195,6 +200,7 @@ class ToolCallDeltas:
             # call is complete (a body can still turn out malformed after its arguments object)
             self._advance(call, full[:-1] if full.endswith("}") else "", out)
             call.final = True
+            call.held = full
             return
         if status != "partial" or not isinstance(value, dict):
             return  # nothing yet, or an open list / scalar as the arguments: wait for it to complete
