@@ -27,50 +27,21 @@ This module is ``hf_response_templates.anthropic``; it does not import the ``ant
 
 from __future__ import annotations
 
-import json
-import random
-import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from hf_response_templates.blocks import Block, BlockMapper
-from hf_response_templates.openai import DeltaStream
+from hf_response_templates.blocks import Block, BlockStream, function_tools, sse_event
 
 __all__ = ["MessagesStream", "sse_event", "anthropic_tools"]
 
-_ID_CHARS = string.ascii_letters + string.digits
 _STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 
-
-def sse_event(event: Mapping[str, Any]) -> str:
-    """One Server-Sent-Events record, ``event: <type>`` then ``data: {...}``, as Anthropic sends them."""
-    return f"event: {event['type']}\ndata: " + json.dumps(event, separators=(",", ":")) + "\n\n"
-
-
-def anthropic_tools(tools: Iterable[Mapping[str, Any]] | None) -> list[dict] | None:
-    """Anthropic tool definitions (``name``, ``input_schema``) as OpenAI-style function schemas."""
-    if tools is None:
-        return None
-    out = []
-    for tool in tools:
-        if "input_schema" in tool:
-            out.append(
-                {
-                    "type": "function",
-                    "function": {
-                        "name": tool["name"],
-                        "description": tool.get("description", ""),
-                        "parameters": tool["input_schema"],
-                        **({"strict": True} if tool.get("strict") else {}),
-                    },
-                }
-            )
-        else:
-            out.append(dict(tool))
-    return out
+#: Anthropic tool definitions (``name``, ``input_schema``) as the Chat Completions function schemas that
+#: type tool arguments.
+anthropic_tools = function_tools
 
 
-class MessagesStream:
+class MessagesStream(BlockStream):
     """One generation as Anthropic Messages streaming events (see the module docs).
 
     Args:
@@ -96,26 +67,14 @@ class MessagesStream:
         id_seed: int | str | None = None,
         **options: Any,
     ):
-        rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
-        self.deltas = DeltaStream(
-            template,
-            prefix=prefix,
-            tools=anthropic_tools(list(tools)) if tools is not None else None,
-            tool_call_streaming=tool_call_streaming,
-            id_seed=id_seed,
-            id_factory=options.pop("id_factory", None)
-            or (lambda i: "toolu_" + "".join(rng.choice(_ID_CHARS) for _ in range(24))),
-            **options,
+        if "id_factory" not in options:
+            options["id_factory"] = lambda i: self._id("toolu_")
+        super().__init__(
+            template, prefix=prefix, tools=tools, tool_call_streaming=tool_call_streaming, id_seed=id_seed, **options
         )
         self.model = model
-        self.message_id = message_id or "msg_" + "".join(rng.choice(_ID_CHARS) for _ in range(24))
+        self.message_id = message_id or self._id("msg_")
         self.input_tokens = input_tokens
-        self._blocks = BlockMapper()
-        self._started = False
-
-    def feed(self, text: str) -> list[dict[str, Any]]:
-        """Add generated text; return the events it completes."""
-        return self._events(self.deltas.feed(text))
 
     def finish(self, stop_reason: str | None = None, *, output_tokens: int = 0) -> list[dict[str, Any]]:
         """End the stream: the last events, ``message_delta`` (``stop_reason``: "end_turn", "tool_use", or

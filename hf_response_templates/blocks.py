@@ -18,10 +18,42 @@ block). What the APIs have no place for is kept on the mapper, for the adapters 
 
 from __future__ import annotations
 
+import json
+import random
+import string
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["Block", "BlockMapper"]
+from hf_response_templates.openai import DeltaStream
+
+__all__ = ["Block", "BlockMapper", "BlockStream", "function_tools", "sse_event"]
+
+_ID_CHARS = string.ascii_letters + string.digits
+
+
+def sse_event(event: Mapping[str, Any]) -> str:
+    """One Server-Sent-Events record, ``event: <type>`` then ``data: {...}``, as both APIs send them."""
+    return f"event: {event['type']}\ndata: " + json.dumps(event, separators=(",", ":")) + "\n\n"
+
+
+def function_tools(tools: Iterable[Mapping[str, Any]] | None) -> list[dict] | None:
+    """Tool definitions in the Chat Completions shape (``{"type": "function", "function": {...}}``) from
+    Anthropic ones (``name``, ``input_schema``), Responses API ones (``{"type": "function", "name", ...}``)
+    or Chat Completions ones (unchanged)."""
+    if tools is None:
+        return None
+    out = []
+    for tool in tools:
+        if "input_schema" in tool:
+            fn = {"name": tool["name"], "description": tool.get("description", ""), "parameters": tool["input_schema"]}
+            if tool.get("strict"):
+                fn["strict"] = True
+            out.append({"type": "function", "function": fn})
+        elif tool.get("type") == "function" and "function" not in tool and "name" in tool:
+            out.append({"type": "function", "function": {k: v for k, v in tool.items() if k != "type"}})
+        else:
+            out.append(dict(tool))
+    return out
 
 
 class Block:
@@ -47,6 +79,43 @@ class Block:
 
 
 _TEXT_KINDS = {"reasoning_content": "reasoning", "content": "text"}
+
+
+class BlockStream:
+    """What the block-based adapters share: a `DeltaStream` (tool calls "validated" by default: a block
+    cannot be taken back), a `BlockMapper` over its deltas, and ids."""
+
+    def __init__(
+        self,
+        template: Any,
+        *,
+        prefix: str | None = None,
+        tools: Iterable[Any] | None = None,
+        tool_call_streaming: str = "validated",
+        id_seed: int | str | None = None,
+        **options: Any,
+    ):
+        self._rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
+        self.deltas = DeltaStream(
+            template,
+            prefix=prefix,
+            tools=function_tools(list(tools)) if tools is not None else None,
+            tool_call_streaming=tool_call_streaming,
+            id_seed=id_seed,
+            **options,
+        )
+        self._blocks = BlockMapper()
+        self._started = False
+
+    def _id(self, prefix: str) -> str:
+        return prefix + "".join(self._rng.choice(_ID_CHARS) for _ in range(24))
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        """Add generated text; return the events it completes."""
+        return self._events(self.deltas.feed(text))
+
+    def _events(self, deltas: list[dict]) -> list[dict[str, Any]]:
+        raise NotImplementedError
 
 
 class BlockMapper:

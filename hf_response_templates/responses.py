@@ -23,42 +23,20 @@ This module is ``hf_response_templates.responses``.
 
 from __future__ import annotations
 
-import json
-import random
-import string
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from hf_response_templates.blocks import Block, BlockMapper
-from hf_response_templates.openai import DeltaStream
+from hf_response_templates.blocks import Block, BlockStream, function_tools, sse_event
 
 __all__ = ["ResponsesStream", "sse_event", "responses_tools"]
 
-_ID_CHARS = string.ascii_letters + string.digits
+#: Responses API function tools (``{"type": "function", "name", "parameters"}``) as the Chat Completions
+#: schemas that type tool arguments.
+responses_tools = function_tools
 
 
-def sse_event(event: Mapping[str, Any]) -> str:
-    """One Server-Sent-Events record, ``event: <type>`` then ``data: {...}``."""
-    return f"event: {event['type']}\ndata: " + json.dumps(event, separators=(",", ":")) + "\n\n"
-
-
-def responses_tools(tools: Iterable[Mapping[str, Any]] | None) -> list[dict] | None:
-    """Responses API function tools (``{"type": "function", "name", "parameters"}``) as Chat Completions
-    tool schemas."""
-    if tools is None:
-        return None
-    out = []
-    for tool in tools:
-        if tool.get("type") == "function" and "function" not in tool and "name" in tool:
-            fn = {k: v for k, v in tool.items() if k != "type"}
-            out.append({"type": "function", "function": fn})
-        else:
-            out.append(dict(tool))
-    return out
-
-
-class ResponsesStream:
+class ResponsesStream(BlockStream):
     """One generation as Responses API streaming events (see the module docs).
 
     Args:
@@ -82,31 +60,15 @@ class ResponsesStream:
         id_seed: int | str | None = None,
         **options: Any,
     ):
-        self._rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
-        self._tools = responses_tools(list(tools)) if tools is not None else None
-        self.deltas = DeltaStream(
-            template,
-            prefix=prefix,
-            tools=self._tools,
-            tool_call_streaming=tool_call_streaming,
-            id_seed=id_seed,
-            **options,
+        super().__init__(
+            template, prefix=prefix, tools=tools, tool_call_streaming=tool_call_streaming, id_seed=id_seed, **options
         )
         self.model = model
         self.response_id = response_id or self._id("resp_")
         self.created_at = int(time.time()) if created_at is None else created_at
-        self._blocks = BlockMapper()
         self._items: list[dict[str, Any]] = []  # the completed output items
         self._item_ids: dict[int, str] = {}
         self._seq = 0
-        self._started = False
-
-    def _id(self, prefix: str) -> str:
-        return prefix + "".join(self._rng.choice(_ID_CHARS) for _ in range(24))
-
-    def feed(self, text: str) -> list[dict[str, Any]]:
-        """Add generated text; return the events it completes."""
-        return self._events(self.deltas.feed(text))
 
     def finish(
         self, finish_reason: str | None = None, *, usage: tuple[int, int] | None = None

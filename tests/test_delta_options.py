@@ -302,3 +302,26 @@ def test_validated_mode_streams_exactly_parse_responses_calls_for_any_chunking(d
         for entry in d.get("tool_calls", []):
             assert "id" in entry
     assert acc.get("content") == expected.get("content")
+
+
+def test_anthropic_and_responses_tool_definitions_type_the_arguments() -> None:
+    from hf_response_templates.anthropic import MessagesStream
+    from hf_response_templates.responses import ResponsesStream
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3"}}\n</tool_call><|im_end|>'
+    ms = MessagesStream(get_template("qwen3"), prefix=CHATML, tools=[{"name": "get_weather", "input_schema": schema}])
+    events = ms.feed(text) + ms.finish()
+    [start] = [e for e in events if e["type"] == "content_block_start"]
+    assert start["content_block"]["type"] == "tool_use" and start["content_block"]["id"].startswith("toolu_")
+    args = "".join(e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta")
+    assert json.loads(args) == {"city": "Paris", "days": 3}
+    assert events[-2]["delta"]["stop_reason"] == "tool_use" and events[-1] == {"type": "message_stop"}
+    rs = ResponsesStream(
+        get_template("qwen3"), prefix=CHATML, tools=[{"type": "function", "name": "get_weather", "parameters": schema}]
+    )
+    events = rs.feed(text) + rs.finish()
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    [done] = [e for e in events if e["type"] == "response.function_call_arguments.done"]
+    assert json.loads(done["arguments"]) == {"city": "Paris", "days": 3}
+    assert events[-1]["type"] == "response.completed" and events[-1]["response"]["output"][0]["type"] == "function_call"
