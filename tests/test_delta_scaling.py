@@ -18,6 +18,7 @@ import random
 import sys
 
 import pytest
+from test_openai_deltas import PCL_TEMPLATE
 
 from hf_response_templates import get_template
 from hf_response_templates.openai import DeltaStream
@@ -66,20 +67,6 @@ def make_case(case: str, n: int) -> tuple[str, str, str]:
     raise ValueError(case)
 
 
-PCL_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|assistant|>",
-    "fields": {
-        "tool_calls": {
-            "open": "<calls>",
-            "close": "</calls>",
-            "content": "python-call-list",
-            "transform_each": True,
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
-        },
-        "content": {"close": "<eos>"},
-    },
-}
 CASES = ["content", "json-string", "json-members", "xml-params", "gemma4-dialect", "python-call-list"]
 
 
