@@ -58,7 +58,13 @@ def _members(n: int, rng: random.Random, key_fmt: Callable[[str], str], str_fmt:
     size = i = 0
     while size < n:
         kind = i % 3
-        value = str_fmt(_prose(30, rng)) if kind == 0 else str(rng.randint(0, 10**6)) if kind == 1 else "[1, 2, 3]"
+        value = (
+            str_fmt(_prose(30, rng))
+            if kind == 0
+            else str(rng.randint(0, 10**6))
+            if kind == 1
+            else "[1, 2, 3]"
+        )
         part = f"{key_fmt(f'k{i}')}: {value}"
         parts.append(part)
         size += len(part) + 2
@@ -72,7 +78,11 @@ def make_case(case: str, n: int, rng: random.Random) -> tuple[str, str, str]:
         return "smollm3", CHATML, f"<think>\n{_prose(n // 2, rng)}\n</think>\n{_prose(n // 2, rng)}<|im_end|>"
     if case == "json-string":
         value = json.dumps(_prose(n, rng), ensure_ascii=False)
-        return "hermes3", CHATML, f'<tool_call>\n{{"name": "write", "arguments": {{"text": {value}}}}}\n</tool_call><|im_end|>'
+        return (
+            "hermes3",
+            CHATML,
+            f'<tool_call>\n{{"name": "write", "arguments": {{"text": {value}}}}}\n</tool_call><|im_end|>',
+        )
     if case == "json-members":
         args = _members(n, rng, json.dumps, lambda s: json.dumps(s, ensure_ascii=False))
         return "hermes3", CHATML, f'<tool_call>\n{{"name": "f", "arguments": {args}}}\n</tool_call><|im_end|>'
@@ -161,16 +171,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", nargs="*", default=list(CASES), choices=CASES)
     args = ap.parse_args(argv)
     sizes = (1_000, 100_000) if args.quick else (1_000, 100_000, 1_000_000)
-    print(f"# DeltaStream vs ResponseParser, CPU µs per 1-7 character piece, best of 3 "
-          f"(Python {platform.python_version()})")
+    print(
+        f"# DeltaStream vs ResponseParser, CPU µs per 1-7 character piece, best of 3 "
+        f"(Python {platform.python_version()})"
+    )
     print(f"{'case':15} {'chars':>9} {'pieces':>8} {'deltas':>8} | {'parser':>7} {'deltas':>7} {'ratio':>6}")
     rows = []
     for case in args.cases:
         for n in sizes:
             row = measure(case, n, repeat=3 if n < 1_000_000 else 2)
             rows.append(row)
-            print(f"{case:15} {row['chars']:>9} {row['pieces']:>8} {row['deltas']:>8} | "
-                  f"{row['parser_us']:7.2f} {row['deltas_us']:7.2f} {row['ratio']:6.2f}", flush=True)
+            print(
+                f"{case:15} {row['chars']:>9} {row['pieces']:>8} {row['deltas']:>8} | "
+                f"{row['parser_us']:7.2f} {row['deltas_us']:7.2f} {row['ratio']:6.2f}",
+                flush=True,
+            )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

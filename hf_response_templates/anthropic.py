@@ -70,7 +70,12 @@ class MessagesStream(BlockStream):
         if "id_factory" not in options:
             options["id_factory"] = lambda i: self._id("toolu_")
         super().__init__(
-            template, prefix=prefix, tools=tools, tool_call_streaming=tool_call_streaming, id_seed=id_seed, **options
+            template,
+            prefix=prefix,
+            tools=tools,
+            tool_call_streaming=tool_call_streaming,
+            id_seed=id_seed,
+            **options,
         )
         self.model = model
         self.message_id = message_id or self._id("msg_")

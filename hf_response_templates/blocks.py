@@ -45,7 +45,11 @@ def function_tools(tools: Iterable[Mapping[str, Any]] | None) -> list[dict] | No
     out = []
     for tool in tools:
         if "input_schema" in tool:
-            fn = {"name": tool["name"], "description": tool.get("description", ""), "parameters": tool["input_schema"]}
+            fn = {
+                "name": tool["name"],
+                "description": tool.get("description", ""),
+                "parameters": tool["input_schema"],
+            }
             if tool.get("strict"):
                 fn["strict"] = True
             out.append({"type": "function", "function": fn})
@@ -61,7 +65,9 @@ class Block:
 
     __slots__ = ("kind", "index", "call_index", "call_id", "name", "parts", "open")
 
-    def __init__(self, kind: str, index: int, call_index: int | None = None, call_id: str = "", name: str = ""):
+    def __init__(
+        self, kind: str, index: int, call_index: int | None = None, call_id: str = "", name: str = ""
+    ):
         self.kind = kind  # "reasoning" | "text" | "tool"
         self.index = index  # position among the blocks of the message
         self.call_index = call_index  # DeltaStream's tool-call index (tool blocks)

@@ -27,7 +27,6 @@ class ToolCallDeltas:
 
     _tools: ToolSchemas | None
 
-
     def _new_id(self, index: int) -> str:
         if self._id_factory is not None:
             return self._id_factory(index)
@@ -340,4 +339,3 @@ class ToolCallDeltas:
                     out,
                     in_message=True,
                 )
-

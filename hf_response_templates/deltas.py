@@ -34,6 +34,7 @@ from hf_response_templates.tools import ToolSchemas, tool_schemas
 
 __all__ = ["DeltaStream"]
 
+
 class DeltaStream(ToolCallDeltas):
     """Turn one generation into OpenAI ``chat.completion.chunk`` deltas (see the module docs).
 
@@ -274,7 +275,13 @@ class DeltaStream(ToolCallDeltas):
                                         self._send(call, piece, out)  # (surrogates, compaction)
                                     else:
                                         parts.append(piece)
-                                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]}]
+                                        return [
+                                            {
+                                                "tool_calls": [
+                                                    {"index": call.index, "function": {"arguments": piece}}
+                                                ]
+                                            }
+                                        ]
                             return out
                     if kind == "tool":
                         self._update_tool(r, out)
@@ -336,7 +343,7 @@ class DeltaStream(ToolCallDeltas):
             self.message = message
         self._settle_deferred(out, "length" if length else "malformed")
         if self._parser is not None:
-            pass
+            pass  # the parser's final events closed everything
         elif r is not None:  # events mode, and the producer's final events never came
             if r.kind == "tool":
                 kind = "length" if length else "malformed"

@@ -193,7 +193,11 @@ def chat_completion(
         out[reasoning_key if key in _REASONING_NAMES else key] = value
     calls = []
     for call in message.get("tool_calls") or []:
-        fn = call.get("function") if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping) else call
+        fn = (
+            call.get("function")
+            if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping)
+            else call
+        )
         fn = fn if isinstance(fn, Mapping) else {}
         args = fn.get("arguments", {})
         call_id = call.get("id") if isinstance(call, Mapping) else None
@@ -226,5 +230,3 @@ def chat_completion(
     if usage is not None:
         response["usage"] = _usage(*usage)
     return response
-
-

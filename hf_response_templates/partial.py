@@ -421,7 +421,9 @@ class JsonPartial:
             self.stack[-1].pending_key = token
             self._mode = _COLON
         else:
-            self._end_value(int(token) if token.isdigit() and (token[0] != "0" or len(token) == 1) else json.loads(token))
+            self._end_value(
+                int(token) if token.isdigit() and (token[0] != "0" or len(token) == 1) else json.loads(token)
+            )
         return j
 
 

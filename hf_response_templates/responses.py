@@ -61,7 +61,12 @@ class ResponsesStream(BlockStream):
         **options: Any,
     ):
         super().__init__(
-            template, prefix=prefix, tools=tools, tool_call_streaming=tool_call_streaming, id_seed=id_seed, **options
+            template,
+            prefix=prefix,
+            tools=tools,
+            tool_call_streaming=tool_call_streaming,
+            id_seed=id_seed,
+            **options,
         )
         self.model = model
         self.response_id = response_id or self._id("resp_")
@@ -143,7 +148,13 @@ class ResponsesStream(BlockStream):
             return {"type": "reasoning", "id": item_id, "summary": [], "content": content, "status": status}
         if b.kind == "text":
             content = [_text_part(b.text)] if done else []
-            return {"type": "message", "id": item_id, "status": status, "role": "assistant", "content": content}
+            return {
+                "type": "message",
+                "id": item_id,
+                "status": status,
+                "role": "assistant",
+                "content": content,
+            }
         return {
             "type": "function_call",
             "id": item_id,
@@ -177,10 +188,16 @@ class ResponsesStream(BlockStream):
             if op[0] == "delta":
                 if b.kind == "tool":
                     events.append(
-                        self._event("response.function_call_arguments.delta", item_id=item_id, delta=op[2], **where)
+                        self._event(
+                            "response.function_call_arguments.delta", item_id=item_id, delta=op[2], **where
+                        )
                     )
                 else:
-                    kind = "response.reasoning_text.delta" if b.kind == "reasoning" else "response.output_text.delta"
+                    kind = (
+                        "response.reasoning_text.delta"
+                        if b.kind == "reasoning"
+                        else "response.output_text.delta"
+                    )
                     extra = {} if b.kind == "reasoning" else {"logprobs": []}
                     events.append(
                         self._event(kind, item_id=item_id, content_index=0, delta=op[2], **extra, **where)
@@ -202,7 +219,11 @@ class ResponsesStream(BlockStream):
                 if b.kind == "reasoning":
                     events.append(
                         self._event(
-                            "response.reasoning_text.done", item_id=item_id, content_index=0, text=text, **where
+                            "response.reasoning_text.done",
+                            item_id=item_id,
+                            content_index=0,
+                            text=text,
+                            **where,
                         )
                     )
                     part = {"type": "reasoning_text", "text": text}
@@ -219,7 +240,9 @@ class ResponsesStream(BlockStream):
                     )
                     part = _text_part(text)
                 events.append(
-                    self._event("response.content_part.done", item_id=item_id, content_index=0, part=part, **where)
+                    self._event(
+                        "response.content_part.done", item_id=item_id, content_index=0, part=part, **where
+                    )
                 )
             item = self._item(b, True)
             self._items.append(item)

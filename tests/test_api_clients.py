@@ -77,8 +77,16 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.endswith("/chat/completions"):
             n = body.get("n") or 1
             streams = [
-                DeltaStream(sc.template, prefix=sc.prefix, tools=sc.tools, model=body["model"],
-                            completion_id="chatcmpl-test", choice_index=i, id_seed=i, **options)
+                DeltaStream(
+                    sc.template,
+                    prefix=sc.prefix,
+                    tools=sc.tools,
+                    model=body["model"],
+                    completion_id="chatcmpl-test",
+                    choice_index=i,
+                    id_seed=i,
+                    **options,
+                )
                 for i in range(n)
             ]
             for piece in sc.pieces:  # choices interleaved, as a server batching n generations would send
@@ -92,16 +100,18 @@ class _Handler(BaseHTTPRequestHandler):
                 yield sse(streams[0].usage_chunk(3, 5))
             yield SSE_DONE
         elif self.path.endswith("/messages"):
-            ms = MessagesStream(sc.template, prefix=sc.prefix, tools=sc.tools, model=body["model"], id_seed=0,
-                                **options)
+            ms = MessagesStream(
+                sc.template, prefix=sc.prefix, tools=sc.tools, model=body["model"], id_seed=0, **options
+            )
             for piece in sc.pieces:
                 for event in ms.feed(piece):
                     yield anthropic_sse(event)
             for event in ms.finish(output_tokens=5):
                 yield anthropic_sse(event)
         elif self.path.endswith("/responses"):
-            rs = ResponsesStream(sc.template, prefix=sc.prefix, tools=sc.tools, model=body["model"], id_seed=0,
-                                 **options)
+            rs = ResponsesStream(
+                sc.template, prefix=sc.prefix, tools=sc.tools, model=body["model"], id_seed=0, **options
+            )
             for piece in sc.pieces:
                 for event in rs.feed(piece):
                     yield responses_sse(event)
@@ -138,12 +148,18 @@ def _expected(sc: Scenario) -> dict:
     for call in message.get("tool_calls") or []:
         fn = call["function"] if isinstance(call.get("function"), dict) else call
         calls.append((fn.get("name"), fn.get("arguments", {})))
-    reasoning = next((message[k] for k in ("reasoning_content", "reasoning", "thinking") if k in message), None)
+    reasoning = next(
+        (message[k] for k in ("reasoning_content", "reasoning", "thinking") if k in message), None
+    )
     return {"content": message.get("content") or None, "reasoning": reasoning or None, "calls": calls}
 
 
 def _good_calls(calls: list[tuple[str, str, Any]]) -> list[tuple[str, Any]]:
-    return [(name, json.loads(args) if args else {}) for name, args, error in calls if not error or error.get("in_message")]
+    return [
+        (name, json.loads(args) if args else {})
+        for name, args, error in calls
+        if not error or error.get("in_message")
+    ]
 
 
 def check_openai_chat(oa: Any, sc: Scenario, want: dict) -> None:
@@ -158,7 +174,10 @@ def check_openai_chat(oa: Any, sc: Scenario, want: dict) -> None:
     extra = msg.model_extra or {}
     assert (msg.content or None) == want["content"]
     assert (extra.get("reasoning_content") or None) == want["reasoning"]
-    calls = [(c.function.name, c.function.arguments, (c.model_extra or {}).get("error")) for c in msg.tool_calls or []]
+    calls = [
+        (c.function.name, c.function.arguments, (c.model_extra or {}).get("error"))
+        for c in msg.tool_calls or []
+    ]
     assert _good_calls(calls) == want["calls"]
     if any(t["function"].get("strict") for t in sc.tools or []):
         for c in msg.tool_calls or []:
@@ -270,7 +289,9 @@ HERMES_BAD = (
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}} oops\n</tool_call>\n'
     '<tool_call>\n{"name": "search", "arguments": {"query": "ok"}}\n</tool_call><|im_end|>'
 )
-CASES.append(("hermes-malformed", "qwen3", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", HERMES_BAD))
+CASES.append(
+    ("hermes-malformed", "qwen3", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", HERMES_BAD)
+)
 
 
 @pytest.mark.parametrize("case", [c[0] for c in CASES])

@@ -56,9 +56,9 @@ def test_validated_mode_sends_a_call_only_once_its_region_parsed() -> None:
     assert len(calls) == 1, "name and arguments in one delta"
     assert calls[0]["tool_calls"][0]["function"]["arguments"] == '{"query": "ok"}'
     assert acc["unparsed"][0]["field"] == "tool_calls"
-    assert not any(
-        "tool_calls" in d for field, ds_ in per_feed if field == "tool_calls" for d in ds_
-    ), "nothing of a call is sent while its region is open"
+    assert not any("tool_calls" in d for field, ds_ in per_feed if field == "tool_calls" for d in ds_), (
+        "nothing of a call is sent while its region is open"
+    )
     # incremental (the default without strict tools) announces the bad call and flags it
     ds, per_feed = _stream(template, CHATML, HERMES_BAD_THEN_GOOD)
     assert ds.tool_call_streaming == "incremental"
@@ -69,7 +69,9 @@ def test_validated_mode_sends_a_call_only_once_its_region_parsed() -> None:
 def test_strict_tools_make_validated_the_default() -> None:
     ds = DeltaStream(get_template("qwen3"), prefix=CHATML, tools=STRICT_TOOLS)
     assert ds.tool_call_streaming == "validated"
-    ds = DeltaStream(get_template("qwen3"), prefix=CHATML, tools=STRICT_TOOLS, tool_call_streaming="incremental")
+    ds = DeltaStream(
+        get_template("qwen3"), prefix=CHATML, tools=STRICT_TOOLS, tool_call_streaming="incremental"
+    )
     assert ds.tool_call_streaming == "incremental"
     with pytest.raises(ValueError, match="tool_call_streaming"):
         DeltaStream(get_template("qwen3"), prefix=CHATML, tool_call_streaming="eager")
@@ -93,14 +95,19 @@ def test_list_formats_never_finish_call_i_before_the_list_parses_in_validated_mo
     assert all(c["error"]["type"] == "malformed" for c in acc["tool_calls"])
     # validated: nothing of any call until the list parsed, and here it never does
     for step in (1, 5, len(GRANITE_LIST_BROKEN_LATE)):
-        ds, per_feed = _stream(template, GRANITE, GRANITE_LIST_BROKEN_LATE, step, tool_call_streaming="validated")
+        ds, per_feed = _stream(
+            template, GRANITE, GRANITE_LIST_BROKEN_LATE, step, tool_call_streaming="validated"
+        )
         acc = accumulate_deltas(_flat(per_feed))
         assert "tool_calls" not in acc and acc["unparsed"][0]["field"] == "tool_calls"
     good = GRANITE_LIST_BROKEN_LATE.replace(" oops", "")
     ds, per_feed = _stream(template, GRANITE, good, tool_call_streaming="validated")
     assert not [d for field, deltas in per_feed if field == "tool_calls" for d in deltas]
     acc = accumulate_deltas(_flat(per_feed))
-    assert [json.loads(c["function"]["arguments"]) for c in acc["tool_calls"]] == [{"city": "Paris"}, {"query": "x"}]
+    assert [json.loads(c["function"]["arguments"]) for c in acc["tool_calls"]] == [
+        {"city": "Paris"},
+        {"query": "x"},
+    ]
 
 
 # --------------------------------------------------------------------------- small items
@@ -115,7 +122,9 @@ def test_lone_surrogates_are_sent_as_replacement_characters() -> None:
         args.encode("utf-8")  # what the OpenAI SDK's strict helper does; a lone surrogate raises here
         assert json.loads(args) == {"query": "a\ufffdb", "tags": ["\ufffd"]}
         assert "error" not in call
-        assert ds.message["tool_calls"][0]["function"]["arguments"]["query"] == "a\ud800b"  # the message keeps it
+        assert (
+            ds.message["tool_calls"][0]["function"]["arguments"]["query"] == "a\ud800b"
+        )  # the message keeps it
 
 
 def test_events_mode_a_call_cut_by_the_token_limit_is_typed_length() -> None:
@@ -197,7 +206,9 @@ def test_coalescing_by_characters_and_by_time() -> None:
     deltas = [d for batch in released for d in batch]
     acc = accumulate_deltas(deltas)
     assert acc["content"] == expected["content"] and acc["reasoning_content"] == expected["reasoning_content"]
-    sizes = [sum(len(v) for d in batch for v in d.values() if isinstance(v, str)) for batch in released if batch]
+    sizes = [
+        sum(len(v) for d in batch for v in d.values() if isinstance(v, str)) for batch in released if batch
+    ]
     assert len(sizes) < 20 and all(s >= 100 for s in sizes[:-1]), sizes
     # time: held until 50 ms passed since the first held delta
     ds = DeltaStream(template, prefix=CHATML, coalesce_ms=50, clock=lambda: now[0])
@@ -208,12 +219,18 @@ def test_coalescing_by_characters_and_by_time() -> None:
 
 
 def test_usage_chunk_and_choice_index() -> None:
-    ds = DeltaStream(get_template("qwen3"), prefix=CHATML, completion_id="chatcmpl-1", choice_index=1, model="m")
+    ds = DeltaStream(
+        get_template("qwen3"), prefix=CHATML, completion_id="chatcmpl-1", choice_index=1, model="m"
+    )
     role, chunk = ds.feed_chunks("Hi")
     assert role["choices"][0]["delta"] == {"role": "assistant"}
     assert chunk["choices"][0]["index"] == 1 and chunk["id"] == "chatcmpl-1"
     usage = ds.usage_chunk(12, 3)
-    assert usage["choices"] == [] and usage["usage"] == {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    assert usage["choices"] == [] and usage["usage"] == {
+        "prompt_tokens": 12,
+        "completion_tokens": 3,
+        "total_tokens": 15,
+    }
     assert usage["object"] == "chat.completion.chunk" and usage["model"] == "m"
 
 
@@ -234,15 +251,23 @@ def test_chat_completion_from_a_parsed_message() -> None:
     assert choice["finish_reason"] == "tool_calls" and msg["content"] is None
     assert msg["reasoning_content"] == "Look it up."
     [call] = msg["tool_calls"]
-    assert set(call) == {"id", "type", "function"} and call["id"].startswith("call_") and len(call["id"]) == 29
+    assert (
+        set(call) == {"id", "type", "function"} and call["id"].startswith("call_") and len(call["id"]) == 29
+    )
     assert json.loads(call["function"]["arguments"]) == {"city": "Paris", "days": 3}
     assert resp["usage"]["total_tokens"] == 15
-    assert chat_completion(message, id_seed=1, created=7) ["choices"] == chat_completion(message, id_seed=1, created=7)["choices"]
+    assert (
+        chat_completion(message, id_seed=1, created=7)["choices"]
+        == chat_completion(message, id_seed=1, created=7)["choices"]
+    )
     plain = chat_completion({"role": "assistant", "content": "Hello"})
     assert plain["choices"][0]["message"] == {"role": "assistant", "content": "Hello"}
     assert plain["choices"][0]["finish_reason"] == "stop"
     # the message's own ids are kept
-    with_id = {"role": "assistant", "tool_calls": [{"id": "abc", "type": "function", "function": {"name": "f", "arguments": {}}}]}
+    with_id = {
+        "role": "assistant",
+        "tool_calls": [{"id": "abc", "type": "function", "function": {"name": "f", "arguments": {}}}],
+    }
     assert chat_completion(with_id)["choices"][0]["message"]["tool_calls"][0]["id"] == "abc"
 
 
@@ -310,7 +335,9 @@ def test_anthropic_and_responses_tool_definitions_type_the_arguments() -> None:
 
     schema = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}
     text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": "3"}}\n</tool_call><|im_end|>'
-    ms = MessagesStream(get_template("qwen3"), prefix=CHATML, tools=[{"name": "get_weather", "input_schema": schema}])
+    ms = MessagesStream(
+        get_template("qwen3"), prefix=CHATML, tools=[{"name": "get_weather", "input_schema": schema}]
+    )
     events = ms.feed(text) + ms.finish()
     [start] = [e for e in events if e["type"] == "content_block_start"]
     assert start["content_block"]["type"] == "tool_use" and start["content_block"]["id"].startswith("toolu_")
@@ -318,10 +345,15 @@ def test_anthropic_and_responses_tool_definitions_type_the_arguments() -> None:
     assert json.loads(args) == {"city": "Paris", "days": 3}
     assert events[-2]["delta"]["stop_reason"] == "tool_use" and events[-1] == {"type": "message_stop"}
     rs = ResponsesStream(
-        get_template("qwen3"), prefix=CHATML, tools=[{"type": "function", "name": "get_weather", "parameters": schema}]
+        get_template("qwen3"),
+        prefix=CHATML,
+        tools=[{"type": "function", "name": "get_weather", "parameters": schema}],
     )
     events = rs.feed(text) + rs.finish()
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     [done] = [e for e in events if e["type"] == "response.function_call_arguments.done"]
     assert json.loads(done["arguments"]) == {"city": "Paris", "days": 3}
-    assert events[-1]["type"] == "response.completed" and events[-1]["response"]["output"][0]["type"] == "function_call"
+    assert (
+        events[-1]["type"] == "response.completed"
+        and events[-1]["response"]["output"][0]["type"] == "function_call"
+    )

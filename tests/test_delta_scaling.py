@@ -53,9 +53,17 @@ def make_case(case: str, n: int) -> tuple[str, str, str]:
         return "smollm3", CHATML, f"<think>\n{_prose(n // 2, rng)}\n</think>\n{_prose(n // 2, rng)}<|im_end|>"
     if case == "json-string":
         value = json.dumps(_prose(n, rng), ensure_ascii=False)
-        return "hermes3", CHATML, f'<tool_call>\n{{"name": "w", "arguments": {{"text": {value}}}}}\n</tool_call><|im_end|>'
+        return (
+            "hermes3",
+            CHATML,
+            f'<tool_call>\n{{"name": "w", "arguments": {{"text": {value}}}}}\n</tool_call><|im_end|>',
+        )
     if case == "json-members":
-        return "hermes3", CHATML, f'<tool_call>\n{{"name": "f", "arguments": {_members(n, rng, False)}}}\n</tool_call><|im_end|>'
+        return (
+            "hermes3",
+            CHATML,
+            f'<tool_call>\n{{"name": "f", "arguments": {_members(n, rng, False)}}}\n</tool_call><|im_end|>',
+        )
     if case == "xml-params":
         body = "".join(f"<parameter=p{i}>\n{_prose(40, rng)}\n</parameter>\n" for i in range(n // 60 + 1))
         return "qwen3-coder", CHATML, f"<tool_call>\n<function=f>\n{body}</function>\n</tool_call><|im_end|>"
@@ -133,7 +141,11 @@ def _copied_chars(case: str, n: int) -> int:
         total += len(out)
         return out
 
-    patched = [(deltas_mod, "_encode_string", encode), (tools_mod, "_encode_string", encode), (tools_mod, "_dumps", dumps)]
+    patched = [
+        (deltas_mod, "_encode_string", encode),
+        (tools_mod, "_encode_string", encode),
+        (tools_mod, "_dumps", dumps),
+    ]
     saved = [(m, k, getattr(m, k)) for m, k, _ in patched]
     for m, k, v in patched:
         setattr(m, k, v)

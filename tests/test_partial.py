@@ -16,7 +16,9 @@ json_values = st.recursive(
     | st.booleans()
     | st.integers(-(10**12), 10**12)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(st.characters(codec="utf-16", exclude_categories=("Cs",)) | st.sampled_from('"\\\n\t/'), max_size=12),
+    | st.text(
+        st.characters(codec="utf-16", exclude_categories=("Cs",)) | st.sampled_from('"\\\n\t/'), max_size=12
+    ),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
     max_leaves=12,
 )
@@ -49,7 +51,9 @@ def _at(value: Any, path: tuple) -> Any:
 
 @settings(max_examples=300, deadline=None)
 @given(value=json_values, ascii_only=st.booleans(), indent=st.sampled_from([None, 1]), data=st.data())
-def test_json_any_chunking_gives_json_loads_and_final_nodes_never_change(value, ascii_only, indent, data) -> None:
+def test_json_any_chunking_gives_json_loads_and_final_nodes_never_change(
+    value, ascii_only, indent, data
+) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)
     p = JsonPartial()
     for piece in _cuts(data, text):
@@ -70,15 +74,18 @@ def test_json_any_chunking_gives_json_loads_and_final_nodes_never_change(value, 
 @given(
     value=st.dictionaries(
         st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True),
-        st.integers(0, 99) | st.text(st.characters(exclude_categories=("Cs",), exclude_characters="<"), max_size=8),
+        st.integers(0, 99)
+        | st.text(st.characters(exclude_categories=("Cs",), exclude_characters="<"), max_size=8),
         max_size=5,
     ),
     data=st.data(),
 )
 def test_json_dialect_bare_keys_and_custom_string_delimiters(value, data) -> None:
-    body = "{" + ",".join(
-        f"{k}:" + (f'<|"|>{v}<|"|>' if isinstance(v, str) else str(v)) for k, v in value.items()
-    ) + "}"
+    body = (
+        "{"
+        + ",".join(f"{k}:" + (f'<|"|>{v}<|"|>' if isinstance(v, str) else str(v)) for k, v in value.items())
+        + "}"
+    )
     args = {"unquoted_keys": True, "string_delims": (('<|"|>', '<|"|>'),)}
     assert get_content_parser("json").parse(body, args) == value
     p = partial_parser("json", args)
@@ -89,7 +96,15 @@ def test_json_dialect_bare_keys_and_custom_string_delimiters(value, data) -> Non
 
 
 def test_json_broken_cases() -> None:
-    for text in ['{"a": 1, "a": 2}', '{"a" 1}', '[1 2]', '{"a": "\\x"}', '{"a": "b\nc"}', "1 2", '{"a": 012}']:
+    for text in [
+        '{"a": 1, "a": 2}',
+        '{"a" 1}',
+        "[1 2]",
+        '{"a": "\\x"}',
+        '{"a": "b\nc"}',
+        "1 2",
+        '{"a": 012}',
+    ]:
         p = JsonPartial()
         for ch in text:
             p.feed(ch)
