@@ -86,6 +86,8 @@ class DeltaStream(ToolCallDeltas):
         clock: Callable[[], float] = time.monotonic,
         _events_only: bool = False,
     ):
+        if tools is not None and not isinstance(tools, (list, tuple)):
+            tools = list(tools)  # read twice: for the schemas and for "strict"
         if isinstance(parser_or_template, ResponseParser):
             if prefix is not None:
                 raise ValueError("prefix= is for templates: this ResponseParser already has its prefix")

@@ -69,6 +69,10 @@ def test_validated_mode_sends_a_call_only_once_its_region_parsed() -> None:
 def test_strict_tools_make_validated_the_default() -> None:
     ds = DeltaStream(get_template("qwen3"), prefix=CHATML, tools=STRICT_TOOLS)
     assert ds.tool_call_streaming == "validated"
+    ds = DeltaStream(get_template("qwen3"), prefix=CHATML, tools=(t for t in STRICT_TOOLS))  # read twice
+    assert ds.tool_call_streaming == "validated"
+    deltas = ds.feed('<tool_call>\n{"name": "get_weather", "arguments": {"days": "2"}}\n</tool_call>') + ds.finish()
+    assert json.loads(accumulate_deltas(deltas)["tool_calls"][0]["function"]["arguments"]) == {"days": 2}
     ds = DeltaStream(
         get_template("qwen3"), prefix=CHATML, tools=STRICT_TOOLS, tool_call_streaming="incremental"
     )
