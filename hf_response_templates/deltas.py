@@ -230,7 +230,9 @@ class DeltaStream(ToolCallDeltas):
             self._check_open()
         if not text:
             return self._begin()
-        events = parser.feed(text)
+        return self._route(parser.feed(text))
+
+    def _route(self, events: list) -> list[dict[str, Any]]:
         r = self._open
         if self._started and len(events) == 1 and r is not None:
             # The common case, kept short: one chunk of the open region (see `_handle` for the general one)
@@ -240,8 +242,8 @@ class DeltaStream(ToolCallDeltas):
                 kind = r.kind
                 if kind == "text":
                     key = r.key
-                    if r.started and r.strip and key is not None:  # `_on_chunk`, inlined
-                        text = ev["text"]
+                    text = ev["text"]
+                    if r.started and r.strip and key is not None and text:  # `_on_chunk`, inlined
                         if r.held:
                             text = r.held + text
                             r.held = ""
@@ -300,9 +302,8 @@ class DeltaStream(ToolCallDeltas):
     def feed_events(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Add parser events (``parser.initial_events``, ``feed()`` results, final events); return deltas."""
         self._check_open()
-        out = self._begin()
-        self._handle(list(events), out)
-        return self._hold(_merge(out)) if self._coalesce else _merge(out)
+        out = self._route(events if isinstance(events, list) else list(events))
+        return self._hold(out) if self._coalesce else out
 
     def flush(self) -> list[dict[str, Any]]:
         """The deltas held back by coalescing (none without ``coalesce_chars`` / ``coalesce_ms``)."""
@@ -497,7 +498,7 @@ class DeltaStream(ToolCallDeltas):
             name,
             kind,
             content,
-            dict(captures) if isinstance(captures, dict) else None,
+            dict(captures) if isinstance(captures, dict) else {},  # (an open event without captures has none)
             None if pargs is None or kind == "text" else partial_parser(content, pargs),
         )
         self._tail_tool = None
