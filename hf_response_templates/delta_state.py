@@ -193,7 +193,7 @@ class _Region:
         self.streaming: _Call | None = None  # the call whose string member is streaming
         self.first_active = 0  # calls before this one have sent their complete arguments
         self.model_id: str | None = None  # a call id the model wrote in the open delimiter
-        self.fast: tuple | None = None  # (call, arguments node, its open frame) while that object is open
+        self.fast: tuple | None = None  # (call, arguments node, its open frame, frame version seen) while that object is open
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

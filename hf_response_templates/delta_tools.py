@@ -145,9 +145,11 @@ class ToolCallDeltas:
                 return
         fast = r.fast
         if fast is not None:  # one call's arguments object is open: only its members can move
-            call, node, frame = fast
+            call, node, frame, seen = fast
             if p.stack and p.stack[-1] is frame or p.frame(node) is frame:
-                self._members(r, call, node, frame, p, out)
+                if frame.version != seen:  # one of its members started or ended (not a deeper change)
+                    r.fast = (call, node, frame, frame.version)
+                    self._members(r, call, node, frame, p, out)
                 return
             r.fast = None
         shape = self._shape[r.name]
@@ -209,7 +211,7 @@ class ToolCallDeltas:
         if not call.opened:
             call.opened = True
             self._send(call, "{", out)
-        r.fast = (call, value, frame)
+        r.fast = (call, value, frame, frame.version)
         self._members(r, call, value, frame, p, out)
 
     def _members(self, r: _Region, call: _Call, value: dict, frame: Any, p: Any, out: list[dict]) -> None:

@@ -56,7 +56,7 @@ MISSING: Any = _Missing()
 class Frame:
     """An open container: its node, member keys in order (dicts), and the member being written."""
 
-    __slots__ = ("node", "is_dict", "keys", "open_key", "pending_key")
+    __slots__ = ("node", "is_dict", "keys", "open_key", "pending_key", "version")
 
     def __init__(self, node: Any, is_dict: bool):
         self.node = node
@@ -64,6 +64,7 @@ class Frame:
         self.keys: list = []  # dict member keys, in order, as their values start
         self.open_key: Any = None  # the key (dict) or index (list) whose value is being written
         self.pending_key: Any = None  # a dict key read, its value not started yet
+        self.version = 0  # grows when one of its own members starts or ends (not deeper changes)
 
 
 # --------------------------------------------------------------------------- JSON
@@ -324,6 +325,7 @@ class JsonPartial:
                 top.node.append(node)
         if bump:
             self.version += 1
+            top.version += 1
 
     def _end_value(self, value: Any) -> None:
         """A scalar member (or the root scalar) is complete."""
@@ -340,13 +342,16 @@ class JsonPartial:
         else:
             top.node.append(value)
         top.open_key = None
+        top.version += 1
 
     def _end_container(self) -> None:
         self.stack.pop()
         self._mode = _AFTER
         self.version += 1
         if self.stack:
-            self.stack[-1].open_key = None
+            top = self.stack[-1]
+            top.open_key = None
+            top.version += 1
         else:
             self.done = True
 
@@ -535,6 +540,7 @@ class XmlInlinePartial(_OpenRoot):
             root.update(get_content_parser("xml-inline").parse("".join(self._merged), self._args))
             self._frame.keys[:] = list(root)
         self.version += 1
+        self._frame.version += 1
 
 
 _CALL_SEP = re.compile(r"\s*,")
@@ -593,6 +599,7 @@ class CallListPartial(_OpenRoot):
             if calls:
                 self.value.extend(calls)
                 self.version += 1
+                self._frame.version += 1
                 self._need_comma = True
                 start = i + 1
             i = tail.find(")", i + 1)
