@@ -133,6 +133,10 @@ def _fn(call: Any) -> dict:
     return call["function"] if isinstance(call.get("function"), dict) else call
 
 
+#: ids the model writes itself, kept by DeltaStream: Kimi K2 "functions.NAME:IDX", Mistral's 9 characters
+MODEL_ID = re.compile(r"functions\.[^\s:<]+:\d+|[A-Za-z0-9]{9}")
+
+
 def check_deltas(
     deltas: list[dict],
     expected: dict,
@@ -188,14 +192,13 @@ def check_deltas(
         if isinstance(kept, str) and kept:  # an id the template reads from the output (Kimi's functions.NAME:IDX)
             assert c["id"] == kept
         else:
-            assert c["id"].startswith("call_") and len(c["id"]) == 29
+            assert (c["id"].startswith("call_") and len(c["id"]) == 29) or MODEL_ID.fullmatch(c["id"]), c["id"]
     assert len({c["id"] for c in acc.get("tool_calls", [])}) == len(acc.get("tool_calls", []))
     assert [c["index"] for c in acc.get("tool_calls", [])] == list(range(len(acc.get("tool_calls", []))))
 
     unparsed = [{k: v for k, v in u.items() if k != "index"} for u in acc.get("unparsed", [])]
     want_unparsed = expected.get("unparsed", [])
-    if events_mode:  # events carry no position
-        want_unparsed = [{**u, "position": None} for u in want_unparsed]
+    # (events carry the position too: events mode gives the same records)
     assert unparsed == want_unparsed
     return acc
 
@@ -816,7 +819,7 @@ def test_events_mode_length_flags_a_call_that_ended_the_stream() -> None:
     ds = DeltaStream.for_events(template, tools=TOOLS)
     deltas = ds.feed_events(parser.initial_events + events) + ds.feed_events(final) + ds.finish("length")
     [call] = reassemble(deltas)["tool_calls"]
-    assert call["error"]["type"] in ("length", "malformed")
+    assert call["error"]["type"] == "length"
     assert ds.finish_reason == "length"
 
 

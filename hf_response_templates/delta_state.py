@@ -1,0 +1,251 @@
+"""Per-stream state, template analysis and small helpers shared by the delta adapters (`deltas.py`,
+`delta_tools.py`): where a tool-call field's transform takes names and arguments from, what a region and a
+call have sent so far, and how deltas are merged."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import string
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hf_response_templates.partial import MISSING as _MISSING
+from hf_response_templates.transform import _PLACEHOLDER  # "{content.args}": the same syntax as transforms
+
+_ID_CHARS = string.ascii_letters + string.digits
+_REASONING_NAMES = ("reasoning_content", "reasoning", "thinking")
+_FINISH_REASONS = (None, "stop", "length", "tool_calls", "content_filter")
+
+
+def _dumps(value: Any) -> str:
+    t = type(value)
+    if t is str:
+        return _encode_string(value)
+    if t is int:
+        return int.__repr__(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # == _dumps for a str, faster
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_COMPACT_AT = 4096  # pieces of sent text kept before they are joined (memory; amortized linear)
+_LENGTH_PREFIX = "generation stopped at the token limit inside this tool call: "
+
+#: Call ids that formats write in the open delimiter of a call (kept instead of generated ones):
+#: Mistral ``[TOOL_CALLS]name[CALL_ID]id[ARGS]``, Kimi K2 ``<|tool_call_begin|>functions.name:0``.
+_MODEL_ID_PATTERNS = (
+    re.compile(r"\[CALL_ID\](?P<id>[^\[\]]+)\[ARGS\]"),
+    re.compile(r"<\|tool_call_begin\|>\s*(?P<id>functions\.[^\s:<]+:\d+)"),
+)
+
+
+def _scrub(text: str) -> str:
+    """Lone surrogates (from JSON escapes such as ``\\ud800``) -> U+FFFD: they cannot be encoded as UTF-8."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _any_strict(tools: Iterable[Any] | None) -> bool:
+    """Whether any request tool (OpenAI format) says ``"strict": true``."""
+    for tool in tools or ():
+        if isinstance(tool, Mapping):
+            fn = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+            if fn.get("strict") is True or tool.get("strict") is True:
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------- template analysis
+
+
+def _ref(node: Any) -> tuple | None:
+    """A transform leaf as a source: ("ref", root, keys) | ("lit", value) | ("complex",) | None."""
+    if node is None:
+        return None
+    if isinstance(node, str):
+        m = _PLACEHOLDER.fullmatch(node)
+        if m is None:
+            return ("lit", node)
+        root, *keys = m.group(1).split(".")
+        return ("ref", root, tuple(keys))
+    if isinstance(node, (int, float, bool)):
+        return ("lit", node)
+    return ("complex",)
+
+
+class _Shape:
+    """Where a tool-call field's transform takes each call's name, arguments and id from."""
+
+    __slots__ = ("each", "dynamic", "fn_keys", "name", "args", "id", "streamable")
+
+    def __init__(self, spec: Mapping[str, Any]):
+        t = spec.get("transform")
+        self.each = bool(spec.get("transform_each"))
+        self.dynamic = False  # the call node may be {"function": {...}} or the function itself
+        self.fn_keys: tuple = ()
+        self.name = self.args = self.id = None
+        self.streamable = True
+        if t is None or isinstance(t, str):
+            ref = ("ref", "content", ()) if t is None else _ref(t)
+            if ref is None or ref[0] != "ref" or ref[1] != "content" or self.each:
+                self.streamable = False
+            else:
+                self.dynamic, self.fn_keys = True, ref[2]
+            return
+        if not isinstance(t, dict):
+            self.streamable = False
+            return
+        self.id = _ref(t.get("id"))
+        fn = t["function"] if "function" in t else t
+        if isinstance(fn, str):
+            ref = _ref(fn)
+            if ref is None or ref[0] != "ref":
+                self.streamable = False
+                return
+            self.name = ("ref", ref[1], ref[2] + ("name",))
+            self.args = ("ref", ref[1], ref[2] + ("arguments",))
+        elif isinstance(fn, dict):
+            self.name = _ref(fn.get("name"))
+            self.args = _ref(fn.get("arguments"))
+        else:
+            self.streamable = False
+
+
+def _get(value: Any, path: tuple) -> Any:
+    for key in path:
+        if isinstance(value, dict):
+            if key not in value:
+                return _MISSING
+            value = value[key]
+        elif isinstance(value, list) and isinstance(key, int):
+            if key >= len(value):
+                return _MISSING
+            value = value[key]
+        else:
+            return _MISSING
+    return value
+
+
+# --------------------------------------------------------------------------- per-stream state
+
+
+class _Call:
+    __slots__ = (
+        "index", "id", "name", "parts", "stuck", "error", "done", "final", "opened", "members",
+        "str_key", "str_chunks", "str_idx", "held",
+    )  # fmt: skip
+
+    def __init__(self, index: int, call_id: str, name: str):
+        self.index = index
+        self.id = call_id
+        self.name = name
+        self.parts: list[str] = []  # arguments text sent so far, in pieces
+        self.stuck = False  # the stable text stopped extending what was sent: wait for the close
+        self.error: dict | None = None
+        self.done = False
+        self.final = False  # the complete arguments were sent (from the partial parse)
+        self.opened = False  # "{" sent
+        self.members = 0  # members of the arguments object sent whole
+        self.str_key: Any = None  # the member whose string value is streaming
+        self.str_chunks: list[str] = []  # the partial parser's decoded pieces of that string
+        self.str_idx = 0  # how many of them were sent
+        self.held: str | None = None  # the complete arguments, while their last "}" waits
+
+    @property
+    def sent(self) -> str:
+        if len(self.parts) > 1:
+            self.parts = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+
+class _TextState:
+    __slots__ = ("regions", "nonempty")
+
+    def __init__(self) -> None:
+        self.regions = 0
+        self.nonempty = False
+
+
+class _Region:
+    __slots__ = (
+        "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
+        "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast",
+    )  # fmt: skip
+
+    def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
+        self.name = name
+        self.kind = kind  # "text" | "tool" | "value"
+        self.content = content
+        self.partial = partial  # the content format's partial parser (see partial.py), or None
+        self.captures = captures  # None: not known yet
+        self.calls: list[_Call] = []
+        self.dirty = False
+        self.started = False
+        self.held = ""
+        self.sent: list[str] = []  # text sent, in pieces
+        self.length_cut = False
+        self.key: str | None = None  # text regions: the delta key
+        self.strip = True
+        self.version = -1  # the partial parser's version at the last update
+        self.streaming: _Call | None = None  # the call whose string member is streaming
+        self.first_active = 0  # calls before this one have sent their complete arguments
+        self.model_id: str | None = None  # a call id the model wrote in the open delimiter
+        self.fast: tuple | None = None  # (call, arguments node, its open frame, frame version seen) while that object is open
+
+
+def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def _delta_chars(delta: Mapping) -> int:
+    n = 0
+    for value in delta.values():
+        if isinstance(value, str):
+            n += len(value)
+        elif isinstance(value, list):
+            for item in value:
+                fn = item.get("function") if isinstance(item, dict) else None
+                if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                    n += len(fn["arguments"])
+    return n
+
+
+def _call_id(rng: random.Random) -> str:
+    return "call_" + "".join(rng.choice(_ID_CHARS) for _ in range(24))
+
+
+def _merge(deltas: list[dict]) -> list[dict]:
+    """Join consecutive text pieces of one key and consecutive argument pieces of one call."""
+    out: list[dict] = []
+    for d in deltas:
+        if out:
+            last = out[-1]
+            if len(d) == 1 and len(last) == 1:
+                ((key, value),) = d.items()
+                ((lkey, lvalue),) = last.items()
+                if key == lkey and isinstance(value, str) and isinstance(lvalue, str):
+                    last[key] = lvalue + value
+                    continue
+                if key == lkey == "tool_calls" and len(value) == 1 and len(lvalue) == 1:
+                    entry, lentry = value[0], lvalue[-1]
+                    fn = entry.get("function")
+                    if (
+                        lentry.get("index") == entry.get("index")
+                        and set(entry) == {"index", "function"}
+                        and isinstance(fn, dict)
+                        and set(fn) == {"arguments"}
+                        and "error" not in lentry
+                        and isinstance(lentry.get("function"), dict)
+                    ):
+                        lfn = lentry["function"]
+                        lfn["arguments"] = lfn.get("arguments", "") + fn["arguments"]
+                        continue
+        out.append(d)
+    return out

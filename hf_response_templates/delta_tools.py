@@ -1,0 +1,343 @@
+"""Tool calls as OpenAI-style deltas: announcing calls, streaming their arguments from the partial parse of
+the region (`partial.py`), checking them against the parsed value at the close. A mixin of `DeltaStream`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hf_response_templates.delta_state import (
+    _COMPACT_AT,
+    _MISSING,
+    _SURROGATE,
+    _Call,
+    _call_id,
+    _dumps,
+    _encode_string,
+    _get,
+    _Region,
+    _scrub,
+    _Shape,
+)
+from hf_response_templates.tools import ToolSchemas, admits_string, cast_value
+
+
+class ToolCallDeltas:
+    """The tool-call half of `DeltaStream` (state lives on the stream: ``_rng``, ``_calls``, ``_ids``...)."""
+
+    _tools: ToolSchemas | None
+
+    def _new_id(self, index: int) -> str:
+        if self._id_factory is not None:
+            return self._id_factory(index)
+        return _call_id(self._rng)
+
+    def _announce(self, r: _Region, name: str, call_id: str | None, out: list[dict]) -> _Call:
+        index = self._next_index
+        self._next_index += 1
+        if call_id is None and not r.calls and r.model_id:
+            call_id = r.model_id
+        if call_id is None or call_id in self._ids:  # ids stay unique even if the model repeats one
+            call_id = self._new_id(index)
+        self._ids.add(call_id)
+        call = _Call(index, call_id, name)
+        r.calls.append(call)
+        self._calls.append(call)
+        out.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": _scrub(name), "arguments": ""},
+                    }
+                ]
+            }
+        )
+        return call
+
+    def _send(self, call: _Call, piece: str, out: list[dict]) -> None:
+        if not piece.isascii() and _SURROGATE.search(piece):
+            piece = _SURROGATE.sub("\ufffd", piece)
+        parts = call.parts
+        parts.append(piece)
+        if len(parts) >= _COMPACT_AT:
+            parts[:] = ["".join(parts)]
+        out.append({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
+
+    def _advance(self, call: _Call, stable: str, out: list[dict]) -> None:
+        """Send what `stable` (the complete arguments text, scrubbed) adds to what was sent."""
+        if call.stuck:
+            return
+        sent = call.sent
+        if stable.startswith(sent):
+            if len(stable) > len(sent):
+                self._send(call, stable[len(sent) :], out)
+        elif not sent.startswith(stable):
+            call.stuck = True
+
+    def _flag(self, call: _Call, kind: str, message: str, out: list[dict], *, in_message: bool) -> None:
+        if call.error is not None:
+            return
+        call.error = {"type": kind, "message": message, "in_message": in_message}
+        # "function" keeps the OpenAI SDK's stream helpers happy (they expect it on every tool-call delta)
+        out.append(
+            {"tool_calls": [{"index": call.index, "function": {"arguments": ""}, "error": dict(call.error)}]}
+        )
+
+    def _sources(self, shape: _Shape, base: tuple, value: Any, captures: dict) -> tuple:
+        if shape.dynamic:
+            fn = base + shape.fn_keys
+            node = _get(value, fn)
+            if isinstance(node, dict) and isinstance(node.get("function"), dict):
+                fn = fn + ("function",)
+            return ("path", fn + ("name",)), ("path", fn + ("arguments",)), None
+
+        def src(ref: tuple | None) -> tuple | None:
+            if ref is None or ref[0] != "ref":
+                return ref
+            _, root, keys = ref
+            if shape.each:
+                elem = _get(value, base)
+                if isinstance(elem, dict) and root in elem:
+                    return ("path", base + (root,) + keys)
+            elif root == "content":
+                return ("path", base + keys)
+            if root in captures:
+                return ("cap", captures[root], keys)
+            return None
+
+        return src(shape.name), src(shape.args), src(shape.id)
+
+    @staticmethod
+    def _resolve(src: tuple | None, partial: Any) -> tuple[str, Any, tuple | None]:
+        if src is None:
+            return "missing", None, None
+        kind = src[0]
+        if kind == "lit":
+            return "complete", src[1], None
+        if kind == "complex":
+            return "unknown", None, None
+        if kind == "cap":
+            v = _get(src[1], src[2])
+            return ("missing", None, None) if v is _MISSING else ("complete", v, None)
+        path = src[1]
+        if partial is None:
+            return "missing", None, path
+        v = _get(partial.value, path)
+        if v is _MISSING:
+            return "missing", None, path
+        return ("complete" if partial.complete(path) else "partial"), v, path
+
+    def _update_tool(self, r: _Region, out: list[dict]) -> None:
+        """Announce the calls whose name is known and send the arguments that became stable."""
+        if self._validated:
+            return
+        p = r.partial
+        if p is not None:
+            if p.version == r.version:  # no member started or ended: only an open string can have grown
+                if r.streaming is not None:
+                    self._stream_string(r.streaming, out)
+                return
+            r.version = p.version
+            if p.broken:
+                return
+        fast = r.fast
+        if fast is not None:  # one call's arguments object is open: only its members can move
+            call, node, frame, seen = fast
+            if p.stack and p.stack[-1] is frame or p.frame(node) is frame:
+                if frame.version != seen:  # one of its members started or ended (not a deeper change)
+                    r.fast = (call, node, frame, frame.version)
+                    self._members(r, call, node, frame, p, out)
+                return
+            r.fast = None
+        shape = self._shape[r.name]
+        if not shape.streamable:
+            return
+        value = _MISSING if p is None else p.value
+        captures = r.captures or {}
+        listy = shape.each or (shape.dynamic and isinstance(value, list))
+        if listy:
+            if not isinstance(value, list):
+                return
+            start = r.first_active
+            bases = [(j,) for j in range(start, len(value))]
+        else:
+            start, bases = 0, [()]
+        for j, base in enumerate(bases, start):
+            name_src, args_src, id_src = self._sources(shape, base, value, captures)
+            if j < len(r.calls):
+                call = r.calls[j]
+            else:
+                status, name, _ = self._resolve(name_src, p)
+                if status != "complete" or not isinstance(name, str) or not name:
+                    break
+                status, call_id, _ = self._resolve(id_src, p)
+                call = self._announce(
+                    r,
+                    name,
+                    call_id if status == "complete" and isinstance(call_id, str) and call_id else None,
+                    out,
+                )
+            if not call.final and not call.stuck:
+                self._update_args(r, call, args_src, p, out)
+            if listy and call.held is not None and j < len(value) - 1:
+                # a later call of the list started: this one is complete (incremental mode accepts that the
+                # list may still fail to parse; "validated" waits for the whole list)
+                self._advance(call, call.held, out)
+                call.held = None
+            if listy and (call.stuck or call.final and call.held is None) and j == r.first_active:
+                r.first_active += 1
+
+    def _update_args(self, r: _Region, call: _Call, src: tuple | None, p: Any, out: list[dict]) -> None:
+        status, value, path = self._resolve(src, p)
+        if status == "complete":
+            if r.streaming is call:
+                self._stream_string(call, out)  # the rest of a string member (its pieces are kept)
+                r.streaming = None
+            full = _scrub(_dumps(self._typed_args(call.name, value)))
+            # the closing "}" waits for the region's close: the arguments become valid JSON only once the
+            # call is complete (a body can still turn out malformed after its arguments object)
+            self._advance(call, full[:-1] if full.endswith("}") else "", out)
+            call.final = True
+            call.held = full
+            return
+        if status != "partial" or not isinstance(value, dict):
+            return  # nothing yet, or an open list / scalar as the arguments: wait for it to complete
+        frame = p.frame(value)
+        if frame is None:
+            return
+        if not call.opened:
+            call.opened = True
+            self._send(call, "{", out)
+        r.fast = (call, value, frame, frame.version)
+        self._members(r, call, value, frame, p, out)
+
+    def _members(self, r: _Region, call: _Call, value: dict, frame: Any, p: Any, out: list[dict]) -> None:
+        """Send the members of an open arguments object that became complete, and its open string."""
+        name = call.name
+        keys = frame.keys
+        n = call.members
+        while n < len(keys):
+            key = keys[n]
+            if key == frame.open_key:
+                break
+            member = value[key]
+            typed = self._type_member(name, key, member)
+            if call.str_key is not None and call.str_key == key:
+                self._stream_string(call, out)
+                call.str_key = None
+                r.streaming = None
+                if typed is member or (isinstance(typed, str) and typed == member):
+                    self._send(call, '"', out)
+                else:
+                    call.stuck = True  # typing changed a streamed string: the close decides
+                    return
+            else:
+                self._send(call, (", " if n else "") + _dumps(key) + ": " + _dumps(typed), out)
+            n += 1
+        call.members = n
+        if n < len(keys) and call.str_key is None:
+            key = keys[n]
+            chunks = p.open_string(frame)
+            if chunks is not None and self._string_stays(name, key):
+                self._send(call, (", " if n else "") + _dumps(key) + ': "', out)
+                call.str_key, call.str_chunks, call.str_idx = key, chunks, 0
+                r.streaming = call
+        if r.streaming is call:
+            self._stream_string(call, out)
+
+    def _stream_string(self, call: _Call, out: list[dict]) -> None:
+        chunks = call.str_chunks
+        i = call.str_idx
+        if len(chunks) > i:
+            new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
+            call.str_idx = len(chunks)
+            self._send(call, _encode_string(new)[1:-1], out)
+
+    def _params(self, name: str) -> Mapping | None:
+        if not self._tools:
+            return None
+        params = self._tools.by_name.get(name)
+        if not params:
+            return None
+        props = params.get("properties")
+        return props if isinstance(props, dict) else None
+
+    def _type_member(self, name: str, key: str, value: Any) -> Any:
+        props = self._params(name)
+        if props is not None and key in props:
+            return cast_value(value, props[key])
+        return value
+
+    def _typed_args(self, name: str, value: Any) -> Any:
+        if isinstance(value, dict) and self._params(name) is not None:
+            return {k: self._type_member(name, k, v) for k, v in value.items()}
+        return value
+
+    def _string_stays(self, name: str, key: str) -> bool:
+        """Whether a string value for this parameter stays a string after tool-argument typing."""
+        props = self._params(name)
+        if props is None or key not in props or not isinstance(props[key], Mapping):
+            return True
+        return admits_string(props[key])
+
+    def _close_tool(self, r: _Region, value: Any, out: list[dict]) -> None:
+        items = value if isinstance(value, list) else [value]
+        for j, item in enumerate(items):
+            fn = (
+                item.get("function")
+                if isinstance(item, dict) and isinstance(item.get("function"), dict)
+                else item
+            )
+            name = fn.get("name") if isinstance(fn, dict) else None
+            has_args = isinstance(fn, dict) and "arguments" in fn
+            args = _scrub(_dumps(fn["arguments"])) if has_args else ""
+            if j < len(r.calls):
+                call = r.calls[j]
+                if call.stuck or call.name != name or not args.startswith(call.sent):
+                    self._flag(
+                        call,
+                        "inconsistent",
+                        "the parsed tool call differs from what was streamed "
+                        f"(name {name!r}, arguments {args})",
+                        out,
+                        in_message=True,
+                    )
+                else:
+                    self._advance(call, args, out)
+            else:
+                call_id = item.get("id") if isinstance(item, dict) else None
+                shown = name if isinstance(name, str) else ""
+                call = self._announce(
+                    r, shown, call_id if isinstance(call_id, str) and call_id else None, out
+                )
+                self._advance(call, args, out)
+                if not isinstance(name, str) or not name:
+                    self._flag(
+                        call,
+                        "invalid",
+                        f"the parsed tool call has no function name: {_dumps(item)}",
+                        out,
+                        in_message=True,
+                    )
+            call.done = True
+        for call in r.calls[len(items) :]:
+            self._flag(
+                call,
+                "inconsistent",
+                "this streamed tool call is not in the parsed message",
+                out,
+                in_message=False,
+            )
+        if r.length_cut:
+            for call in r.calls:
+                self._flag(
+                    call,
+                    "length",
+                    "generation stopped at the token limit inside this tool call; "
+                    "its arguments hold what was complete",
+                    out,
+                    in_message=True,
+                )

@@ -1,0 +1,652 @@
+"""`DeltaStream`: parser events -> OpenAI ``chat.completion.chunk`` deltas (documented in
+`hf_response_templates.openai`, the public module)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from hf_response_templates.content import get_content_parser
+from hf_response_templates.delta_state import (
+    _COMPACT_AT,
+    _FINISH_REASONS,
+    _ID_CHARS,
+    _LENGTH_PREFIX,
+    _MODEL_ID_PATTERNS,
+    _REASONING_NAMES,
+    _any_strict,
+    _Call,
+    _delta_chars,
+    _encode_string,
+    _merge,
+    _Region,
+    _Shape,
+    _TextState,
+    _usage,
+)
+from hf_response_templates.delta_tools import ToolCallDeltas
+from hf_response_templates.parser import ResponseParser
+from hf_response_templates.partial import has_partial_parser, partial_parser
+from hf_response_templates.template import ResponseTemplate, load_template
+from hf_response_templates.tools import ToolSchemas, tool_schemas
+
+__all__ = ["DeltaStream"]
+
+
+class DeltaStream(ToolCallDeltas):
+    """Turn one generation into OpenAI ``chat.completion.chunk`` deltas (see the module docs).
+
+    Args:
+        parser_or_template: a response template (dict or `ResponseTemplate`; then ``prefix`` is required and
+            the stream owns a `ResponseParser`), or an existing `ResponseParser` (its tools are used).
+        prefix: the prompt, as for `ResponseParser` (``""`` opts out).
+        tools: tool schemas or Python functions: typing of arguments, as in ``parse_response(tools=...)``.
+        id_seed: seed for tool-call ids (and the completion id): same seed, same ids.
+        id_factory: ``f(index) -> str`` making tool-call ids instead (e.g. Mistral's 9-character ids).
+        tool_call_fields: template fields holding tool calls.
+        reasoning_field: the template field streamed as ``reasoning_content``; ``"auto"`` picks the first
+            of ``reasoning_content``, ``reasoning``, ``thinking`` that the template has; None: none.
+        content_field: the template field streamed as ``content``.
+        field_keys: ``{template field: delta key or None}`` overrides (None drops the field). Other text
+            fields stream under their own name; other structured fields are sent once, at their close.
+        model, completion_id, created: what `chunk` puts into each ``chat.completion.chunk``.
+        tool_call_streaming: ``"incremental"`` or ``"validated"`` (see `hf_response_templates.openai`);
+            None: "validated" if any of ``tools`` says ``"strict": true``, else "incremental".
+        model_ids: keep the call ids the model writes (Mistral, Kimi K2) instead of generating them.
+        choice_index: the ``index`` of this stream's choice in its chunks (``n > 1``: one stream each).
+        coalesce_chars, coalesce_ms: hold deltas back across feeds until that many characters are held
+            or that many milliseconds passed since the first one was held (see `flush`).
+        clock: the time source for ``coalesce_ms`` (seconds; default `time.monotonic`).
+
+    Use `DeltaStream.for_events` to consume events produced elsewhere (a `ResponseStreamer`).
+    """
+
+    def __init__(
+        self,
+        parser_or_template: Mapping[str, Any] | ResponseTemplate | ResponseParser,
+        *,
+        prefix: str | None = None,
+        tools: Iterable[Any] | None = None,
+        id_seed: int | str | None = None,
+        id_factory: Callable[[int], str] | None = None,
+        tool_call_fields: Iterable[str] = ("tool_calls",),
+        reasoning_field: str | None = "auto",
+        content_field: str = "content",
+        field_keys: Mapping[str, str | None] | None = None,
+        model: str = "",
+        completion_id: str | None = None,
+        created: int | None = None,
+        tool_call_streaming: str | None = None,
+        model_ids: bool = True,
+        choice_index: int = 0,
+        coalesce_chars: int | None = None,
+        coalesce_ms: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        _events_only: bool = False,
+    ):
+        if tools is not None and not isinstance(tools, (list, tuple)):
+            tools = list(tools)  # read twice: for the schemas and for "strict"
+        if isinstance(parser_or_template, ResponseParser):
+            if prefix is not None:
+                raise ValueError("prefix= is for templates: this ResponseParser already has its prefix")
+            if tools is not None:
+                raise ValueError("pass tools= to the ResponseParser itself (its tools type the arguments)")
+            parser: ResponseParser | None = parser_or_template
+            tpl = parser.template
+            schemas = parser.tools
+        else:
+            tpl = load_template(parser_or_template)
+            schemas = tool_schemas(tools) if tools else None
+            # without a prefix, the engine raises its own message explaining why the prompt is needed
+            parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools, trace=model_ids)
+        self._parser = parser
+        self._tpl = tpl
+        self._tools: ToolSchemas | None = schemas if schemas else None
+        self._rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
+        self._id_factory = id_factory
+        self.model = model
+        self.completion_id = completion_id or "chatcmpl-" + "".join(
+            self._rng.choice(_ID_CHARS) for _ in range(24)
+        )
+        self.created = int(time.time()) if created is None else created
+        #: the ``index`` of this stream's choice in the chunks (one DeltaStream per choice when ``n > 1``)
+        self.choice_index = choice_index
+        self._coalesce = coalesce_chars is not None or coalesce_ms is not None
+        self._co_chars = coalesce_chars if coalesce_chars is not None else float("inf")
+        self._co_secs = coalesce_ms / 1000 if coalesce_ms is not None else float("inf")
+        self._clock = clock
+        self._held: list[dict] = []  # coalescing: deltas not released yet
+        self._held_chars = 0
+        self._held_since = 0.0
+        if not self._coalesce:
+            self.feed = self._feed  # type: ignore[method-assign]  # one call less per piece
+        self._role = tpl.defaults.get("role", "assistant")
+        if not isinstance(self._role, str):
+            self._role = "assistant"
+
+        sources = tpl.source["fields"]
+        tool_fields = set(tool_call_fields)
+        names = tpl.field_names
+        if reasoning_field == "auto":
+            reasoning_field = next(
+                (n for n in _REASONING_NAMES if n in names and n not in tool_fields and n != content_field),
+                None,
+            )
+        self._kind: dict[str, str] = {}
+        self._key: dict[str, str | None] = {}
+        self._strip: dict[str, bool] = {}
+        self._shape: dict[str, _Shape] = {}
+        self._partial_args: dict[str, Any] = {}  # fields whose content format has a partial parser
+        self._text: dict[str, _TextState] = {}
+        for f in tpl.fields:
+            spec = sources[f.name]
+            cargs = spec.get("content_args") or {}
+            if f.name in tool_fields:
+                kind, key = "tool", "tool_calls"
+                self._shape[f.name] = _Shape(spec)
+            else:
+                # text streams piece by piece; other content (int, json, a list of texts) at its close
+                kind = "text" if f.content == "text" and (not f.repeats or f.join is not None) else "value"
+                key = {content_field: "content", reasoning_field: "reasoning_content"}.get(f.name, f.name)
+            if field_keys and f.name in field_keys:
+                key = field_keys[f.name]
+            self._kind[f.name], self._key[f.name] = kind, key
+            self._strip[f.name] = bool(cargs.get("strip", True))
+            self._text[f.name] = _TextState()
+            if has_partial_parser(f.content):
+                self._partial_args[f.name] = get_content_parser(f.content).compile_args(cargs, f.name)
+        if tool_call_streaming is None:
+            tool_call_streaming = "validated" if _any_strict(tools) else "incremental"
+        if tool_call_streaming not in ("incremental", "validated"):
+            raise ValueError(
+                f"tool_call_streaming must be 'incremental' or 'validated', got {tool_call_streaming!r}"
+            )
+        #: "incremental" (a call is announced and its arguments stream as the model writes them) or
+        #: "validated" (a call is sent, name and arguments together, once its region has parsed)
+        self.tool_call_streaming = tool_call_streaming
+        self._validated = tool_call_streaming == "validated"
+        self._model_ids = model_ids
+        self._delimiter_id: str | None = None
+        self._ids: set[str] = set()
+        self._deferred: tuple | None = None  # events mode: a tool region malformed at the end of the stream
+        self._open: _Region | None = None
+        self._tail_tool: _Region | None = None  # the last tool region, if no region event followed its close
+        self._next_index = 0
+        self._calls: list[_Call] = []
+        self._unparsed = 0
+        self._used_errors: set[int] = set()
+        self._started = False
+        self._finished = False
+        self._pending: list[dict] = []
+        #: the finish reason, once `finish` was called
+        self.finish_reason: str | None = None
+        #: the parsed message (text mode, after `finish`)
+        self.message: dict | None = None
+        #: internal problems met while streaming (a bug in this adapter if ever non-empty); never raised
+        self.warnings: list[str] = []
+        if parser is not None:
+            self._handle(parser.initial_events, self._pending)
+
+    @classmethod
+    def for_events(
+        cls,
+        template: Mapping[str, Any] | ResponseTemplate,
+        *,
+        tools: Iterable[Any] | None = None,
+        **options: Any,
+    ) -> DeltaStream:
+        """A stream fed with parser events made elsewhere (`feed_events`), e.g. by a `ResponseStreamer`.
+
+        Pass the same ``tools`` as the producer's parser. The producer already applied the prompt, so there
+        is no ``prefix`` here. Tool names captured by an ``open_pattern`` come with the ``region_open``
+        event's ``captures``; `finish` ("length") flags the last tool call if the stream ended right after it.
+        """
+        if "prefix" in options:
+            raise TypeError(
+                "for_events() takes no prefix: the parser that produced the events already consumed the prompt"
+            )
+        return cls(template, tools=tools, _events_only=True, **options)
+
+    # ------------------------------------------------------------------ public API
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        """Add generated text; return the deltas it completes (possibly none). Never raises for model output.
+
+        Deltas of one call are merged (consecutive text of one key, argument fragments of one call); with
+        ``coalesce_chars`` / ``coalesce_ms``, deltas are also held across calls until that many characters
+        are held or that much time has passed since the first one was held (see `flush`).
+        """
+        if self._coalesce:
+            return self._hold(self._feed(text))
+        return self._feed(text)
+
+    def _feed(self, text: str) -> list[dict[str, Any]]:
+        parser = self._parser
+        if parser is None:
+            raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
+        if self._finished:
+            self._check_open()
+        if not text:
+            return self._begin()
+        return self._route(parser.feed(text))
+
+    def _route(self, events: list) -> list[dict[str, Any]]:
+        r = self._open
+        if self._started and len(events) == 1 and r is not None:
+            # The common case, kept short: one chunk of the open region (see `_handle` for the general one)
+            ev = events[0]
+            if ev["type"] == "region_chunk" and ev["field"] == r.name:
+                out: list[dict] = []
+                kind = r.kind
+                if kind == "text":
+                    key = r.key
+                    text = ev["text"]
+                    if r.started and r.strip and key is not None and text:  # `_on_chunk`, inlined
+                        if r.held:
+                            text = r.held + text
+                            r.held = ""
+                        core = text.rstrip()
+                        if len(core) != len(text):
+                            r.held = text[len(core) :]
+                            if not core:
+                                return out
+                        sent = r.sent
+                        sent.append(core)
+                        if len(sent) >= _COMPACT_AT:
+                            sent[:] = ["".join(sent)]
+                        return [{key: core}]
+                    self._on_chunk(ev, out)
+                    return out
+                if kind == "tool" and r.captures is None:
+                    return self._slow(events)
+                try:
+                    p = r.partial
+                    if p is not None:
+                        p.feed(ev["text"])
+                        if p.version == r.version:
+                            call = r.streaming
+                            if call is not None:  # `_stream_string`, inlined
+                                chunks = call.str_chunks
+                                i = call.str_idx
+                                if len(chunks) > i:
+                                    new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
+                                    call.str_idx = len(chunks)
+                                    piece = _encode_string(new)[1:-1]
+                                    parts = call.parts
+                                    if not piece.isascii() or len(parts) >= _COMPACT_AT:
+                                        self._send(call, piece, out)  # (surrogates, compaction)
+                                    else:
+                                        parts.append(piece)
+                                        return [
+                                            {
+                                                "tool_calls": [
+                                                    {"index": call.index, "function": {"arguments": piece}}
+                                                ]
+                                            }
+                                        ]
+                            return out
+                    if kind == "tool":
+                        self._update_tool(r, out)
+                except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                return out if len(out) < 2 else _merge(out)
+        return self._slow(events)
+
+    def _slow(self, events: list) -> list[dict[str, Any]]:
+        out = self._begin()
+        self._handle(events, out)
+        return _merge(out)
+
+    def feed_events(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Add parser events (``parser.initial_events``, ``feed()`` results, final events); return deltas."""
+        self._check_open()
+        out = self._route(events if isinstance(events, list) else list(events))
+        return self._hold(out) if self._coalesce else out
+
+    def flush(self) -> list[dict[str, Any]]:
+        """The deltas held back by coalescing (none without ``coalesce_chars`` / ``coalesce_ms``)."""
+        out = _merge(self._held)
+        self._held = []
+        self._held_chars = 0
+        return out
+
+    def _hold(self, deltas: list[dict]) -> list[dict[str, Any]]:
+        if not deltas:
+            if self._held and self._clock() - self._held_since >= self._co_secs:
+                return self.flush()
+            return []
+        if not self._held:
+            self._held_since = self._clock()
+        self._held.extend(deltas)
+        self._held_chars += sum(_delta_chars(d) for d in deltas)
+        if self._held_chars >= self._co_chars or self._clock() - self._held_since >= self._co_secs:
+            return self.flush()
+        return []
+
+    def finish(
+        self, finish_reason: str | None = None, *, events: Iterable[Mapping[str, Any]] = ()
+    ) -> list[dict[str, Any]]:
+        """End the stream; return the last deltas and set `finish_reason`.
+
+        ``finish_reason``: None (or "stop") lets the stream decide between "tool_calls" and "stop"; pass
+        "length" when generation stopped at the token limit: a tool call still open then is reported with
+        ``error.type == "length"`` (see the module docs).
+
+        ``events`` (events mode only): the producer's last events (those of its ``finalize()``), if they
+        were held back until the finish reason was known; they are handled first.
+        """
+        if finish_reason not in _FINISH_REASONS:
+            raise ValueError(f"finish_reason must be one of {_FINISH_REASONS}, got {finish_reason!r}")
+        self._check_open()
+        out = self._begin()
+        length = finish_reason == "length"
+        events = list(events)
+        if events:
+            if self._parser is not None:
+                raise ValueError("events= is for a stream fed with events (for_events); this one owns its parser")
+            self._handle(events, out)
+        r = self._open
+        if self._parser is not None:
+            if length and r is not None and r.kind == "tool":
+                r.length_cut = True
+            message, events = self._parser.finalize()
+            self._handle(events, out)
+            self.message = message
+        self._settle_deferred(out, "length" if length else "malformed")
+        if self._parser is not None:
+            pass  # the parser's final events closed everything
+        elif r is not None:  # events mode, and the producer's final events never came
+            if r.kind == "tool":
+                kind = "length" if length else "malformed"
+                for call in r.calls:
+                    self._flag(call, kind, "the stream ended inside this tool call", out, in_message=False)
+            self._open = None  # (a text region's held trailing whitespace is dropped, as at a close)
+        elif length and self._tail_tool is not None:
+            for call in self._tail_tool.calls:
+                self._flag(
+                    call,
+                    "length",
+                    "generation stopped at the token limit right after this tool call (it may be incomplete)",
+                    out,
+                    in_message=call.done,
+                )
+        self._finished = True
+        if finish_reason in (None, "stop"):
+            finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
+        self.finish_reason = finish_reason
+        if self._held:
+            out, self._held, self._held_chars = self._held + out, [], 0
+        return _merge(out)
+
+    def partial_value(self) -> Any:
+        """The partial parsed content of the open json / xml-inline / python-call-list region, or None."""
+        r = self._open
+        if r is None or r.kind == "text":
+            return None
+        if r.partial is None:
+            return None
+        try:
+            return r.partial.snapshot()
+        except Exception:  # noqa: BLE001 - a partial view must never break the stream
+            return None
+
+    @property
+    def current_field(self) -> str | None:
+        """The template field being streamed now (None between regions)."""
+        return None if self._open is None else self._open.name
+
+    @property
+    def errors(self) -> list:
+        """The parser's errors (text mode), as `ResponseParser.errors`."""
+        return self._parser.errors if self._parser is not None else []
+
+    # chunk helpers ------------------------------------------------------
+
+    def chunk(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        """Wrap one delta into a ``chat.completion.chunk`` dict."""
+        return {
+            "id": self.completion_id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": self.choice_index,
+                    "delta": dict(delta),
+                    "logprobs": None,
+                    "finish_reason": finish_reason,
+                }
+            ],
+        }
+
+    def usage_chunk(self, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+        """The last chunk a server sends when the request asked ``stream_options: {"include_usage": true}``:
+        no choices, the token counts (which the caller knows: this stream sees text, not tokens)."""
+        return {
+            "id": self.completion_id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": _usage(prompt_tokens, completion_tokens),
+        }
+
+    def feed_chunks(self, text: str) -> list[dict[str, Any]]:
+        """`feed`, with each delta wrapped by `chunk`."""
+        return [self.chunk(d) for d in self.feed(text)]
+
+    def feed_events_chunks(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """`feed_events`, with each delta wrapped by `chunk`."""
+        return [self.chunk(d) for d in self.feed_events(events)]
+
+    def finish_chunks(
+        self, finish_reason: str | None = None, *, events: Iterable[Mapping[str, Any]] = ()
+    ) -> list[dict[str, Any]]:
+        """`finish`, as chunks: the last deltas, then an empty delta carrying ``finish_reason``."""
+        deltas = self.finish(finish_reason, events=events)
+        return [self.chunk(d) for d in deltas] + [self.chunk({}, self.finish_reason)]
+
+    # ------------------------------------------------------------------ event handling
+
+    def _check_open(self) -> None:
+        if self._finished:
+            raise RuntimeError("this DeltaStream has finished; create one per generation")
+
+    def _begin(self) -> list[dict]:
+        if self._started:
+            return []
+        self._started = True
+        out = [{"role": self._role}] + self._pending
+        self._pending = []
+        return out
+
+    def _handle(self, events: list, out: list[dict]) -> None:
+        for ev in events:
+            kind = ev.get("type")
+            try:
+                if kind == "region_chunk":
+                    self._on_chunk(ev, out)
+                elif kind == "region_open":
+                    self._on_open(ev, out)
+                elif kind == "region_close":
+                    self._on_close(ev, out, malformed=False)
+                elif kind == "region_malformed":
+                    self._on_close(ev, out, malformed=True)
+                elif kind == "delimiter":
+                    self._on_delimiter(ev)
+            except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                self.warnings.append(f"{type(e).__name__}: {e} (event {kind})")
+        r = self._open
+        if r is not None and r.kind == "tool":
+            if r.captures is None and self._parser is not None and self._parser.current_field == r.name:
+                r.captures = self._parser.captures
+                r.dirty = True
+            if r.dirty:
+                r.dirty = False
+                try:
+                    self._update_tool(r, out)
+                except Exception as e:  # noqa: BLE001
+                    self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+
+    def _on_delimiter(self, ev: Mapping) -> None:
+        if ev.get("kind") != "open" or self._kind.get(ev.get("field")) != "tool" or not self._model_ids:
+            return
+        text = ev.get("text") or ""
+        for pattern in _MODEL_ID_PATTERNS:
+            m = pattern.search(text)
+            if m is not None:
+                self._delimiter_id = m.group("id")
+                return
+
+    def _on_open(self, ev: Mapping, out: list[dict]) -> None:
+        name = ev["field"]
+        kind = self._kind.get(name, "value")
+        captures = ev.get("captures")
+        content = self._tpl.by_name[name].content
+        pargs = self._partial_args.get(name)
+        self._open = r = _Region(
+            name,
+            kind,
+            content,
+            dict(captures) if isinstance(captures, dict) else {},  # (an open event without captures has none)
+            None if pargs is None or kind == "text" else partial_parser(content, pargs),
+        )
+        self._tail_tool = None
+        self._settle_deferred(out, "malformed")
+        if kind == "tool":
+            r.dirty = True
+            r.model_id, self._delimiter_id = self._delimiter_id, None
+        elif kind == "text":
+            st = self._text[name]
+            join = self._tpl.by_name[name].join
+            key = r.key = self._key[name]
+            r.strip = self._strip[name]
+            if join is not None and st.regions > 0 and join and key:
+                out.append({key: join})
+            st.regions += 1
+
+    def _on_chunk(self, ev: Mapping, out: list[dict]) -> None:
+        r = self._open
+        if r is None or r.name != ev.get("field"):
+            self.warnings.append(f"region_chunk for {ev.get('field')!r} outside its region")
+            return
+        text = ev.get("text")
+        if not text:
+            return
+        if r.kind != "text":
+            if r.partial is not None:
+                r.partial.feed(text)
+            r.dirty = True
+            return
+        key = r.key
+        if key is None:
+            return
+        if not r.started:
+            if r.strip:
+                text = text.lstrip()
+                if not text:
+                    return
+            r.started = True
+            st = self._text[r.name]
+            if self._tpl.by_name[r.name].join is None and st.nonempty:
+                out.append({key: "\n"})
+            st.nonempty = True
+        if not r.strip:
+            r.sent.append(text)
+            if len(r.sent) >= _COMPACT_AT:
+                r.sent[:] = ["".join(r.sent)]
+            out.append({key: text})
+            return
+        if r.held:
+            text = r.held + text
+        core = text.rstrip()
+        if len(core) != len(text):
+            r.held = text[len(core) :]
+            if not core:
+                return
+        elif r.held:
+            r.held = ""
+        sent = r.sent
+        sent.append(core)
+        if len(sent) >= _COMPACT_AT:
+            sent[:] = ["".join(sent)]
+        out.append({key: core})
+
+    def _on_close(self, ev: Mapping, out: list[dict], malformed: bool) -> None:
+        r = self._open
+        name = ev.get("field")
+        self._open = None
+        if r is None or r.name != name:
+            self.warnings.append(f"close of {name!r} without its open")
+            r = _Region(name, self._kind.get(name, "value"), "", None)
+        self._tail_tool = r if r.kind == "tool" else None
+        if malformed:
+            item = self._unparsed_item(ev)
+            self._add_unparsed(item, out)
+            if r.kind == "tool" and r.calls:
+                msg = item.get("error") or "the tool call could not be parsed"
+                if r.length_cut:
+                    self._flag_all(r, "length", _LENGTH_PREFIX + msg, out)
+                elif self._parser is None and ev.get("at_end"):
+                    # events mode: the producer closed the region at the end of the stream; whether the
+                    # token limit cut it is only known when `finish` is called
+                    self._deferred = (r, msg)
+                else:
+                    self._flag_all(r, "malformed", msg, out)
+            return
+        value = ev.get("value")
+        if r.kind == "tool":
+            self._close_tool(r, value, out)
+        elif r.kind == "text":
+            key = r.key
+            if key is None or not isinstance(value, str):
+                return
+            sent = "".join(r.sent)
+            if value != sent:  # cannot happen while this adapter mirrors the engine; never hide it
+                if r.started and value.startswith(sent):
+                    out.append({key: value[len(sent) :]})
+                self.warnings.append(f"text of {r.name!r} streamed as {sent!r} but parsed as {value!r}")
+        else:
+            key = self._key[r.name]
+            if key is not None:
+                f = self._tpl.by_name[r.name]
+                out.append({key: [value] if (f.repeats and f.join is None) else value})
+
+    def _flag_all(self, r: _Region, kind: str, msg: str, out: list[dict]) -> None:
+        for call in r.calls:
+            self._flag(call, kind, msg, out, in_message=False)
+
+    def _settle_deferred(self, out: list[dict], kind: str) -> None:
+        if self._deferred is not None:
+            r, msg = self._deferred
+            self._deferred = None
+            self._flag_all(r, kind, (_LENGTH_PREFIX if kind == "length" else "") + msg, out)
+
+    def _add_unparsed(self, item: dict, out: list[dict]) -> None:
+        """An ``unparsed`` record; consecutive ones (of one feed) go into one delta."""
+        record = {"index": self._unparsed, **item}
+        self._unparsed += 1
+        if out:
+            last = out[-1]
+            if len(last) == 1 and isinstance(last.get("unparsed"), list):
+                last["unparsed"].append(record)
+                return
+        out.append({"unparsed": [record]})
+
+    def _unparsed_item(self, ev: Mapping) -> dict:
+        item = {
+            "field": ev.get("field"),
+            "text": ev.get("text"),
+            "error": ev.get("error"),
+            "position": ev.get("position"),
+        }
+        if self._parser is not None and "position" not in ev:
+            for e in reversed(self._parser.errors):
+                if id(e) in self._used_errors:
+                    continue
+                if e.field == item["field"] and e.text == item["text"] and e.error == item["error"]:
+                    self._used_errors.add(id(e))
+                    return e.as_dict()
+        return item

@@ -1,0 +1,636 @@
+"""Incremental partial parsers: what is stable so far in a region body that is still being written.
+
+One interface for every content format that streams tool-call arguments (``json``, ``xml-inline``,
+``python-call-list``), so that the delta adapters (`hf_response_templates.openai`) need no format knowledge:
+
+* ``feed(text)``: add body text. The cost is proportional to ``len(text)`` (plus, for ``xml-inline`` and
+  ``python-call-list``, the length of the one parameter or call being written when its end may have
+  arrived), never to the length of the body so far.
+* ``value``: the live partial value (containers are updated in place; `MISSING` before anything parsed).
+  Strings still being written are not in it (see `open_string`), numbers are added when they end.
+* ``complete(path)``: whether the node at ``path`` (keys / indexes from the root) can no longer change.
+* ``frame(node)``: for a container still open, its `Frame` (member keys in order, the member being
+  written); None for a node that is complete.
+* ``open_string(frame)``: the decoded pieces of the string member being written in ``frame``, or None.
+* ``version``: grows whenever the structure changes (a member starts or ends); unchanged while only the
+  characters of an open string (or whitespace) arrive.
+* ``broken``: the text can no longer be a prefix of a valid body (nothing more becomes stable).
+* ``snapshot()``: a copy of the partial value, open strings included (for display).
+
+`partial_parser(content, args)` makes the parser for a content format, or None if it has none.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hf_response_templates.content import DEFAULT_REGEX_TIMEOUT, MAX_NESTING, get_content_parser
+
+__all__ = [
+    "MISSING",
+    "Frame",
+    "JsonPartial",
+    "XmlInlinePartial",
+    "CallListPartial",
+    "partial_parser",
+    "register_partial_parser",
+    "has_partial_parser",
+]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: No value (yet) at a path.
+MISSING: Any = _Missing()
+
+
+class Frame:
+    """An open container: its node, member keys in order (dicts), and the member being written."""
+
+    __slots__ = ("node", "is_dict", "keys", "open_key", "pending_key", "version")
+
+    def __init__(self, node: Any, is_dict: bool):
+        self.node = node
+        self.is_dict = is_dict
+        self.keys: list = []  # dict member keys, in order, as their values start
+        self.open_key: Any = None  # the key (dict) or index (list) whose value is being written
+        self.pending_key: Any = None  # a dict key read, its value not started yet
+        self.version = 0  # grows when one of its own members starts or ends (not deeper changes)
+
+
+# --------------------------------------------------------------------------- JSON
+
+_WS_RUN = re.compile(r"[ \t\n\r]*")
+_STR_RUN = re.compile(r'[^"\\\x00-\x1f]*')
+_TOKEN_RUN = re.compile(r"[0-9A-Za-z.+\-]*")
+_BARE_KEY = re.compile(r"[A-Za-z_$][\w$-]*")
+_ESCAPE = re.compile(
+    r'\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|["\\/bfnrt])'
+)
+_ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)?)?")
+_HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+
+# modes
+_VALUE, _VALUE_FIRST, _KEY, _KEY_FIRST, _COLON, _AFTER, _STR, _CSTR, _TOKEN, _BARE, _DEAD = range(11)
+
+
+class JsonPartial:
+    """An incremental JSON reader (with the `json` parser's dialect: bare keys, custom string delimiters).
+
+    It keeps its state between `feed` calls (a stack of open containers, the string or number being read)
+    and never looks at text twice, so a body of any length costs time proportional to its length.
+    Duplicate keys, syntax errors and nesting deeper than the `json` parser allows make it `broken`.
+    """
+
+    __slots__ = (
+        "value",
+        "broken",
+        "done",
+        "version",
+        "stack",
+        "_mode",
+        "_carry",
+        "_chunks",
+        "_is_key",
+        "_close",
+        "_unquoted",
+        "_delims",
+        "_openers",
+    )
+
+    def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
+        self.value: Any = MISSING
+        self.broken = False
+        self.done = False  # the root value is complete
+        self.version = 0
+        self.stack: list[Frame] = []
+        self._mode = _VALUE
+        self._carry = ""  # text that must be read again with what follows (a split escape, delimiter, token)
+        self._chunks: list[str] = []  # decoded pieces of the open string
+        self._is_key = False
+        self._close = ""  # the closing delimiter of an open custom string
+        self._unquoted = unquoted_keys
+        self._delims = tuple(tuple(p) for p in string_delims)
+        self._openers = "".join({p[0][0] for p in self._delims if p[0]})
+
+    # -- the interface ---------------------------------------------------------------------------
+
+    def feed(self, text: str) -> None:
+        """Read more body text."""
+        if self._mode == _STR and not self._carry:  # fast path: more characters of an open string
+            j = _STR_RUN.match(text).end()
+            if j == len(text):
+                if j:
+                    self._chunks.append(text)
+                return
+        if self.broken or not text:
+            return
+        if self._carry:
+            text = self._carry + text
+            self._carry = ""
+        try:
+            self._run(text)
+        except (ValueError, RecursionError):
+            self.broken = True
+            self._mode = _DEAD
+
+    def complete(self, path: tuple) -> bool:
+        node = self.value
+        if node is MISSING:
+            return False
+        stack = self.stack
+        depth = len(stack)
+        for d, key in enumerate(path):
+            if d < depth and stack[d].node is node:
+                f = stack[d]
+                if key != f.open_key:
+                    return True
+                try:
+                    node = node[key]
+                except (KeyError, IndexError, TypeError):
+                    return False  # an open scalar
+                continue
+            return True
+        d = len(path)
+        if d < depth and stack[d].node is node:
+            return False
+        return bool(path) or self.done
+
+    def frame(self, node: Any) -> Frame | None:
+        for f in self.stack:
+            if f.node is node:
+                return f
+        return None
+
+    def open_string(self, frame: Frame) -> list[str] | None:
+        if self._mode in (_STR, _CSTR) and not self._is_key and self.stack and self.stack[-1] is frame:
+            return self._chunks
+        return None
+
+    def snapshot(self) -> Any:
+        if self.value is MISSING and not (self._mode in (_STR, _CSTR) and not self.stack):
+            return None
+        if not self.stack:
+            if self.value is not MISSING:
+                return copy.deepcopy(self.value)
+            return "".join(self._chunks)
+        value = copy.deepcopy(self.value)
+        if self._mode in (_STR, _CSTR) and not self._is_key:
+            node = value
+            for f in self.stack[:-1]:
+                node = node[f.open_key]
+            top = self.stack[-1]
+            text = "".join(self._chunks)
+            if top.is_dict:
+                node[top.open_key] = text
+            else:
+                node.append(text)
+        return value
+
+    # -- the reader ------------------------------------------------------------------------------
+
+    def _run(self, text: str) -> None:
+        i, n = 0, len(text)
+        while i < n:
+            mode = self._mode
+            if mode == _STR:
+                i = self._string(text, i)
+                continue
+            if mode == _CSTR:
+                i = self._custom_string(text, i)
+                continue
+            if mode == _TOKEN or mode == _BARE:
+                i = self._token(text, i)
+                continue
+            c = text[i]
+            if c in " \t\n\r":
+                i = _WS_RUN.match(text, i).end()
+                continue
+            if mode == _AFTER:
+                if not self.stack:
+                    raise ValueError("extra data after the JSON value")
+                top = self.stack[-1]
+                if c == ",":
+                    self._mode = _KEY if top.is_dict else _VALUE
+                elif c == ("}" if top.is_dict else "]"):
+                    self._end_container()
+                else:
+                    raise ValueError(f"unexpected {c!r}")
+                i += 1
+                continue
+            if mode == _COLON:
+                if c != ":":
+                    raise ValueError("expected ':'")
+                self._mode = _VALUE
+                i += 1
+                continue
+            if mode == _VALUE_FIRST and c == "]" or mode == _KEY_FIRST and c == "}":
+                self._end_container()
+                i += 1
+                continue
+            if self._delims and c in self._openers:
+                j = self._custom_open(text, i)
+                if j < 0:
+                    return  # a possible delimiter cut by the end of the text
+                if j > i:
+                    i = j
+                    continue
+            if mode == _KEY or mode == _KEY_FIRST:
+                if c == '"':
+                    self._start_string(True)
+                    i += 1
+                elif self._unquoted and _BARE_KEY.match(c):
+                    self._mode = _BARE
+                    self._chunks = []
+                else:
+                    raise ValueError("expected a key")
+                continue
+            # a value
+            if c == '"':
+                self._start_member()
+                self._start_string(False)
+                i += 1
+            elif c == "{" or c == "[":
+                if len(self.stack) >= MAX_NESTING:
+                    raise ValueError("nested too deeply")
+                node: Any = {} if c == "{" else []
+                self._start_member(node)
+                self.stack.append(Frame(node, c == "{"))
+                self._mode = _KEY_FIRST if c == "{" else _VALUE_FIRST
+                self.version += 1
+                i += 1
+            elif _TOKEN_RUN.match(c).end():
+                self._start_member(bump=False)
+                self._mode = _TOKEN
+                self._chunks = []
+            else:
+                raise ValueError(f"unexpected {c!r}")
+
+    def _custom_open(self, text: str, i: int) -> int:
+        """Open a custom string at `i`: the index after its delimiter, `i` if none, -1 if undecided."""
+        for opener, closer in self._delims:
+            if text.startswith(opener, i):
+                if self._mode in (_KEY, _KEY_FIRST):
+                    self._is_key = True
+                else:
+                    self._start_member()
+                    self._is_key = False
+                self._mode = _CSTR
+                self._chunks = []
+                self._close = closer
+                return i + len(opener)
+        rest = text[i:]
+        if any(opener.startswith(rest) for opener, _ in self._delims):
+            self._carry = rest
+            return -1
+        return i
+
+    def _start_string(self, is_key: bool) -> None:
+        self._mode = _STR
+        self._is_key = is_key
+        self._chunks = []
+
+    def _start_member(self, node: Any = MISSING, bump: bool = True) -> None:
+        """A member starts (`node`: a container, inserted now; scalars are inserted when they end). A
+        number or literal starting is no structural change a reader acts on (``bump=False``)."""
+        stack = self.stack
+        if not stack:
+            if self.value is not MISSING or self.done:
+                raise ValueError("extra data after the JSON value")
+            if node is not MISSING:
+                self.value = node
+            return
+        top = stack[-1]
+        if top.is_dict:
+            key = top.pending_key
+            if key in top.node:  # (the member before is complete, so in the node)
+                raise ValueError(f"duplicate key {key!r}")
+            top.keys.append(key)
+            top.open_key = key
+            top.pending_key = None
+            if node is not MISSING:
+                top.node[key] = node
+        else:
+            top.open_key = len(top.node)
+            if node is not MISSING:
+                top.node.append(node)
+        if bump:
+            self.version += 1
+            top.version += 1
+
+    def _end_value(self, value: Any) -> None:
+        """A scalar member (or the root scalar) is complete."""
+        stack = self.stack
+        self._mode = _AFTER
+        self.version += 1
+        if not stack:
+            self.value = value
+            self.done = True
+            return
+        top = stack[-1]
+        if top.is_dict:
+            top.node[top.open_key] = value
+        else:
+            top.node.append(value)
+        top.open_key = None
+        top.version += 1
+
+    def _end_container(self) -> None:
+        self.stack.pop()
+        self._mode = _AFTER
+        self.version += 1
+        if self.stack:
+            top = self.stack[-1]
+            top.open_key = None
+            top.version += 1
+        else:
+            self.done = True
+
+    def _end_string(self) -> None:
+        text = "".join(self._chunks)
+        self._chunks = []
+        if self._is_key:
+            self.stack[-1].pending_key = text
+            self._mode = _COLON
+        else:
+            self._end_value(text)
+
+    def _string(self, text: str, i: int) -> int:
+        n = len(text)
+        chunks = self._chunks
+        while True:
+            j = _STR_RUN.match(text, i).end()
+            if j > i:
+                chunks.append(text[i:j])
+            if j == n:
+                return n
+            c = text[j]
+            if c == '"':
+                self._end_string()
+                return j + 1
+            if c != "\\":
+                raise ValueError("control character in a string")
+            m = _ESCAPE.match(text, j)
+            if m is not None and m.end() == n and _HIGH_ALONE.fullmatch(m.group()):
+                m = None  # a high surrogate at the end: its low half may follow
+            elif m is not None and _HIGH_ALONE.fullmatch(m.group()):
+                rest = text[m.end() : m.end() + 6]
+                if len(rest) < 6 and _ESCAPE_PREFIX.fullmatch(rest):
+                    m = None
+            if m is None:
+                p = _ESCAPE_PREFIX.match(text, j)
+                if p.end() == n:  # an escape cut by the end of the text
+                    self._carry = text[j:]
+                    return n
+                raise ValueError("invalid escape")
+            chunks.append(json.loads('"' + m.group() + '"'))
+            i = m.end()
+
+    def _custom_string(self, text: str, i: int) -> int:
+        close = self._close
+        k = text.find(close, i)
+        if k >= 0:
+            if k > i:
+                self._chunks.append(text[i:k])
+            self._end_string()
+            return k + len(close)
+        rest = text[i:]
+        for cut in range(min(len(close) - 1, len(rest)), 0, -1):
+            if rest.endswith(close[:cut]):
+                self._carry = rest[-cut:]
+                rest = rest[:-cut]
+                break
+        if rest:
+            self._chunks.append(rest)
+        return len(text)
+
+    def _token(self, text: str, i: int) -> int:
+        pattern = _TOKEN_RUN if self._mode == _TOKEN else _BARE_KEY_REST
+        j = pattern.match(text, i).end()
+        if j > i:
+            self._chunks.append(text[i:j])
+        if j == len(text):
+            return j
+        token = "".join(self._chunks)
+        self._chunks = []
+        if self._mode == _BARE:
+            self.stack[-1].pending_key = token
+            self._mode = _COLON
+        else:
+            self._end_value(
+                int(token) if token.isdigit() and (token[0] != "0" or len(token) == 1) else json.loads(token)
+            )
+        return j
+
+
+_BARE_KEY_REST = re.compile(r"[\w$-]*")
+
+
+# --------------------------------------------------------------------------- xml-inline, python-call-list
+
+
+class _OpenRoot:
+    """Shared by the formats whose root (a dict of parameters, a list of calls) stays open to the end."""
+
+    __slots__ = ("value", "broken", "version", "stack", "_frame", "_final")
+
+    def __init__(self, root: Any, members_final: bool):
+        self.value = root
+        self.broken = False
+        self.version = 0
+        self._frame = Frame(root, isinstance(root, dict))
+        self.stack = [self._frame]  # as JsonPartial's: the open containers (here the root, to the end)
+        self._final = members_final
+
+    def complete(self, path: tuple) -> bool:
+        return bool(path) and self._final
+
+    def frame(self, node: Any) -> Frame | None:
+        return self._frame if node is self.value else None
+
+    def open_string(self, frame: Frame) -> list[str] | None:
+        return None
+
+    def snapshot(self) -> Any:
+        return copy.deepcopy(self.value)
+
+
+def _last_literal(source: str) -> str | None:
+    """The character every match of `source` ends with, when the regex visibly ends with a literal."""
+    if len(source) < 2 or "|" in source or source[-1] in _REGEX_META or source[-2] in _REGEX_META:
+        return None
+    return source[-1]
+
+
+_REGEX_META = set("\\.^$*+?{}[]|()")
+
+
+class XmlInlinePartial(_OpenRoot):
+    """``xml-inline``: each parameter once its match is complete and can no longer grow.
+
+    Text since the last complete parameter is kept as pieces and searched again only when a character
+    that can end a match arrives (the last literal of the tag pattern, e.g. the ``>`` of ``</parameter>``).
+    With ``merge_duplicates``, members stay open until the region closes.
+    """
+
+    __slots__ = ("_args", "_pattern", "_trigger", "_pieces", "_pending", "_merged")
+
+    def __init__(self, args: Mapping[str, Any]):
+        super().__init__({}, not args.get("merge_duplicates", False))
+        self._args = args
+        self._pattern = args["tag_pattern"]
+        self._trigger = _last_literal(self._pattern.pattern)
+        self._pieces: list[str] = []
+        self._pending = False
+        self._merged: list[str] = []  # merge_duplicates: the text of every complete parameter
+
+    def feed(self, text: str) -> None:
+        self._pieces.append(text)
+        if not self._pending and self._trigger is not None and self._trigger not in text:
+            return
+        tail = "".join(self._pieces)
+        self._pieces = [tail]
+        self._pending = False
+        pattern = self._pattern
+        pos = 0
+        while True:
+            m = pattern.search(tail, pos, timeout=DEFAULT_REGEX_TIMEOUT)
+            if m is None or m.end() == m.start():
+                break
+            if m.end() >= len(tail):
+                self._pending = True  # at the edge: the next character decides
+                break
+            # more text must not change this match: probe two continuations (an unrelated character, and
+            # the match's own text, which carries its closing tag: a greedy pattern would grow)
+            stable = True
+            for probe in ("\x00", tail[m.start() : m.end()]):
+                p = pattern.search(tail + probe, pos, timeout=DEFAULT_REGEX_TIMEOUT)
+                if p is None or p.span() != m.span() or p.groupdict() != m.groupdict():
+                    stable = False
+                    break
+            if not stable:
+                self._pending = True
+                break
+            pos = m.end()
+        if pos:
+            self._take(tail[:pos])
+            self._pieces = [tail[pos:]]
+
+    def _take(self, text: str) -> None:
+        params = get_content_parser("xml-inline").parse(text, self._args)
+        root = self.value
+        if self._final:
+            keys = self._frame.keys
+            for key, value in params.items():
+                if key not in root:
+                    keys.append(key)
+                root[key] = value
+        else:  # merge_duplicates: the whole text so far decides (members are not final anyway)
+            self._merged.append(text)
+            root.clear()
+            root.update(get_content_parser("xml-inline").parse("".join(self._merged), self._args))
+            self._frame.keys[:] = list(root)
+        self.version += 1
+        self._frame.version += 1
+
+
+_CALL_SEP = re.compile(r"\s*,")
+
+
+class CallListPartial(_OpenRoot):
+    """``python-call-list``: each call once its ``)`` is there and the call parses on its own."""
+
+    __slots__ = ("_pieces", "_started", "_need_comma", "_closed")
+
+    def __init__(self) -> None:
+        super().__init__([], True)
+        self._pieces: list[str] = []
+        self._started = False  # the opening '[' was seen
+        self._need_comma = False
+        self._closed = False
+
+    def feed(self, text: str) -> None:
+        if self.broken or self._closed:
+            return
+        if not self._started:
+            self._pieces.append(text)
+            head = "".join(self._pieces).lstrip()
+            if not head:
+                self._pieces = []
+                return
+            if head[0] != "[":
+                self.broken = True
+                return
+            self._started = True
+            self._pieces = [head[1:]]
+            text = head[1:]
+        else:
+            self._pieces.append(text)
+        if ")" not in text:
+            return
+        tail = "".join(self._pieces)
+        parse = get_content_parser("python-call-list").parse
+        start = 0
+        i = tail.find(")")
+        while i >= 0:
+            seg = tail[start : i + 1]
+            if self._need_comma:
+                m = _CALL_SEP.match(seg)
+                if m is None:
+                    if seg.strip():
+                        self.broken = True
+                        return
+                    i = tail.find(")", i + 1)
+                    continue
+                seg = seg[m.end() :]
+            try:
+                calls = parse("[" + seg + "]", {})
+            except ValueError:
+                calls = None
+            if calls:
+                self.value.extend(calls)
+                self.version += 1
+                self._frame.version += 1
+                self._need_comma = True
+                start = i + 1
+            i = tail.find(")", i + 1)
+        self._pieces = [tail[start:]]
+
+
+_FACTORIES: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "json": lambda args: JsonPartial(bool(args.get("unquoted_keys")), tuple(args.get("string_delims") or ())),
+    "xml-inline": XmlInlinePartial,
+    "python-call-list": lambda args: CallListPartial(),
+}
+
+
+def register_partial_parser(content: str, factory: Callable[[Mapping[str, Any]], Any]) -> None:
+    """Let a content format (e.g. one added with `register_content_parser`) stream tool-call arguments.
+
+    ``factory(compiled_content_args)`` returns a new object with this module's interface (``feed``,
+    ``value``, ``complete``, ``frame``, ``open_string``, ``version``, ``broken``, ``snapshot``).
+    """
+    _FACTORIES[content] = factory
+
+
+def has_partial_parser(content: str) -> bool:
+    """Whether `partial_parser` knows the content format."""
+    return content in _FACTORIES
+
+
+def partial_parser(content: str, args: Mapping[str, Any] | None = None) -> Any:
+    """A new partial parser for a content format (``json``, ``xml-inline``, ``python-call-list``), or None.
+
+    ``args``: the field's compiled ``content_args`` (`ContentParser.compile_args`).
+    """
+    factory = _FACTORIES.get(content)
+    return None if factory is None else factory(args or {})

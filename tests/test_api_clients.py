@@ -1,0 +1,318 @@
+"""The official `openai` and `anthropic` Python clients consume our streams from a loopback server.
+
+A stdlib HTTP server on 127.0.0.1 (a random free port) replays a fixed generation text through
+`DeltaStream` (Chat Completions, streamed or not, ``n`` choices, usage), `MessagesStream` (Anthropic
+Messages) or `ResponsesStream` (OpenAI Responses), cut into the pieces the test chose. Each client's own
+accumulator must rebuild the message `parse_response` gives for the same text: over every shipped template
+with a tool call (and a few without), one-character, random and whole-text chunkings, normal outputs and
+outputs cut inside a tool call, strict and non-strict tools. No model and no network beyond 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+openai = pytest.importorskip("openai")
+anthropic = pytest.importorskip("anthropic")
+
+from _chat_render import TOOLS  # noqa: E402
+from test_openai_deltas import ALL_RAW  # noqa: E402
+
+from hf_response_templates import parse_response  # noqa: E402
+from hf_response_templates.anthropic import MessagesStream  # noqa: E402
+from hf_response_templates.anthropic import sse_event as anthropic_sse  # noqa: E402
+from hf_response_templates.library import get_template  # noqa: E402
+from hf_response_templates.openai import SSE_DONE, DeltaStream, chat_completion, sse  # noqa: E402
+from hf_response_templates.responses import ResponsesStream  # noqa: E402
+from hf_response_templates.responses import sse_event as responses_sse  # noqa: E402
+
+STRICT_TOOLS = copy.deepcopy(TOOLS)
+for _tool in STRICT_TOOLS:
+    _tool["function"]["strict"] = True
+
+
+class Scenario:
+    """What the server replays for the next request."""
+
+    def __init__(self, name: str, prefix: str, text: str, pieces: list[str], tools: Any, mode: str | None):
+        self.template = get_template(name)
+        self.prefix, self.text, self.pieces, self.tools, self.mode = prefix, text, pieces, tools, mode
+
+
+class _Handler(BaseHTTPRequestHandler):
+    scenario: Scenario
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        sc = self.server.scenario  # type: ignore[attr-defined]
+        if self.path.endswith("/chat/completions") and not body.get("stream"):
+            message = parse_response(sc.text, sc.template, prefix=sc.prefix, tools=sc.tools, strict=False)
+            data = json.dumps(chat_completion(message, model=body["model"], usage=(3, 5))).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for line in self._lines(body, sc):
+            self.wfile.write(line.encode("utf-8"))
+        self.wfile.flush()
+
+    def _lines(self, body: dict, sc: Scenario) -> Iterator[str]:
+        options = {"tool_call_streaming": sc.mode} if sc.mode else {}
+        if self.path.endswith("/chat/completions"):
+            n = body.get("n") or 1
+            streams = [
+                DeltaStream(
+                    sc.template,
+                    prefix=sc.prefix,
+                    tools=sc.tools,
+                    model=body["model"],
+                    completion_id="chatcmpl-test",
+                    choice_index=i,
+                    id_seed=i,
+                    **options,
+                )
+                for i in range(n)
+            ]
+            for piece in sc.pieces:  # choices interleaved, as a server batching n generations would send
+                for ds in streams:
+                    for chunk in ds.feed_chunks(piece):
+                        yield sse(chunk)
+            for ds in streams:
+                for chunk in ds.finish_chunks():
+                    yield sse(chunk)
+            if (body.get("stream_options") or {}).get("include_usage"):
+                yield sse(streams[0].usage_chunk(3, 5))
+            yield SSE_DONE
+        elif self.path.endswith("/messages"):
+            ms = MessagesStream(
+                sc.template, prefix=sc.prefix, tools=sc.tools, model=body["model"], id_seed=0, **options
+            )
+            for piece in sc.pieces:
+                for event in ms.feed(piece):
+                    yield anthropic_sse(event)
+            for event in ms.finish(output_tokens=5):
+                yield anthropic_sse(event)
+        elif self.path.endswith("/responses"):
+            rs = ResponsesStream(
+                sc.template, prefix=sc.prefix, tools=sc.tools, model=body["model"], id_seed=0, **options
+            )
+            for piece in sc.pieces:
+                for event in rs.feed(piece):
+                    yield responses_sse(event)
+            for event in rs.finish(usage=(3, 5)):
+                yield responses_sse(event)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ThreadingHTTPServer]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def _clients(httpd: ThreadingHTTPServer) -> tuple[Any, Any]:
+    port = httpd.server_address[1]
+    oa = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="test", max_retries=0, timeout=20)
+    an = anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="test", max_retries=0, timeout=20)
+    return oa, an
+
+
+# --------------------------------------------------------------------------- what each client must rebuild
+
+
+def _expected(sc: Scenario) -> dict:
+    message = parse_response(sc.text, sc.template, prefix=sc.prefix, tools=sc.tools, strict=False)
+    calls = []
+    for call in message.get("tool_calls") or []:
+        fn = call["function"] if isinstance(call.get("function"), dict) else call
+        calls.append((fn.get("name"), fn.get("arguments", {})))
+    reasoning = next(
+        (message[k] for k in ("reasoning_content", "reasoning", "thinking") if k in message), None
+    )
+    return {"content": message.get("content") or None, "reasoning": reasoning or None, "calls": calls}
+
+
+def _good_calls(calls: list[tuple[str, str, Any]]) -> list[tuple[str, Any]]:
+    return [
+        (name, json.loads(args) if args else {})
+        for name, args, error in calls
+        if not error or error.get("in_message")
+    ]
+
+
+def check_openai_chat(oa: Any, sc: Scenario, want: dict) -> None:
+    kwargs = dict(model="m", messages=[{"role": "user", "content": "hi"}])
+    if sc.tools:
+        kwargs["tools"] = sc.tools
+    with oa.chat.completions.stream(**kwargs) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_completion()
+    msg = final.choices[0].message
+    extra = msg.model_extra or {}
+    assert (msg.content or None) == want["content"]
+    assert (extra.get("reasoning_content") or None) == want["reasoning"]
+    calls = [
+        (c.function.name, c.function.arguments, (c.model_extra or {}).get("error"))
+        for c in msg.tool_calls or []
+    ]
+    assert _good_calls(calls) == want["calls"]
+    strict_names = {t["function"]["name"] for t in sc.tools or [] if t["function"].get("strict")}
+    for c in msg.tool_calls or []:
+        if c.function.name in strict_names:  # the SDK parses the calls of the request's strict tools only
+            assert c.function.parsed_arguments == json.loads(c.function.arguments)
+
+
+def check_openai_choices_usage_and_plain(oa: Any, sc: Scenario, want: dict) -> None:
+    kwargs = dict(model="m", messages=[{"role": "user", "content": "hi"}])
+    if sc.tools:
+        kwargs["tools"] = sc.tools
+    # n = 2 choices and the usage chunk, through the raw stream
+    raw = oa.chat.completions.create(**kwargs, stream=True, n=2, stream_options={"include_usage": True})
+    acc: dict[int, dict] = {}
+    usage = None
+    for chunk in raw:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            d = acc.setdefault(choice.index, {"content": "", "reasoning": "", "finish": None})
+            d["content"] += choice.delta.content or ""
+            d["reasoning"] += (choice.delta.model_extra or {}).get("reasoning_content") or ""
+            d["finish"] = choice.finish_reason or d["finish"]
+    assert sorted(acc) == [0, 1] and usage is not None and usage.total_tokens == 8
+    for d in acc.values():
+        assert (d["content"] or None) == want["content"] and (d["reasoning"] or None) == want["reasoning"]
+        assert d["finish"] in ("stop", "tool_calls")
+    # not streamed: the response builder
+    plain = oa.chat.completions.create(**kwargs)
+    pm = plain.choices[0].message
+    assert (pm.content or None) == want["content"]
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in pm.tool_calls or []] == want["calls"]
+
+
+def check_anthropic(an: Any, sc: Scenario, want: dict) -> None:
+    kwargs = dict(model="m", max_tokens=100, messages=[{"role": "user", "content": "hi"}])
+    with an.messages.stream(**kwargs) as stream:
+        for _ in stream:
+            pass
+        msg = stream.get_final_message()
+    kinds = [b.type for b in msg.content]
+    text = "".join(b.text for b in msg.content if b.type == "text")
+    thinking = "".join(b.thinking for b in msg.content if b.type == "thinking")
+    assert (text or None) == want["content"], kinds
+    assert (thinking or None) == want["reasoning"]
+    got = [(b.name, b.input) for b in msg.content if b.type == "tool_use"]
+    if sc.mode != "incremental":
+        assert got == want["calls"]
+    assert msg.stop_reason == ("tool_use" if want["calls"] else "end_turn")
+
+
+def check_responses(oa: Any, sc: Scenario, want: dict) -> None:
+    kwargs = dict(model="m", input="hi")
+    snapshots: dict[int, str] = {}
+    with oa.responses.stream(**kwargs) as stream:
+        for event in stream:
+            if event.type in ("response.output_text.delta", "response.function_call_arguments.delta"):
+                snapshots[event.output_index] = event.snapshot  # the client's own accumulation
+        final = stream.get_final_response()
+    text, reasoning, calls = "", "", []
+    for i, item in enumerate(final.output):
+        if item.type == "message":
+            item_text = "".join(part.text for part in item.content)
+            assert snapshots.get(i, "") == item_text
+            text += item_text
+        elif item.type == "reasoning":
+            reasoning += "".join(part.text for part in item.content or [])
+        elif item.type == "function_call":
+            assert snapshots.get(i, "") == item.arguments
+            calls.append((item.call_id, item.name, item.arguments))
+    assert (text or None) == want["content"]
+    assert (reasoning or None) == want["reasoning"]
+    # calls flagged in the extension (incremental mode: announced, then found broken) are not in the message
+    errors = {e["id"]: e for e in (final.model_extra or {}).get("tool_call_errors") or []}
+    assert _good_calls([(name, args, errors.get(cid)) for cid, name, args in calls]) == want["calls"]
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def _chunkings(text: str, seed: int) -> dict[str, list[str]]:
+    rng = random.Random(seed)
+    rand, i = [], 0
+    while i < len(text):
+        k = rng.randint(1, 9)
+        rand.append(text[i : i + k])
+        i += k
+    return {"chars": list(text), "random": rand, "whole": [text]}
+
+
+def _cut_inside_a_call(name: str, prefix: str, text: str) -> str | None:
+    """The text cut in the middle of its first tool call (a generation that stopped there)."""
+    message = parse_response(text, get_template(name), prefix=prefix, strict=False)
+    if not message.get("tool_calls"):
+        return None
+    for marker in ('"arguments"', '"parameters"', "<parameter=", "{", "("):
+        k = text.find(marker)
+        if k > 0:
+            return text[: k + len(marker) + 3]
+    return None
+
+
+CASES: list[tuple[str, str, str, str]] = []
+for _n, (_name, _prefix, _text) in enumerate(ALL_RAW):
+    CASES.append((f"{_n}-{_name}", _name, _prefix, _text))
+    _cut = _cut_inside_a_call(_name, _prefix, _text)
+    if _cut is not None:
+        CASES.append((f"{_n}-{_name}-cut", _name, _prefix, _cut))
+HERMES_BAD = (
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}} oops\n</tool_call>\n'
+    '<tool_call>\n{"name": "search", "arguments": {"query": "ok"}}\n</tool_call><|im_end|>'
+)
+CASES.append(
+    ("hermes-malformed", "qwen3", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", HERMES_BAD)
+)
+
+
+@pytest.mark.parametrize("case", [c[0] for c in CASES])
+def test_official_clients_rebuild_the_parsed_message(server: ThreadingHTTPServer, case: str) -> None:
+    _, name, prefix, text = next(c for c in CASES if c[0] == case)
+    oa, an = _clients(server)
+    for chunking, pieces in _chunkings(text, len(text)).items():
+        # strict tools: every API (validated tool calls by default); non-strict: incremental Chat Completions
+        runs = [(STRICT_TOOLS, None, (check_openai_chat, check_anthropic, check_responses))]
+        runs.append((TOOLS, None, (check_openai_chat,)))
+        if chunking == "random":
+            runs.append((TOOLS, "incremental", (check_anthropic, check_responses)))
+            runs.append((STRICT_TOOLS, None, (check_openai_choices_usage_and_plain,)))
+        for tools, mode, checks in runs:
+            sc = Scenario(name, prefix, text, pieces, tools, mode)
+            server.scenario = sc  # type: ignore[attr-defined]
+            want = _expected(sc)
+            for check in checks:
+                try:
+                    check(an if check is check_anthropic else oa, sc, want)
+                except AssertionError as e:
+                    where = f"{case} {chunking} strict={tools is STRICT_TOOLS} mode={mode} {check.__name__}"
+                    raise AssertionError(f"{where}: {e}") from e
