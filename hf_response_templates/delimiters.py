@@ -89,10 +89,14 @@ class Delimiter:
     #: `(name, index in Match.groups())` of the pattern's named groups, in `groupdict()` order: reading
     #: `m.groups()` is ~5x cheaper than `m.groupdict()` with the `regex` module.
     group_slots: tuple[tuple[str, int], ...] = field(init=False, repr=False)
+    #: Whether the regex has both zero-width and consuming matches (`(?:<think>\s*|^)`): a zero-width match
+    #: of it is only final once no consuming match from the same position can still reach further text.
+    mixed_width: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         groupindex = self.pattern.groupindex if self.pattern is not None else {}
         object.__setattr__(self, "group_slots", tuple((name, i - 1) for name, i in groupindex.items()))
+        object.__setattr__(self, "mixed_width", self.literals is None and _mixed_width(self.source))
 
 
 def _nested_prefixes(literal: str) -> str:
@@ -123,6 +127,7 @@ class Watch:
         "reusable",
         "needs_context",
         "leads",
+        "zero_width",
     )
 
     def __init__(self, delimiters: list[Delimiter]):
@@ -169,6 +174,9 @@ class Watch:
         # Whether a regex here can look at text before the search position (lookbehind, `^`, `\b`):
         # only then must the parser keep routed text around (`LOOKBEHIND_CONTEXT`) for it.
         self.needs_context = any(_needs_context(d.source) for d in self.regexes)
+        # Whether a regex here can match the empty string (`$`, `\Z`, `(?:^|<think>)`, lookaheads): such a
+        # delimiter can fire where no text is left, so the end of the stream is scanned even then.
+        self.zero_width = any(_can_be_empty(d.source) for d in self.regexes)
         # At the end of the stream, a regex whose every match starts with a fixed text (`<tool_call>`
         # for Qwen3's `<tool_call>\s*<function=...>`) is only run where `str.find` sees that text:
         # most one-shot responses have no (further) tool call, and a `regex` search with a timeout costs
@@ -277,7 +285,7 @@ class Watch:
                 return (i, i + len(one), self.lit_one_delimiter, None) if i >= 0 else n
             lit = self._find_literal(window, pos)
             return (lit[0], lit[1], lit[2], None) if lit is not None else n
-        if pos >= n:
+        if pos >= n and not self.zero_width:
             return n
         if self.first_char is not None:
             if window.find(self.first_char, pos) < 0:
@@ -295,7 +303,7 @@ class Watch:
             if lit is not None:
                 best = (lit[0], lit[0] - lit[1], lit[2].rank, lit[1], lit[2], None)
         leads = self.leads
-        if (best is not None and best[0] == pos) or self.first_set is None or window[pos] in self.first_set:
+        if (best is not None and best[0] == pos) or self.first_set is None or (pos < n and window[pos] in self.first_set):
             here = best if best is not None and best[0] == pos else None
             for d in self.regexes:
                 if d in disabled:
@@ -381,6 +389,12 @@ def _search_regex(
                 return earlier, n, None, True
         if end == n:
             return start, end, None, True  # at the edge: more text could extend or move the match
+        if start == end and d.mixed_width:
+            # `(?:<think>\s*|^)` on "<th": `regex` reports the complete zero-width match, yet with more text
+            # the consuming alternative may win; wait while one can still run into the end of the window.
+            longer = pat.fullmatch(window, start, partial=True, timeout=timeout)
+            if longer is not None and longer.partial:
+                return start, end, None, True
         # A match before the edge can still rely on the edge (`$` before a final newline, lookaheads).
         probe = pat.match(window + "\x00", start, timeout=timeout)
         if probe is None or probe.span() != (start, end) or probe.groupdict() != m.groupdict():
@@ -408,6 +422,15 @@ def _earlier_partial(pat: Any, window: str, pos: int, limit: int, timeout: float
         cand = pat.search(window, p, limit, partial=True, timeout=timeout)
         if cand is None:
             return None
+        if not cand.partial and cand.start() == cand.end():
+            # A zero-width complete match (`\z` at `limit`, which `regex` takes as the end) hides any
+            # partial match before it: try each position instead.
+            for q in range(p, min(cand.start() + 1, limit)):
+                real = pat.match(window, q, partial=True, timeout=timeout)
+                if real is not None and real.partial:
+                    return q
+            p = cand.start() + 1
+            continue
         p = cand.start()
         if p >= limit:
             return None
@@ -476,6 +499,24 @@ def _first_chars(source: str) -> set[str] | None:
     if nullable or len(chars) > _MAX_FIRST_CHARS:
         return None
     return chars
+
+
+def _widths(source: str) -> tuple[int, int] | None:
+    """(shortest, longest) match of regex `source`, or None if unknown."""
+    parsed = stdlib_parse(_GROUP_NAME.sub("(?:", source))
+    return None if parsed is None else parsed.getwidth()
+
+
+def _can_be_empty(source: str) -> bool:
+    """Whether regex `source` can match the empty string somewhere (True when unsure)."""
+    widths = _widths(source)
+    return widths is None or widths[0] == 0
+
+
+def _mixed_width(source: str) -> bool:
+    """Whether regex `source` has both empty and non-empty matches (True when unsure)."""
+    widths = _widths(source)
+    return widths is None or (widths[0] == 0 < widths[1])
 
 
 def _literal_lead(source: str) -> str | None:

@@ -111,6 +111,7 @@ class ResponseParser:
         "_ws_at",
         "_hold_ws",
         "_finalized",
+        "_at_eos",
         "initial_events",
     )
 
@@ -162,6 +163,7 @@ class ResponseParser:
         self._ws_at = 0
         self._hold_ws = tpl.hold_whitespace
         self._finalized = False
+        self._at_eos = False  # `_run` saw the end of the stream (one-shot parsing)
         self.initial_events: list[dict[str, Any]] = []
         cut = tpl.cut_prefix(prefix, self._timeout)
         self._gen_start = len(cut)  # stream offsets below this are in the prefix
@@ -237,7 +239,9 @@ class ResponseParser:
         return self._finish(events), events
 
     def _finish(self, events: Events) -> dict[str, Any]:
-        if self._buf:  # held text: at the end of the stream it is a delimiter or it is not
+        # Held text is a delimiter or it is not, now; and a delimiter that matches the empty string
+        # (`$`, `\Z`, `(?:^|<think>)`) may fire right at the end of the stream.
+        if not self._at_eos and (self._buf or (self._watch is not None and self._watch.zero_width)):
             self._run("", events, True)
         if self._pending_ws:
             self._drop_whitespace(events)
@@ -310,6 +314,11 @@ class ResponseParser:
             if start > pos:
                 self._route(window[pos:start], events, w0 + pos)
             if start == end:  # zero width: `delim` may not match with zero width here again
+                if eos and end == len(window) and delim.kind == OPEN:
+                    # An open matching at the very end of the stream (`(?:^|<think>)` on an empty
+                    # generation, `$`) would open an empty region: nothing opens there (as native).
+                    pos = start
+                    break
                 fired = (fired if start == zw else _NONE_FIRED) | {delim}
                 zw = start
                 memo.clear()  # results were found for the previous zero-width state
@@ -322,6 +331,8 @@ class ResponseParser:
         if zw >= 0:
             self._zw_at = w0 + zw
             self._zw_fired = fired
+        if eos:
+            self._at_eos = True
 
     def _route(self, text: str, events: Events, at: int) -> None:
         cur = self._current

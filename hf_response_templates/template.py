@@ -360,14 +360,19 @@ def _delimiter(
             pattern = compile_regex(source)
         except (regex.error, OverflowError, RecursionError) as e:
             raise TemplateError(f"is not a valid regex ({e}): {source!r}", field=field, key=pat_key) from None
-        try:
-            empty = pattern.search("", timeout=1.0) is not None
-        except TimeoutError:  # pragma: no cover - an empty string cannot backtrack much
-            empty = True
-        if empty:
+        if kind == OPEN and field is None:  # the start anchor cuts the prompt: it must consume something
+            if _matches_empty(pattern, ("",), 0):
+                raise TemplateError(
+                    f"{source!r} matches the empty string; a start anchor must match the text that starts "
+                    "the assistant message (such as \"<|im_start|>assistant\\n\")",
+                    field=field,
+                    key=pat_key,
+                )
+        elif _matches_empty(pattern, _NEUTRAL_TEXTS, 1):
             raise TemplateError(
-                f"{source!r} matches the empty string, so it would fire at every position and never advance; "
-                "make it require at least one character"
+                f"{source!r} matches the empty string in the middle of any text, so it would fire at every "
+                "position; make it require at least one character, or anchor it (`^`, `$`, `\\Z`, a "
+                "lookahead such as `(?=<tool_call>)`)"
                 + (" (to run a region to the end of the stream, omit 'close')" if kind == CLOSE else ""),
                 field=field,
                 key=pat_key,
@@ -382,6 +387,25 @@ def _delimiter(
             field or "", kind, pat_key, None, pattern, source, rank, frozenset(pattern.groupindex)
         )
     return None
+
+
+#: Texts of one repeated character that no template looks for: a delimiter regex that matches the empty
+#: string at offset 1 of one of them matches it between two characters it does not care about, that is,
+#: anywhere (`x*`, `(?:)`, `\s*`, `(?!<)`, `\G`). Anchored zero-width delimiters (`^`, `$`, `\Z`, `\b`,
+#: lookaheads such as `(?=<tool_call>)`, `(?:^|<think>)`) never match there, and are accepted.
+_NEUTRAL_TEXTS = ("\x00\x00\x00", "\U0010fffd\U0010fffd\U0010fffd")
+
+
+def _matches_empty(pattern: Any, texts: tuple[str, ...], pos: int) -> bool:
+    """Whether `pattern` matches the empty string at offset `pos` of one of `texts`."""
+    for text in texts:
+        try:
+            m = pattern.match(text, pos, timeout=1.0)
+        except TimeoutError:  # pragma: no cover - three characters cannot backtrack much
+            return True
+        if m is not None and m.end() == pos:
+            return True
+    return False
 
 
 def _flag(raw: Mapping[str, Any], key: str, default: bool, field: str) -> bool:

@@ -64,7 +64,7 @@ for path in sorted(TEMPLATES_DIR.glob("*.json")) if TEMPLATES_DIR.is_dir() else 
         pass
 
 LITERALS = ["<a>", "</a>", "<b>", "</b>", "<|e|>", "[", "]", "<<", ">>", "ab", "\n"]
-REGEXES = [r"<r\d>", r"</?q>", r"<b+>", r"x+", r"(?=<z>)", r"END$", r"(?<=\n)#"]
+REGEXES = [r"<r\d>", r"</?q>", r"<b+>", r"x+", r"(?=<z>)", r"END$", r"(?<=\n)#", r"(?:^|<t>\s*)", r"^", r"$", r"\Z"]
 CONTENTS = [
     ("text", None), ("int", None), ("float", None), ("bool", None), ("json", None),
     ("json", {"unquoted_keys": True}), ("json", {"string_delims": [["<<", ">>"]]}),

@@ -58,6 +58,15 @@ REGEXES = [
     Rx(r"END$", ("END",), edge=True),
     Rx(r"\n\Z", ("\n",), edge=True),
     Rx(r"(?i)<up>", ("<UP>", "<up>")),
+    # Empty-matching delimiters (issue 12): `^` / `\A` fire at offset 0 of the cut stream, `$` / `\Z` / `\z`
+    # at its end, and an alternation opens at the start or at a tag (a pre-opened reasoning block).
+    Rx(r"(?:^|<t>\s*)", ("<t>", "<t>\n", ""), zero_width=True),
+    Rx(r"^", ("",), zero_width=True),
+    Rx(r"\A<s>", ("<s>",)),
+    Rx(r"$", ("",), zero_width=True, edge=True),
+    Rx(r"\Z", ("",), zero_width=True, edge=True),
+    Rx(r"\z", ("",), zero_width=True, edge=True),
+    Rx(r"(?=<z>)|$", ("<z>", ""), zero_width=True, edge=True),
 ]
 
 #: Patterns that backtrack exponentially in the `regex` module (it defuses `(a+)+$`), with a killer input.

@@ -183,9 +183,11 @@ def test_catastrophic_tag_pattern_honours_regex_timeout():
 # =========================================================================== zero-width delimiters
 
 
-@pytest.mark.parametrize("pattern", ["", "a*", "$", "^", "(?:)", "x?", "(?=)", "\\b|", "(a|)"])
+@pytest.mark.parametrize("pattern", ["", "a*", "(?:)", "x?", "(?=)", "\\b|", "(a|)", "\\s*", "(?!<)", "\\G"])
 @pytest.mark.parametrize("key", ["open_pattern", "close_pattern", "start_anchor_pattern"])
 def test_patterns_matching_the_empty_string_are_rejected_at_load_time(pattern, key):
+    """Patterns that match the empty string between any two characters would fire everywhere (anchored
+    zero-width delimiters, `^`, `$`, lookaheads, are accepted: tests/test_engine_zero_width.py)."""
     if key == "start_anchor_pattern":
         template = {"start_anchor_pattern": pattern, "fields": {"content": {}}}
         field = None
@@ -195,6 +197,14 @@ def test_patterns_matching_the_empty_string_are_rejected_at_load_time(pattern, k
     with pytest.raises(TemplateError) as info:
         load_template(template)
     assert info.value.key == key and info.value.field == field
+    assert "empty" in str(info.value)
+
+
+@pytest.mark.parametrize("pattern", ["^", "$", "\\A", "\\Z"])
+def test_a_start_anchor_pattern_must_consume_text(pattern):
+    with pytest.raises(TemplateError, match="empty string") as info:
+        load_template({"start_anchor_pattern": pattern, "fields": {"content": {}}})
+    assert info.value.key == "start_anchor_pattern" and info.value.field is None
 
 
 def test_tag_pattern_matching_the_empty_string_is_rejected():
