@@ -44,7 +44,8 @@ Guarantees (what a client may rely on):
 
 Extensions (not in OpenAI's format; shaped so that the OpenAI SDK's own delta accumulation keeps them):
 
-* A region that failed to parse (the engine's ``region_malformed``) gives
+* A region that failed to parse (the engine's ``region_malformed``), and text outside every region
+  (``text_unclaimed``, ``field`` None), give
   ``{"unparsed": [{"index": n, "field", "text", "error", "position"}]}``: the same records as
   ``message["unparsed"]`` of ``parse_response(..., strict=False)`` plus a running ``index``.
 * A tool call that must not be executed as streamed gets, once, ``{"tool_calls": [{"index": i,
@@ -705,6 +706,9 @@ class DeltaStream:
                     self._on_close(ev, out, malformed=False)
                 elif kind == "region_malformed":
                     self._on_close(ev, out, malformed=True)
+                elif kind == "text_unclaimed":  # text outside every region: an `unparsed` record, field None
+                    out.append({"unparsed": [{"index": self._unparsed, **self._unparsed_item(ev)}]})
+                    self._unparsed += 1
                 else:
                     continue
             except Exception as e:  # noqa: BLE001 - model output must never crash a server loop

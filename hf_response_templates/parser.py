@@ -18,13 +18,14 @@ values are computed in `_close_region` and stored in `_store`. `feed()` inlines 
   Text goes to the implicit field, which opens lazily on its first non-whitespace character
   (whitespace before it is held in the body and streamed with that character; whitespace alone
   between two regions, e.g. the newline between two tool calls, opens nothing). With no implicit field, text
-  here is outside every region and is dropped (the template declares it so).
+  here is outside every region: it is not part of any field, but what the model wrote there (anything
+  but whitespace) is kept in `message["unparsed"]` and reported by a `text_unclaimed` event.
 * inside explicit field F: only F's close (nothing, if F has none: it runs to the end of stream).
 * ended: the implicit field's close was seen, so the message is over; later text (a newline, pad
   tokens, a hallucinated next turn) is not part of the message.
 
 Model output can never make `feed()` raise: a region whose content fails to parse is reported by a
-`region_malformed` event and kept in `message["unparsed"]`; a regex that times out is reported by an
+`region_malformed` event and kept in `message["unparsed"]` (so is text outside every region); a regex that times out is reported by an
 `error` event and disabled. `parse_response(strict=True)` turns those into exceptions.
 """
 
@@ -49,6 +50,9 @@ _NONE_FIRED: frozenset = frozenset()
 
 #: A region body is compacted (`ResponseParser._compact_body`) every this many chunks.
 _COMPACT_EVERY = 512
+
+#: The `error` of text outside every region (`message["unparsed"]`, `text_unclaimed` events).
+UNCLAIMED = "outside every region"
 
 _PREFIX_REQUIRED = (
     "`prefix` is required: pass the prompt that came before generation (the text or token ids given to "
@@ -112,6 +116,9 @@ class ResponseParser:
         "_hold_ws",
         "_finalized",
         "_at_eos",
+        "_unclaimed",
+        "_unclaimed_at",
+        "_lenient",
         "initial_events",
     )
 
@@ -164,6 +171,11 @@ class ResponseParser:
         self._hold_ws = tpl.hold_whitespace
         self._finalized = False
         self._at_eos = False  # `_run` saw the end of the stream (one-shot parsing)
+        # Text outside every region (templates without an implicit field), since the last delimiter, and the
+        # stream offset where it starts: reported as one `text_unclaimed` event and `unparsed` record.
+        self._unclaimed: list[str] = []
+        self._unclaimed_at = 0
+        self._lenient: list[ResponseParseError] = []  # errors that `parse_response(strict=True)` does not raise
         self.initial_events: list[dict[str, Any]] = []
         cut = tpl.cut_prefix(prefix, self._timeout)
         self._gen_start = len(cut)  # stream offsets below this are in the prefix
@@ -193,8 +205,16 @@ class ResponseParser:
 
     @property
     def errors(self) -> list[ResponseParseError]:
-        """Problems met so far: malformed regions, regex timeouts, and (after `finalize`) missing required fields."""
+        """Problems met so far: malformed regions, regex timeouts, text outside every region, and (after
+        `finalize`) missing required fields."""
         return list(self._errors)
+
+    @property
+    def strict_errors(self) -> list[ResponseParseError]:
+        """The `errors` that make `parse_response(strict=True)` raise: all but text outside every region
+        (kept in `message["unparsed"]`, it is not a region that failed to parse)."""
+        lenient = self._lenient
+        return [e for e in self._errors if not any(e is x for x in lenient)] if lenient else list(self._errors)
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Add generated text; return the events it completes. Never raises for model output."""
@@ -243,6 +263,8 @@ class ResponseParser:
         # (`$`, `\Z`, `(?:^|<think>)`) may fire right at the end of the stream.
         if not self._at_eos and (self._buf or (self._watch is not None and self._watch.zero_width)):
             self._run("", events, True)
+        if self._unclaimed:
+            self._flush_unclaimed(events)
         if self._pending_ws:
             self._drop_whitespace(events)
         if self._opened:
@@ -337,6 +359,10 @@ class ResponseParser:
     def _route(self, text: str, events: Events, at: int) -> None:
         cur = self._current
         if cur is None:
+            if not self._ended:  # outside every region: kept (see `_flush_unclaimed`)
+                if not self._unclaimed:
+                    self._unclaimed_at = at
+                self._unclaimed.append(text)
             if self._trace and events is not None:
                 reason = "after_end" if self._ended else "outside_regions"
                 events.append({"type": "text_dropped", "text": text, "reason": reason})
@@ -367,6 +393,26 @@ class ResponseParser:
         if events is not None:
             events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
 
+    def _flush_unclaimed(self, events: Events) -> None:
+        """The text routed outside every region since the last delimiter: if the model wrote something
+        there other than whitespace, it goes to `message["unparsed"]` (field None) and one
+        `text_unclaimed` event, so that a template gap is visible instead of silently losing text. Text of
+        the prompt (the cut prefix) is not the model's and is left out."""
+        text = "".join(self._unclaimed)
+        self._unclaimed = []
+        at = self._unclaimed_at
+        if at < self._gen_start:
+            text, at = text[self._gen_start - at :], self._gen_start
+        if not text or text.isspace():
+            return
+        error = ResponseParseError(UNCLAIMED, field=None, text=text, position=at - self._gen_start)
+        self._malformed.append(error)
+        self._errors.append(error)
+        self._lenient.append(error)
+        if events is not None:
+            events.append({"type": "text_unclaimed", "field": None, "text": text, "error": UNCLAIMED,
+                           "position": error.position})
+
     def _compact_body(self) -> None:
         """Join the chunks routed since the last compaction into one string, so that a long region
         streamed in token-sized chunks holds about one byte per (ASCII) character instead of ~57 per
@@ -389,6 +435,8 @@ class ResponseParser:
         """Delimiter `d` is `window[start:end]` (`w0`: the stream offset of `window[0]`)."""
         if self._pending_ws:
             self._drop_whitespace(events)
+        if self._unclaimed:
+            self._flush_unclaimed(events)
         # From here the body is empty unless a region is open (and `_close_region` empties it).
         if self._trace and events is not None:
             kind = "open" if d.kind == OPEN else "close"
@@ -497,19 +545,23 @@ class ResponseParser:
         first = name not in self._assigned
         self._assigned.add(name)
         if field.join is not None:
-            if first:
-                msg[name] = value
-            else:
+            if not first:
                 self._append_text(name, field.join, value)
-        elif field.repeats:
-            if first:
-                msg[name] = [value]
+            elif name in self._tpl.default_keys and isinstance(msg[name], str):
+                msg[name] = msg[name] + field.join + value  # a string default is joined onto, as native does
             else:
+                msg[name] = value
+        elif field.repeats:
+            if not first:
                 msg[name].append(value)
+            elif name in self._tpl.default_keys and isinstance(msg[name], list):
+                msg[name].append(value)  # a list default is appended to, as native does
+            else:
+                msg[name] = [value]
         elif first or _is_empty(msg[name]):
             msg[name] = value
-        elif _is_empty(value):
-            pass  # e.g. whitespace between two tool calls reopening the implicit field
+        elif value == "":
+            pass  # a second match with nothing but whitespace in it: there is nothing to keep
         elif isinstance(value, str) and isinstance(msg[name], str):
             self._append_text(name, "\n", value)
         else:
@@ -572,5 +624,7 @@ def parse_response(
         parser._run(text, None, True)
     message = parser._finish(None)
     if strict and parser._errors:
-        raise parser._errors[0]
+        errors = parser.strict_errors
+        if errors:
+            raise errors[0]
     return message
