@@ -64,6 +64,11 @@ OPEN, CLOSE = 0, 1
 #: How many characters of already-routed text regex delimiters can look behind at.
 LOOKBEHIND_CONTEXT = 256
 
+#: The longest text a regex delimiter may match. A longer match is not a delimiter (one-shot and streamed
+#: alike), so a partial match holds back at most this much text: past it, the held text is routed and
+#: streamed (a tool call header that never completes does not stop the stream; issue 14).
+MAX_DELIMITER_LENGTH = 512
+
 
 class DelimiterTimeout(Exception):
     """Internal: a delimiter's regex timed out (the parser turns it into `RegexTimeoutError`)."""
@@ -335,7 +340,7 @@ class Watch:
                             m = d.pattern.match(window, i, None, None, False, timeout)
                         except TimeoutError:
                             raise DelimiterTimeout(d, window[i:]) from None
-                        if m is not None:
+                        if m is not None and m.end() - i <= MAX_DELIMITER_LENGTH:
                             found = (i, m.end(), _groups(d, m))
                             break
                         i = window.find(lead, i + 1)
@@ -363,28 +368,47 @@ class Watch:
 def _search_regex(
     d: Delimiter, window: str, pos: int, eos: bool, zw_at: int, timeout: float | None
 ) -> tuple[int, int, dict | None, bool] | None:
-    """Leftmost match of a regex delimiter: `(start, end, captures, pending)` or None."""
+    """Leftmost match of a regex delimiter: `(start, end, captures, pending)` or None.
+
+    A match longer than `MAX_DELIMITER_LENGTH` is not a delimiter (searched past), and a pending match
+    that starts more than `MAX_DELIMITER_LENGTH` characters before the end of the window could only
+    become such a match: it holds nothing back. So the held text stays bounded, and each scan of a stream
+    costs at most about `MAX_DELIMITER_LENGTH` characters of regex work beyond the new text."""
     pat = d.pattern
     n = len(window)
+    lo = n - MAX_DELIMITER_LENGTH  # a pending match starting before this is too long to be a delimiter
     try:
         if eos:
             m = pat.search(window, pos, None, None, False, timeout)
-            if m is not None and m.start() == m.end() == zw_at:
-                m = pat.search(window, zw_at + 1, timeout=timeout) if zw_at < n else None
-            if m is None:
-                return None
-            return m.start(), m.end(), _groups(d, m), False
+            while m is not None:
+                start, end = m.span()
+                if start == end == zw_at:
+                    m = pat.search(window, zw_at + 1, timeout=timeout) if zw_at < n else None
+                elif end - start > MAX_DELIMITER_LENGTH:
+                    m = pat.search(window, start + 1, timeout=timeout) if start < n else None
+                else:
+                    return start, end, _groups(d, m), False
+            return None
         m = pat.search(window, pos, partial=True, timeout=timeout)
-        if m is not None and not m.partial and m.start() == m.end() == zw_at:
-            m = pat.search(window, zw_at + 1, partial=True, timeout=timeout) if zw_at < n else None
+        while m is not None:
+            start, end = m.span()
+            if m.partial:
+                if start < lo:  # `regex` reports a partial match only when nothing complete follows
+                    m = pat.search(window, lo, partial=True, timeout=timeout)
+                    continue
+                return start, end, None, True
+            if start == end == zw_at:
+                m = pat.search(window, zw_at + 1, partial=True, timeout=timeout) if zw_at < n else None
+                continue
+            if end - start > MAX_DELIMITER_LENGTH:
+                m = pat.search(window, start + 1, partial=True, timeout=timeout) if start < n else None
+                continue
+            break
         if m is None:
             return None
-        start, end = m.span()
-        if m.partial:
-            return start, end, None, True
         # `regex` prefers a complete match anywhere over an earlier partial one: look for one.
-        if start > pos:
-            earlier = _earlier_partial(pat, window, pos, start, timeout)
+        if start > pos and start > lo:
+            earlier = _earlier_partial(pat, window, max(pos, lo), start, timeout)
             if earlier is not None:
                 return earlier, n, None, True
         if end == n:
@@ -393,7 +417,7 @@ def _search_regex(
             # `(?:<think>\s*|^)` on "<th": `regex` reports the complete zero-width match, yet with more text
             # the consuming alternative may win; wait while one can still run into the end of the window.
             longer = pat.fullmatch(window, start, partial=True, timeout=timeout)
-            if longer is not None and longer.partial:
+            if longer is not None and longer.partial and start >= lo:
                 return start, end, None, True
         # A match before the edge can still rely on the edge (`$` before a final newline, lookaheads).
         probe = pat.match(window + "\x00", start, timeout=timeout)
@@ -410,7 +434,7 @@ def _match_here(d: Delimiter, window: str, pos: int, zw_at: int, timeout: float 
         m = d.pattern.match(window, pos, timeout=timeout)
     except TimeoutError:
         raise DelimiterTimeout(d, window[pos:]) from None
-    if m is None or m.end() == pos == zw_at:
+    if m is None or m.end() == pos == zw_at or m.end() - pos > MAX_DELIMITER_LENGTH:
         return None
     return m.end(), _groups(d, m)
 

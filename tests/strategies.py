@@ -67,6 +67,9 @@ REGEXES = [
     Rx(r"\Z", ("",), zero_width=True, edge=True),
     Rx(r"\z", ("",), zero_width=True, edge=True),
     Rx(r"(?=<z>)|$", ("<z>", ""), zero_width=True, edge=True),
+    # A delimiter that may run long: with HOSTILE's long runs it starts and never completes, or completes
+    # past `MAX_DELIMITER_LENGTH` (then it is not a delimiter, streamed and one-shot alike).
+    Rx(r"<w>\s*<v>", ("<w><v>", "<w>\n<v>", "<w>")),
 ]
 
 #: Patterns that backtrack exponentially in the `regex` module (it defuses `(a+)+$`), with a killer input.
@@ -104,7 +107,7 @@ STRING_PARSERS = {"text"}  # parse to str: usable with `join`
 HOSTILE = [
     "\x00", "\x01\x02", "\x1b[31m", "\ud800", "\udfff", "\ufffd", "\u2028", "\r\n", "\t",
     "[" * 300, "{" * 300, "1" * 5000, "1e999999", "-1e-999999", '{"a": ' * 200, "(" * 300,
-    '"\\ud800"', '"\\x"', "\\", "'", '"',
+    '"\\ud800"', '"\\x"', "\\", "'", '"', "\n" * 600, " " * 520,
 ]
 #: Very large hostile pieces, for the targeted never-raises tests (too slow for every example).
 HUGE = ["[" * 100_000, "{" * 100_000, "9" * 100_000, '[f(a=' * 20_000, "<" * 50_000]

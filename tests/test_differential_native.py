@@ -92,8 +92,27 @@ def known_parser_divergence(case: Case, ours: dict[str, Any]) -> str | None:
     return None
 
 
+def _has_overlong_delimiter(case: Case) -> bool:
+    """Whether a regex delimiter matches more than `MAX_DELIMITER_LENGTH` characters somewhere in the stream."""
+    from hf_response_templates.delimiters import MAX_DELIMITER_LENGTH
+
+    tpl = load_template(case.template)
+    stream = tpl.cut_prefix(case.prefix) + case.text
+    for f in tpl.fields:
+        for d in (f.open, f.close):
+            if d is not None and d.literals is None:
+                for m in d.pattern.finditer(stream, overlapped=True):
+                    if m.end() - m.start() > MAX_DELIMITER_LENGTH:
+                        return True
+    return False
+
+
 def deliberate_difference(case: Case, ours: dict[str, Any]) -> str | None:
     """Why this input is outside the comparison (a documented deliberate difference), or None."""
+    # A regex match longer than MAX_DELIMITER_LENGTH is not a delimiter here (so that a delimiter that
+    # never completes cannot hold the stream back); native takes it.
+    if _has_overlong_delimiter(case):
+        return "delimiter match longer than MAX_DELIMITER_LENGTH"
     tpl = load_template(case.template)
     implicit = tpl.implicit_field.name if tpl.implicit_field else None
     all_events = ours["initial"] + ours["events"]

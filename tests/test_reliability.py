@@ -691,3 +691,95 @@ def test_loading_templates_leaves_the_global_random_state_alone():
         load_template(tpl({f"f{i}": {"open_pattern": f"<t{i}>\\d?", "close": "</t>", "content": "xml-inline",
                                      "content_args": {"tag_pattern": f"<k{i}=(?P<key>\\w+)>(?P<value>.*?)</k>"}}}))
     assert random.getstate() == state
+
+
+# =========================================================================== linear streaming (issue 14 item 1)
+
+#: A delimiter that starts but never completes, in the nine shipped templates the audit named: the text
+#: after the start of the delimiter, n characters of it.
+NEVER_COMPLETES = {
+    "qwen3-coder": ("<|im_start|>assistant\n", "Hi <tool_call>", "\n"),
+    "deepseek-v3.1": ("", "Hi<｜tool▁call▁begin｜>", "some prose "),
+    "deepseek-r1": ("", "Hi<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function", "some prose "),
+    "gpt-oss": ("<|start|>assistant", "", " "),
+    "kimi-k2": ("", "Hi<|tool_call_begin|>", " "),
+    "mistral-small-3.2": ("", "[TOOL_CALLS]", "text "),
+    "glm-4.6": ("", "Hi<tool_call>", "name "),
+    "llama3": ("", "", " "),
+    "gemma4": ("", "Hi<|tool_call>call:", "text "),
+}
+
+
+def _hostile_text(name: str, n: int) -> str:
+    _, start, unit = NEVER_COMPLETES[name]
+    return start + (unit * (n // len(unit) + 1))[:n]
+
+
+def _scan_cost(name: str, n: int, monkeypatch: Any) -> tuple[int, ResponseParser, int]:
+    """Characters of window handed to the delimiter scanner while streaming `n` hostile characters in
+    4-character feeds (the regex work is proportional to it), the parser, and the text streamed out."""
+    from hf_response_templates import get_template
+    from hf_response_templates.delimiters import Watch
+
+    seen = [0]
+    scan = Watch.scan
+
+    def counting(self: Any, window: str, *args: Any, **kw: Any) -> Any:
+        seen[0] += len(window)
+        return scan(self, window, *args, **kw)
+
+    monkeypatch.setattr(Watch, "scan", counting)
+    parser = ResponseParser(get_template(name), NEVER_COMPLETES[name][0], trace=True)
+    text = _hostile_text(name, n)
+    out = 0
+    for i in range(0, len(text), 4):
+        for e in parser.feed(text[i : i + 4]):
+            if e["type"] in ("region_chunk", "delimiter", "text_dropped"):
+                out += len(e["text"])
+    monkeypatch.setattr(Watch, "scan", scan)
+    return seen[0], parser, out
+
+
+@pytest.mark.parametrize("name", sorted(NEVER_COMPLETES))
+def test_a_delimiter_that_never_completes_streams_in_linear_time(name, monkeypatch):
+    from hf_response_templates.delimiters import MAX_DELIMITER_LENGTH
+
+    per_char = {}
+    for n in (1_000, 10_000, 100_000):
+        cost, parser, out = _scan_cost(name, n, monkeypatch)
+        per_char[n] = cost / n
+        # memory stays bounded and the text keeps streaming: at most one delimiter's worth is held back
+        assert len(parser._buf) <= MAX_DELIMITER_LENGTH
+        # (whitespace before the implicit field opens is streamed with its first other character)
+        waiting = sum(map(len, parser._body)) if parser._pending_ws else 0
+        assert out + waiting >= len(_hostile_text(name, n)) - MAX_DELIMITER_LENGTH
+    assert per_char[100_000] <= 2 * per_char[1_000] + 1, per_char
+    assert per_char[10_000] <= 2 * per_char[1_000] + 1, per_char
+
+
+@pytest.mark.parametrize("name", sorted(NEVER_COMPLETES))
+def test_a_delimiter_that_never_completes_streams_like_one_shot(name):
+    from hf_response_templates import get_template
+
+    template, prefix = get_template(name), NEVER_COMPLETES[name][0]
+    for n in (100, 2_000):
+        text = _hostile_text(name, n) + "<|im_end|>"
+        one = parse_response(text, template, prefix=prefix, strict=False)
+        for size in (1, 4, 7, 4096):
+            message, _, _ = stream(template, [text[i : i + size] for i in range(0, len(text), size)], prefix)
+            assert message == one, (name, n, size)
+
+
+def test_a_regex_match_longer_than_the_limit_is_not_a_delimiter():
+    from hf_response_templates.delimiters import MAX_DELIMITER_LENGTH
+
+    template = tpl({"tool_calls": {"open_pattern": r"<tool_call>\s*<function=\w+>", "close": "</tool_call>",
+                                   "repeats": True},
+                    "content": {"close": "<|im_end|>"}})
+    for gap, is_call in ((MAX_DELIMITER_LENGTH - len("<tool_call><function=f>"), True), (MAX_DELIMITER_LENGTH, False)):
+        text = "<tool_call>" + "\n" * gap + "<function=f>x</tool_call><|im_end|>"
+        one = parse_response(text, template, prefix="")
+        assert ("tool_calls" in one) is is_call, gap
+        for size in (1, 5, len(text)):
+            message, _, _ = stream(template, [text[i : i + size] for i in range(0, len(text), size)])
+            assert message == one
