@@ -32,6 +32,7 @@ Model output can never make `feed()` raise: a region whose content fails to pars
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from time import perf_counter
 from typing import Any
 
 from . import content as _content
@@ -47,6 +48,11 @@ __all__ = ["ResponseParser", "parse_response"]
 Events = list[dict[str, Any]] | None
 
 _NONE_FIRED: frozenset = frozenset()
+
+#: The total regex time of one stream (one `parse_response`), in multiples of the per-search `regex_timeout`,
+#: unless `regex_budget` says otherwise. Once it is spent, every regex of the template is disabled. (`regex`'s
+#: own timeout overshoots, up to ~3x measured: one catastrophic search fits in the default budget.)
+BUDGET_TIMEOUTS = 4.0
 
 #: A region body is compacted (`ResponseParser._compact_body`) every this many chunks.
 _COMPACT_EVERY = 512
@@ -77,6 +83,10 @@ class ResponseParser:
         trace: also emit `delimiter` and `text_dropped` events, so that every character of the
             stream is accounted for (useful to debug a template).
         regex_timeout: seconds one regex search may take (default `content.DEFAULT_REGEX_TIMEOUT`).
+        regex_budget: seconds all the template's regexes may take together in this stream (delimiters,
+            `start_anchor_pattern`, content `tag_pattern`s; default `BUDGET_TIMEOUTS` x `regex_timeout`).
+            When it is spent, every regex delimiter and content regex is disabled for the rest of the stream
+            (an `error` event; `errors` lists it), so hostile templates or output cannot hold a server.
 
     Example:
         >>> parser = ResponseParser(template, prefix="<|im_start|>assistant\\n")
@@ -89,6 +99,13 @@ class ResponseParser:
         "_tools",
         "_trace",
         "_timeout",
+        "_call_timeout",
+        "_left",
+        "_budget",
+        "_timed",
+        "_t0",
+        "_dead",
+        "_spent",
         "_message",
         "_assigned",
         "_more",
@@ -130,6 +147,7 @@ class ResponseParser:
         tools: Iterable[Any] | None = None,
         trace: bool = False,
         regex_timeout: float | None = None,
+        regex_budget: float | None = None,
     ):
         tpl = load_template(template)
         if prefix is None:
@@ -143,6 +161,15 @@ class ResponseParser:
         self._tools = tool_schemas(tools) if tools else None
         self._trace = trace
         self._timeout = regex_timeout if regex_timeout is not None else _content.DEFAULT_REGEX_TIMEOUT
+        # Regex time left in this stream's budget (measured per `_run` and per regex content parse), and the
+        # timeout the next search gets: `regex_timeout`, or less when the budget is nearly spent.
+        self._budget = regex_budget if regex_budget is not None else BUDGET_TIMEOUTS * self._timeout
+        self._left = self._budget
+        self._call_timeout = min(self._timeout, self._left)
+        self._timed = tpl.has_regex
+        self._t0 = 0.0
+        self._dead: set[str] | None = None  # fields whose content regex timed out (disabled)
+        self._spent = False  # the regex budget is spent: every regex is disabled
         self._message: dict[str, Any] = tpl.new_message()
         self._assigned: set[str] = set()
         self._more: dict[str, list[str]] | None = None  # text to add to string fields (see `_append_text`)
@@ -177,7 +204,11 @@ class ResponseParser:
         self._unclaimed_at = 0
         self._lenient: list[ResponseParseError] = []  # errors that `parse_response(strict=True)` does not raise
         self.initial_events: list[dict[str, Any]] = []
-        cut = tpl.cut_prefix(prefix, self._timeout)
+        t0 = perf_counter()
+        try:
+            cut = tpl.cut_prefix(prefix, self._call_timeout)
+        finally:
+            self._left -= perf_counter() - t0
         self._gen_start = len(cut)  # stream offsets below this are in the prefix
         if cut:
             self._run(cut, self.initial_events, False)
@@ -307,6 +338,9 @@ class ResponseParser:
                 self._route(text, events, self._consumed)
                 self._consumed += len(text)
                 return
+        timed = self._timed
+        if timed:
+            self._t0 = t0 = perf_counter()
         ctx = self._ctx
         window = ctx + self._buf + text if ctx else self._buf + text
         pos = len(ctx)
@@ -321,9 +355,9 @@ class ResponseParser:
             else:
                 try:
                     if eos:
-                        result = watch.scan_end(window, pos, zw, fired, self._disabled, self._timeout, memo)
+                        result = watch.scan_end(window, pos, zw, fired, self._disabled, self._call_timeout, memo)
                     else:
-                        result = watch.scan(window, pos, False, zw, fired, self._disabled, self._timeout, memo)
+                        result = watch.scan(window, pos, False, zw, fired, self._disabled, self._call_timeout, memo)
                 except DelimiterTimeout as t:
                     self._on_timeout(t, w0 + pos, events)
                     continue
@@ -355,6 +389,8 @@ class ResponseParser:
             self._zw_fired = fired
         if eos:
             self._at_eos = True
+        if timed:
+            self._spend(perf_counter() - t0, events)
 
     def _route(self, text: str, events: Events, at: int) -> None:
         cur = self._current
@@ -479,11 +515,19 @@ class ResponseParser:
         body = "".join(self._body)
         self._body = []
         self._compact_at = _COMPACT_EVERY
+        regex_content = field.content == "xml-inline"  # its `tag_pattern` counts against the regex budget
+        if regex_content and self._dead and field.name in self._dead:
+            error = ResponseParseError(
+                "its content regex (tag_pattern) is disabled for the rest of this stream: it timed out, or the "
+                "stream's regex budget is spent", field=field.name, text=body, position=self._position())
+            self._malformed_region(field, body, error, events, at_end)
+            return
         # Content parsers read the regex timeout from a ContextVar; set it only when it differs (setting
         # and resetting costs ~0.5 µs per region, benchmarks/RESULTS.md).
         token = None
-        if _content.REGEX_TIMEOUT.get(_content.DEFAULT_REGEX_TIMEOUT) != self._timeout:
-            token = _content.REGEX_TIMEOUT.set(self._timeout)
+        if _content.REGEX_TIMEOUT.get(_content.DEFAULT_REGEX_TIMEOUT) != self._call_timeout:
+            token = _content.REGEX_TIMEOUT.set(self._call_timeout)
+        t0 = perf_counter() if regex_content else 0.0
         try:
             value = field.parse(body, self._captures)
             if self._tools:
@@ -492,6 +536,9 @@ class ResponseParser:
                 raise ValueError(f"'join' needs every match to parse to a string, got {type(value).__name__}")
         except RegexTimeoutError as e:
             e.field, e.text, e.position = field.name, body, self._position()
+            if self._dead is None:
+                self._dead = set()
+            self._dead.add(field.name)  # never run it again in this stream
             self._malformed_region(field, body, e, events, at_end)
             return
         except Exception as e:  # any content-parser failure is a malformed region, never a crash
@@ -502,6 +549,8 @@ class ResponseParser:
         finally:
             if token is not None:
                 _content.REGEX_TIMEOUT.reset(token)
+            if regex_content:
+                self._spend(perf_counter() - t0, events)
         if self._store(field, value):
             if events is None:
                 pass
@@ -575,6 +624,31 @@ class ResponseParser:
             self._more = {}
         self._more.setdefault(name, []).extend((separator, value))
 
+    def _spend(self, seconds: float, events: Events) -> None:
+        """Take `seconds` of regex time from the stream's budget; disable every regex once it is spent."""
+        self._left -= seconds
+        if self._left < self._timeout:
+            self._call_timeout = max(self._left, 0.0)
+            if self._left <= 0.0 and not self._spent:
+                self._exhaust(events)
+
+    def _exhaust(self, events: Events) -> None:
+        """The regex budget is spent: no template regex runs again in this stream."""
+        tpl = self._tpl
+        for watch in (tpl.idle_watch, *tpl.close_watches):
+            if watch is not None:
+                self._disabled.update(watch.regexes)
+        self._dead = {f.name for f in tpl.fields}
+        self._spent = True
+        error = ResponseParseError(
+            f"the template's regexes ran longer than the regex budget of this stream ({self._budget:g} s in "
+            "total); every regex delimiter and content regex is disabled for the rest of the stream",
+            field=None,
+        )
+        self._errors.append(error)
+        if events is not None:
+            events.append({"type": "error", "field": None, "key": "regex_budget", "error": str(error)})
+
     def _on_timeout(self, t: DelimiterTimeout, at: int, events: Events) -> None:
         d = t.delimiter
         self._disabled.add(d)
@@ -590,6 +664,12 @@ class ResponseParser:
         self._errors.append(error)
         if events is not None:
             events.append({"type": "error", "field": d.field, "key": d.key, "error": str(error)})
+        if self._timed:  # the time this `_run` spent so far counts now: later searches get what is left
+            left = self._left - (perf_counter() - self._t0)
+            if left < self._timeout:
+                self._call_timeout = max(left, 0.0)
+                if left <= 0.0 and not self._spent:
+                    self._exhaust(events)
 
 
 def parse_response(
@@ -600,6 +680,7 @@ def parse_response(
     tools: Iterable[Any] | None = None,
     strict: bool = True,
     regex_timeout: float | None = None,
+    regex_budget: float | None = None,
 ) -> dict[str, Any]:
     """Parse one complete generation into a message dict.
 
@@ -611,12 +692,14 @@ def parse_response(
         strict: raise `ResponseParseError` if a region fails to parse (bad JSON in a tool call, an
             unresolved transform path) or a required field is missing. With `strict=False` the message
             is returned anyway and failed regions keep their raw text in `message["unparsed"]`.
+        regex_timeout: seconds one regex search may take.
+        regex_budget: seconds all regex searches of this parse may take together (see `ResponseParser`).
 
     Example:
         >>> parse_response("<think>Hm</think>Hi!<|im_end|>", template, prefix="")
         {'role': 'assistant', 'reasoning_content': 'Hm', 'content': 'Hi!'}
     """
-    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
+    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, regex_budget=regex_budget)
     if text:
         # The whole generation is here, so it is also the end of the stream: no delimiter can be
         # partial, and regex delimiters need no partial matching (which can cost ~0.2 µs per

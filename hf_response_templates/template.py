@@ -95,6 +95,7 @@ class ResponseTemplate:
     default_keys: frozenset[str]  # keys of `defaults`: kept in the message even when empty
     required: tuple[str, ...]  # fields with 'optional': false
     hold_whitespace: bool  # whitespace alone does not open the implicit field (see parser.py)
+    has_regex: bool  # some delimiter, the start anchor or a content parser runs a regex (timed by the parser)
     _snapshot: dict[str, Any]  # a private deep copy of the dict this was compiled from (see load_template)
 
     @property
@@ -315,6 +316,9 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         default_keys=frozenset(defaults),
         required=tuple(f.name for f in fields if not f.optional),
         hold_whitespace=implicit_field is not None and not implicit_field.keeps_whitespace,
+        has_regex=anchor.literals is None
+        or any(d is not None and d.literals is None for f in fields for d in (f.open, f.close))
+        or any(f.content == "xml-inline" for f in fields),
         _snapshot=spec,
     )
 

@@ -145,11 +145,54 @@ def test_a_timed_out_delimiter_is_disabled_but_the_others_keep_working():
     template = tpl({"x": {"open_pattern": "(a|aa)+$", "close": "</x>"}, "t": {"open": "<t>", "close": "</t>"},
                     "content": {"close": "<end>"}})
     message, events, parser = finishes(
-        lambda: stream(template, [KILLER, "<t>tool</t>", "after<end>"], regex_timeout=TIMEOUT)
+        lambda: stream(template, [KILLER, "<t>tool</t>", "after<end>"], regex_timeout=TIMEOUT, regex_budget=BOUND)
     )
     assert message["t"] == "tool"
     assert message["content"].startswith(KILLER)
     assert len([e for e in events if e["type"] == "error"]) == 1
+
+
+#: Distinct catastrophic open patterns (each its own regex, so each would time out on its own).
+MANY_KILLERS = tpl({**{f"x{i}": {"open_pattern": f"(a|aa)+{'b' * i}$", "close": "</x>"} for i in range(2, 12)},
+                    "content": {}})
+
+
+@pytest.mark.parametrize("one_shot", [False, True], ids=["streamed", "parse_response"])
+def test_the_total_regex_time_of_a_stream_is_bounded(one_shot):
+    # Issue 14 item 2: ten catastrophic patterns cost the stream's budget (4 x regex_timeout by default), not
+    # ten timeouts; then every regex is disabled, the text is kept and parsing goes on with the literals.
+    text = "a" * 30 + "c"
+    start = time.monotonic()
+    if one_shot:
+        message = finishes(lambda: parse_response(text, MANY_KILLERS, prefix="", regex_timeout=0.2, strict=False))
+        with pytest.raises(RegexTimeoutError):
+            finishes(lambda: parse_response(text, MANY_KILLERS, prefix="", regex_timeout=0.2))
+        elapsed = (time.monotonic() - start) / 2
+    else:
+        message, events, parser = finishes(lambda: stream(MANY_KILLERS, [text, "</x>more"], regex_timeout=0.2))
+        elapsed = time.monotonic() - start
+        errors = [e for e in events if e["type"] == "error"]
+        assert errors[-1]["key"] == "regex_budget" and errors[-1]["field"] is None
+        assert 1 <= len(errors) - 1 < 10  # some patterns timed out, the rest were disabled without a search
+        assert "regex budget" in str(parser.errors[-1])
+    assert message["content"].startswith(text)
+    # 0.8 s of budget; `regex` overshoots its own timeout (up to ~3x on a loaded machine): far below 10 x 0.2 x 3
+    assert elapsed < 0.8 * 4 + 1.5, elapsed
+
+
+def test_a_tag_pattern_that_times_out_is_disabled_for_the_rest_of_the_stream():
+    template = tpl({"t": {"open": "<t>", "close": "</t>", "repeats": True, "content": "xml-inline",
+                          "content_args": {"tag_pattern": "(?P<key>k)(?P<value>(a|aa)+$)"}}})
+    regions = ["<t>k" + KILLER + "</t>"] * 5 + ["<t>kaa</t>"]
+    start = time.monotonic()
+    message, events, parser = finishes(lambda: stream(template, regions, regex_timeout=TIMEOUT, regex_budget=BOUND))
+    elapsed = time.monotonic() - start
+    timeouts = [e for e in parser.errors if isinstance(e, RegexTimeoutError)]
+    assert len(timeouts) == 1  # searched once; then disabled
+    malformed = [e for e in events if e["type"] == "region_malformed"]
+    assert len(malformed) == 6 and all("disabled" in e["error"] for e in malformed[1:])
+    assert [r["text"] for r in message["unparsed"]] == ["k" + KILLER] * 5 + ["kaa"]  # the text is kept
+    assert elapsed < BOUND
 
 
 def test_catastrophic_start_anchor_pattern_is_bounded():
@@ -170,7 +213,8 @@ def test_catastrophic_tag_pattern_honours_regex_timeout():
     template = tpl({"t": {"open": "<t>", "close": "</t>", "content": "xml-inline",
                           "content_args": {"tag_pattern": "(?P<key>k)(?P<value>(a|aa)+$)"}}})
     start = time.monotonic()
-    message, events, parser = finishes(lambda: stream(template, ["<t>k" + KILLER + "</t>"], regex_timeout=TIMEOUT))
+    message, events, parser = finishes(lambda: stream(template, ["<t>k" + KILLER + "</t>"], regex_timeout=TIMEOUT,
+                                                      regex_budget=BOUND))
     elapsed = time.monotonic() - start
     (error,) = parser.errors
     assert isinstance(error, RegexTimeoutError)
