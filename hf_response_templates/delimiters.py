@@ -27,7 +27,13 @@ possible partial match is found by searching only the last `max_len - 1` charact
 that is a proper prefix of a watched literal. Regex delimiters use the `regex` module's partial
 matching over the same window. The parser only keeps the held text (plus, for templates with regex
 delimiters, a little context so lookbehinds and `^` behave), so nothing already routed is searched
-again.
+again; and a regex match longer than `MAX_DELIMITER_LENGTH` is not a delimiter, so a partial match (a tool
+call header that starts and never completes) holds back at most that much: the window stays bounded.
+
+Zero-width delimiters: `^` / `\A` can only match at stream offset 0 (the window keeps that offset while
+it is within `LOOKBEHIND_CONTEXT`; past it, the search position is never 0); `$` / `\Z` at the edge of
+the window are pending, so they are decided by `scan_end` at the end of the stream (`Watch.zero_width`
+makes the parser scan there even when nothing is held).
 
 Nothing here keeps state: a `Watch` is immutable and shared by every parser of a template.
 """
