@@ -30,8 +30,8 @@ delimiters, a little context so lookbehinds and `^` behave), so nothing already 
 again; and a regex match longer than `MAX_DELIMITER_LENGTH` is not a delimiter, so a partial match (a tool
 call header that starts and never completes) holds back at most that much: the window stays bounded.
 
-Zero-width delimiters: `^` / `\A` can only match at stream offset 0 (the window keeps that offset while
-it is within `LOOKBEHIND_CONTEXT`; past it, the search position is never 0); `$` / `\Z` at the edge of
+Zero-width delimiters: `^` / `\\A` can only match at stream offset 0 (the window keeps that offset while
+it is within `LOOKBEHIND_CONTEXT`; past it, the search position is never 0); `$` / `\\Z` at the edge of
 the window are pending, so they are decided by `scan_end` at the end of the stream (`Watch.zero_width`
 makes the parser scan there even when nothing is held).
 
