@@ -314,7 +314,8 @@ class Watch:
             if lit is not None:
                 best = (lit[0], lit[0] - lit[1], lit[2].rank, lit[1], lit[2], None)
         leads = self.leads
-        if (best is not None and best[0] == pos) or self.first_set is None or (pos < n and window[pos] in self.first_set):
+        firsts = self.first_set
+        if (best is not None and best[0] == pos) or firsts is None or (pos < n and window[pos] in firsts):
             here = best if best is not None and best[0] == pos else None
             for d in self.regexes:
                 if d in disabled:

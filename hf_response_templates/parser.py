@@ -25,8 +25,10 @@ values are computed in `_close_region` and stored in `_store`. `feed()` inlines 
   tokens, a hallucinated next turn) is not part of the message.
 
 Model output can never make `feed()` raise: a region whose content fails to parse is reported by a
-`region_malformed` event and kept in `message["unparsed"]` (so is text outside every region); a regex that times out is reported by an
-`error` event and disabled. `parse_response(strict=True)` turns those into exceptions.
+`region_malformed` event and kept in `message["unparsed"]` (so is text outside every region, with field
+None); a regex that times out is reported by an `error` event and disabled, and so is every regex once the
+stream's regex budget is spent. `parse_response(strict=True)` turns those into exceptions (except text
+outside every region).
 """
 
 from __future__ import annotations
@@ -204,11 +206,14 @@ class ResponseParser:
         self._unclaimed_at = 0
         self._lenient: list[ResponseParseError] = []  # errors that `parse_response(strict=True)` does not raise
         self.initial_events: list[dict[str, Any]] = []
-        t0 = perf_counter()
-        try:
-            cut = tpl.cut_prefix(prefix, self._call_timeout)
-        finally:
-            self._left -= perf_counter() - t0
+        if tpl.start_anchor.literals is None:  # a `start_anchor_pattern` search counts against the budget
+            t0 = perf_counter()
+            try:
+                cut = tpl.cut_prefix(prefix, self._call_timeout)
+            finally:
+                self._left -= perf_counter() - t0
+        else:
+            cut = tpl.cut_prefix(prefix)
         self._gen_start = len(cut)  # stream offsets below this are in the prefix
         if cut:
             self._run(cut, self.initial_events, False)
