@@ -168,8 +168,7 @@ class ResponseParser:
         self._budget = regex_budget if regex_budget is not None else BUDGET_TIMEOUTS * self._timeout
         self._left = self._budget
         self._call_timeout = min(self._timeout, self._left)
-        self._timed = tpl.has_regex
-        self._t0 = 0.0
+        self._timed = tpl.has_regex  # (`_t0`: when the current `_run` started, set only when timed)
         self._dead: set[str] | None = None  # fields whose content regex timed out (disabled)
         self._spent = False  # the regex budget is spent: every regex is disabled
         self._message: dict[str, Any] = tpl.new_message()
@@ -202,9 +201,9 @@ class ResponseParser:
         self._at_eos = False  # `_run` saw the end of the stream (one-shot parsing)
         # Text outside every region (templates without an implicit field), since the last delimiter, and the
         # stream offset where it starts: reported as one `text_unclaimed` event and `unparsed` record.
-        self._unclaimed: list[str] = []
+        self._unclaimed: list[str] | None = None
         self._unclaimed_at = 0
-        self._lenient: list[ResponseParseError] = []  # errors that `parse_response(strict=True)` does not raise
+        self._lenient: list[ResponseParseError] | None = None  # errors `parse_response(strict=True)` does not raise
         self.initial_events: list[dict[str, Any]] = []
         if tpl.start_anchor.literals is None:  # a `start_anchor_pattern` search counts against the budget
             t0 = perf_counter()
@@ -404,6 +403,7 @@ class ResponseParser:
         if cur is None:
             if not self._ended:  # outside every region: kept (see `_flush_unclaimed`)
                 if not self._unclaimed:
+                    self._unclaimed = []
                     self._unclaimed_at = at
                 self._unclaimed.append(text)
             if self._trace and events is not None:
@@ -442,7 +442,7 @@ class ResponseParser:
         `text_unclaimed` event, so that a template gap is visible instead of silently losing text. Text of
         the prompt (the cut prefix) is not the model's and is left out."""
         text = "".join(self._unclaimed)
-        self._unclaimed = []
+        self._unclaimed = None
         at = self._unclaimed_at
         if at < self._gen_start:
             text, at = text[self._gen_start - at :], self._gen_start
@@ -451,6 +451,8 @@ class ResponseParser:
         error = ResponseParseError(UNCLAIMED, field=None, text=text, position=at - self._gen_start)
         self._malformed.append(error)
         self._errors.append(error)
+        if self._lenient is None:
+            self._lenient = []
         self._lenient.append(error)
         if events is not None:
             events.append({"type": "text_unclaimed", "field": None, "text": text, "error": UNCLAIMED,
