@@ -372,11 +372,10 @@ def _delimiter(
                     field=field,
                     key=pat_key,
                 )
-        elif _matches_empty(pattern, _NEUTRAL_TEXTS, 1):
+        elif _matches_empty(pattern, ("",), 0) and _matches_empty(pattern, _NEUTRAL_TEXTS, 1):
             raise TemplateError(
-                f"{source!r} matches the empty string in the middle of any text, so it would fire at every "
-                "position; make it require at least one character, or anchor it (`^`, `$`, `\\Z`, a "
-                "lookahead such as `(?=<tool_call>)`)"
+                f"{source!r} matches the empty string, so it would fire at every position and never advance; "
+                "make it require at least one character"
                 + (" (to run a region to the end of the stream, omit 'close')" if kind == CLOSE else ""),
                 field=field,
                 key=pat_key,
@@ -393,10 +392,11 @@ def _delimiter(
     return None
 
 
-#: Texts of one repeated character that no template looks for: a delimiter regex that matches the empty
-#: string at offset 1 of one of them matches it between two characters it does not care about, that is,
-#: anywhere (`x*`, `(?:)`, `\s*`, `(?!<)`, `\G`). Anchored zero-width delimiters (`^`, `$`, `\Z`, `\b`,
-#: lookaheads such as `(?=<tool_call>)`, `(?:^|<think>)`) never match there, and are accepted.
+#: Texts of one repeated character that no template looks for. A delimiter regex that matches the empty
+#: string both in an empty text and at offset 1 of one of these matches it anywhere (`x*`, `(?:)`, `\s*`,
+#: `(?!<)`, `\G`): rejected. Anchored zero-width delimiters (`^`, `$`, `\Z`, `\b`, `(?:^|<think>)`) do not
+#: match between two such characters, and lookaheads (`(?=<tool_call>)`, `(?=[\s\S])`) not in an empty
+#: text: accepted.
 _NEUTRAL_TEXTS = ("\x00\x00\x00", "\U0010fffd\U0010fffd\U0010fffd")
 
 

@@ -67,6 +67,7 @@ REGEXES = [
     Rx(r"\Z", ("",), zero_width=True, edge=True),
     Rx(r"\z", ("",), zero_width=True, edge=True),
     Rx(r"(?=<z>)|$", ("<z>", ""), zero_width=True, edge=True),
+    Rx(r"(?=[\s\S])", ("",), zero_width=True),  # fires before any character (Hunyuan's answer marker close)
     # A delimiter that may run long: with HOSTILE's long runs it starts and never completes, or completes
     # past `MAX_DELIMITER_LENGTH` (then it is not a delimiter, streamed and one-shot alike).
     Rx(r"<w>\s*<v>", ("<w><v>", "<w>\n<v>", "<w>")),

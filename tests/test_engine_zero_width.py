@@ -110,7 +110,7 @@ def native_shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("pattern", ["^", "\\A", "$", "\\Z", "\\z", "(?:^|<think>\\s*)", "(?=<tool_call>)|$",
-                                     "^\\s*", "\\b"])
+                                     "^\\s*", "\\b", "(?=[\\s\\S])"])
 @pytest.mark.parametrize("key", ["open_pattern", "close_pattern"])
 def test_anchored_empty_matching_delimiters_load(pattern: str, key: str) -> None:
     spec = {key: pattern} if key == "open_pattern" else {"open": "<x>", key: pattern}
@@ -119,7 +119,7 @@ def test_anchored_empty_matching_delimiters_load(pattern: str, key: str) -> None
 
 @pytest.mark.parametrize("pattern", ["x*", "(?:)", "\\s*", "(?!<)", "(?:<think>)?", "\\G", "\\B"])
 def test_delimiters_matching_the_empty_string_anywhere_are_still_rejected(pattern: str) -> None:
-    with pytest.raises(TemplateError, match="empty string in the middle of any text") as info:
+    with pytest.raises(TemplateError, match="matches the empty string, so it would fire at every position") as info:
         load_template({"start_anchor": ANCHOR, "fields": {"r": {"open_pattern": pattern}, "content": {}}})
     assert (info.value.field, info.value.key) == ("r", "open_pattern")
 
@@ -214,7 +214,11 @@ def test_any_chunking_equals_one_shot_including_a_boundary_at_the_anchor(name: s
     # the prefix may be cut anywhere too: the anchor's end is then a chunk boundary of the prompt
     chunks = data.draw(chunkings(text))
     whole = run(template, prefix, [text], trace=True)
-    assert canon(run(template, prefix, chunks, trace=True)) == canon(whole)
+    streamed = run(template, prefix, chunks, trace=True)
+    assert canon(streamed) == canon(whole)
+    differs = any(e["type"] == "text_dropped" and e["reason"] in ("after_end", "whitespace") for e in whole["events"])
+    if native is not None and not differs:  # (documented differences: see test_same_as_native)
+        assert canon(streamed["message"]) == canon(native_run(template, prefix, [text])["message"])
 
 
 @pytest.mark.skipif(native is None, reason="needs Transformers 5.x (transformers.utils.chat_parsing)")
