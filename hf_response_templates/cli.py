@@ -405,7 +405,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     message, final_events = parser.finalize()
     emit(final_events)
     emit([{"type": "message", "message": message}])
-    errors = parser.errors
+    errors = parser.strict_errors
     if strict and errors:
         _err(f"{PROG}: {label}: could not parse the output: {' '.join(str(errors[0]).split())} "
              "(--no-strict accepts it)")

@@ -27,7 +27,13 @@ possible partial match is found by searching only the last `max_len - 1` charact
 that is a proper prefix of a watched literal. Regex delimiters use the `regex` module's partial
 matching over the same window. The parser only keeps the held text (plus, for templates with regex
 delimiters, a little context so lookbehinds and `^` behave), so nothing already routed is searched
-again.
+again; and a regex match longer than `MAX_DELIMITER_LENGTH` is not a delimiter, so a partial match (a tool
+call header that starts and never completes) holds back at most that much: the window stays bounded.
+
+Zero-width delimiters: `^` / `\\A` can only match at stream offset 0 (the window keeps that offset while
+it is within `LOOKBEHIND_CONTEXT`; past it, the search position is never 0); `$` / `\\Z` at the edge of
+the window are pending, so they are decided by `scan_end` at the end of the stream (`Watch.zero_width`
+makes the parser scan there even when nothing is held).
 
 Nothing here keeps state: a `Watch` is immutable and shared by every parser of a template.
 """
@@ -64,6 +70,11 @@ OPEN, CLOSE = 0, 1
 #: How many characters of already-routed text regex delimiters can look behind at.
 LOOKBEHIND_CONTEXT = 256
 
+#: The longest text a regex delimiter may match. A longer match is not a delimiter (one-shot and streamed
+#: alike), so a partial match holds back at most this much text: past it, the held text is routed and
+#: streamed (a tool call header that never completes does not stop the stream; issue 14).
+MAX_DELIMITER_LENGTH = 512
+
 
 class DelimiterTimeout(Exception):
     """Internal: a delimiter's regex timed out (the parser turns it into `RegexTimeoutError`)."""
@@ -89,10 +100,14 @@ class Delimiter:
     #: `(name, index in Match.groups())` of the pattern's named groups, in `groupdict()` order: reading
     #: `m.groups()` is ~5x cheaper than `m.groupdict()` with the `regex` module.
     group_slots: tuple[tuple[str, int], ...] = field(init=False, repr=False)
+    #: Whether the regex has both zero-width and consuming matches (`(?:<think>\s*|^)`): a zero-width match
+    #: of it is only final once no consuming match from the same position can still reach further text.
+    mixed_width: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         groupindex = self.pattern.groupindex if self.pattern is not None else {}
         object.__setattr__(self, "group_slots", tuple((name, i - 1) for name, i in groupindex.items()))
+        object.__setattr__(self, "mixed_width", self.literals is None and _mixed_width(self.source))
 
 
 def _nested_prefixes(literal: str) -> str:
@@ -127,6 +142,7 @@ class Watch:
         "reusable",
         "needs_context",
         "leads",
+        "zero_width",
     )
 
     def __init__(self, delimiters: list[Delimiter]):
@@ -173,6 +189,9 @@ class Watch:
         # Whether a regex here can look at text before the search position (lookbehind, `^`, `\b`):
         # only then must the parser keep routed text around (`LOOKBEHIND_CONTEXT`) for it.
         self.needs_context = any(_needs_context(d.source) for d in self.regexes)
+        # Whether a regex here can match the empty string (`$`, `\Z`, `(?:^|<think>)`, lookaheads): such a
+        # delimiter can fire where no text is left, so the end of the stream is scanned even then.
+        self.zero_width = any(_can_be_empty(d.source) for d in self.regexes)
         # At the end of the stream, a regex whose every match starts with a fixed text (`<tool_call>`
         # for Qwen3's `<tool_call>\s*<function=...>`) is only run where `str.find` sees that text:
         # most one-shot responses have no (further) tool call, and a `regex` search with a timeout costs
@@ -281,7 +300,7 @@ class Watch:
                 return (i, i + len(one), self.lit_one_delimiter, None) if i >= 0 else n
             lit = self._find_literal(window, pos)
             return (lit[0], lit[1], lit[2], None) if lit is not None else n
-        if pos >= n:
+        if pos >= n and not self.zero_width:
             return n
         if self.first_char is not None:
             if window.find(self.first_char, pos) < 0:
@@ -299,7 +318,8 @@ class Watch:
             if lit is not None:
                 best = (lit[0], lit[0] - lit[1], lit[2].rank, lit[1], lit[2], None)
         leads = self.leads
-        if (best is not None and best[0] == pos) or self.first_set is None or window[pos] in self.first_set:
+        firsts = self.first_set
+        if (best is not None and best[0] == pos) or firsts is None or (pos < n and window[pos] in firsts):
             here = best if best is not None and best[0] == pos else None
             for d in self.regexes:
                 if d in disabled:
@@ -331,7 +351,7 @@ class Watch:
                             m = d.pattern.match(window, i, None, None, False, timeout)
                         except TimeoutError:
                             raise DelimiterTimeout(d, window[i:]) from None
-                        if m is not None:
+                        if m is not None and m.end() - i <= MAX_DELIMITER_LENGTH:
                             found = (i, m.end(), _groups(d, m))
                             break
                         i = window.find(lead, i + 1)
@@ -359,32 +379,57 @@ class Watch:
 def _search_regex(
     d: Delimiter, window: str, pos: int, eos: bool, zw_at: int, timeout: float | None
 ) -> tuple[int, int, dict | None, bool] | None:
-    """Leftmost match of a regex delimiter: `(start, end, captures, pending)` or None."""
+    """Leftmost match of a regex delimiter: `(start, end, captures, pending)` or None.
+
+    A match longer than `MAX_DELIMITER_LENGTH` is not a delimiter (searched past), and a pending match
+    that starts more than `MAX_DELIMITER_LENGTH` characters before the end of the window could only
+    become such a match: it holds nothing back. So the held text stays bounded, and each scan of a stream
+    costs at most about `MAX_DELIMITER_LENGTH` characters of regex work beyond the new text."""
     pat = d.pattern
     n = len(window)
+    lo = n - MAX_DELIMITER_LENGTH  # a pending match starting before this is too long to be a delimiter
     try:
         if eos:
             m = pat.search(window, pos, None, None, False, timeout)
-            if m is not None and m.start() == m.end() == zw_at:
-                m = pat.search(window, zw_at + 1, timeout=timeout) if zw_at < n else None
-            if m is None:
-                return None
-            return m.start(), m.end(), _groups(d, m), False
+            while m is not None:
+                start, end = m.span()
+                if start == end == zw_at:
+                    m = pat.search(window, zw_at + 1, timeout=timeout) if zw_at < n else None
+                elif end - start > MAX_DELIMITER_LENGTH:
+                    m = pat.search(window, start + 1, timeout=timeout) if start < n else None
+                else:
+                    return start, end, _groups(d, m), False
+            return None
         m = pat.search(window, pos, partial=True, timeout=timeout)
-        if m is not None and not m.partial and m.start() == m.end() == zw_at:
-            m = pat.search(window, zw_at + 1, partial=True, timeout=timeout) if zw_at < n else None
+        while m is not None:
+            start, end = m.span()
+            if m.partial:
+                if start < lo:  # `regex` reports a partial match only when nothing complete follows
+                    m = pat.search(window, lo, partial=True, timeout=timeout)
+                    continue
+                return start, end, None, True
+            if start == end == zw_at:
+                m = pat.search(window, zw_at + 1, partial=True, timeout=timeout) if zw_at < n else None
+                continue
+            if end - start > MAX_DELIMITER_LENGTH:
+                m = pat.search(window, start + 1, partial=True, timeout=timeout) if start < n else None
+                continue
+            break
         if m is None:
             return None
-        start, end = m.span()
-        if m.partial:
-            return start, end, None, True
         # `regex` prefers a complete match anywhere over an earlier partial one: look for one.
-        if start > pos:
-            earlier = _earlier_partial(pat, window, pos, start, timeout)
+        if start > pos and start > lo:
+            earlier = _earlier_partial(pat, window, max(pos, lo), start, timeout)
             if earlier is not None:
                 return earlier, n, None, True
         if end == n:
             return start, end, None, True  # at the edge: more text could extend or move the match
+        if start == end and d.mixed_width:
+            # `(?:<think>\s*|^)` on "<th": `regex` reports the complete zero-width match, yet with more text
+            # the consuming alternative may win; wait while one can still run into the end of the window.
+            longer = pat.fullmatch(window, start, partial=True, timeout=timeout)
+            if longer is not None and longer.partial and start >= lo:
+                return start, end, None, True
         # A match before the edge can still rely on the edge (`$` before a final newline, lookaheads).
         probe = pat.match(window + "\x00", start, timeout=timeout)
         if probe is None or probe.span() != (start, end) or probe.groupdict() != m.groupdict():
@@ -400,7 +445,7 @@ def _match_here(d: Delimiter, window: str, pos: int, zw_at: int, timeout: float 
         m = d.pattern.match(window, pos, timeout=timeout)
     except TimeoutError:
         raise DelimiterTimeout(d, window[pos:]) from None
-    if m is None or m.end() == pos == zw_at:
+    if m is None or m.end() == pos == zw_at or m.end() - pos > MAX_DELIMITER_LENGTH:
         return None
     return m.end(), _groups(d, m)
 
@@ -412,6 +457,15 @@ def _earlier_partial(pat: Any, window: str, pos: int, limit: int, timeout: float
         cand = pat.search(window, p, limit, partial=True, timeout=timeout)
         if cand is None:
             return None
+        if not cand.partial and cand.start() == cand.end():
+            # A zero-width complete match (`\z` at `limit`, which `regex` takes as the end) hides any
+            # partial match before it: try each position instead.
+            for q in range(p, min(cand.start() + 1, limit)):
+                real = pat.match(window, q, partial=True, timeout=timeout)
+                if real is not None and real.partial:
+                    return q
+            p = cand.start() + 1
+            continue
         p = cand.start()
         if p >= limit:
             return None
@@ -480,6 +534,24 @@ def _first_chars(source: str) -> set[str] | None:
     if nullable or len(chars) > _MAX_FIRST_CHARS:
         return None
     return chars
+
+
+def _widths(source: str) -> tuple[int, int] | None:
+    """(shortest, longest) match of regex `source`, or None if unknown."""
+    parsed = stdlib_parse(_GROUP_NAME.sub("(?:", source))
+    return None if parsed is None else parsed.getwidth()
+
+
+def _can_be_empty(source: str) -> bool:
+    """Whether regex `source` can match the empty string somewhere (True when unsure)."""
+    widths = _widths(source)
+    return widths is None or widths[0] == 0
+
+
+def _mixed_width(source: str) -> bool:
+    """Whether regex `source` has both empty and non-empty matches (True when unsure)."""
+    widths = _widths(source)
+    return widths is None or (widths[0] == 0 < widths[1])
 
 
 def _literal_lead(source: str) -> str | None:

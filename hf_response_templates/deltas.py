@@ -474,6 +474,8 @@ class DeltaStream(ToolCallDeltas):
                     self._on_close(ev, out, malformed=False)
                 elif kind == "region_malformed":
                     self._on_close(ev, out, malformed=True)
+                elif kind == "text_unclaimed":  # text outside every region: an `unparsed` record, field None
+                    self._add_unparsed(self._unparsed_item(ev), out)
                 elif kind == "delimiter":
                     self._on_delimiter(ev)
             except Exception as e:  # noqa: BLE001 - model output must never crash a server loop

@@ -56,7 +56,8 @@ Guarantees (what a client may rely on):
 
 Extensions (not in OpenAI's format; shaped so that the OpenAI SDK's own delta accumulation keeps them):
 
-* A region that failed to parse (the engine's ``region_malformed``) gives
+* A region that failed to parse (the engine's ``region_malformed``), and text outside every region
+  (``text_unclaimed``, ``field`` None), give
   ``{"unparsed": [{"index": n, "field", "text", "error", "position"}]}``: the same records as
   ``message["unparsed"]`` of ``parse_response(..., strict=False)`` plus a running ``index``.
 * A tool call that must not be executed as streamed gets, once, ``{"tool_calls": [{"index": i,

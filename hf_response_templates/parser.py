@@ -18,19 +18,23 @@ values are computed in `_close_region` and stored in `_store`. `feed()` inlines 
   Text goes to the implicit field, which opens lazily on its first non-whitespace character
   (whitespace before it is held in the body and streamed with that character; whitespace alone
   between two regions, e.g. the newline between two tool calls, opens nothing). With no implicit field, text
-  here is outside every region and is dropped (the template declares it so).
+  here is outside every region: it is not part of any field, but what the model wrote there (anything
+  but whitespace) is kept in `message["unparsed"]` and reported by a `text_unclaimed` event.
 * inside explicit field F: only F's close (nothing, if F has none: it runs to the end of stream).
 * ended: the implicit field's close was seen, so the message is over; later text (a newline, pad
   tokens, a hallucinated next turn) is not part of the message.
 
 Model output can never make `feed()` raise: a region whose content fails to parse is reported by a
-`region_malformed` event and kept in `message["unparsed"]`; a regex that times out is reported by an
-`error` event and disabled. `parse_response(strict=True)` turns those into exceptions.
+`region_malformed` event and kept in `message["unparsed"]` (so is text outside every region, with field
+None); a regex that times out is reported by an `error` event and disabled, and so is every regex once the
+stream's regex budget is spent. `parse_response(strict=True)` turns those into exceptions (except text
+outside every region).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from time import perf_counter
 from typing import Any
 
 from . import content as _content
@@ -47,8 +51,16 @@ Events = list[dict[str, Any]] | None
 
 _NONE_FIRED: frozenset = frozenset()
 
+#: The total regex time of one stream (one `parse_response`), in multiples of the per-search `regex_timeout`,
+#: unless `regex_budget` says otherwise. Once it is spent, every regex of the template is disabled. (`regex`'s
+#: own timeout overshoots, up to ~3x measured: one catastrophic search fits in the default budget.)
+BUDGET_TIMEOUTS = 4.0
+
 #: A region body is compacted (`ResponseParser._compact_body`) every this many chunks.
 _COMPACT_EVERY = 512
+
+#: The `error` of text outside every region (`message["unparsed"]`, `text_unclaimed` events).
+UNCLAIMED = "outside every region"
 
 _PREFIX_REQUIRED = (
     "`prefix` is required: pass the prompt that came before generation (the text or token ids given to "
@@ -73,6 +85,10 @@ class ResponseParser:
         trace: also emit `delimiter` and `text_dropped` events, so that every character of the
             stream is accounted for (useful to debug a template).
         regex_timeout: seconds one regex search may take (default `content.DEFAULT_REGEX_TIMEOUT`).
+        regex_budget: seconds all the template's regexes may take together in this stream (delimiters,
+            `start_anchor_pattern`, content `tag_pattern`s; default `BUDGET_TIMEOUTS` x `regex_timeout`).
+            When it is spent, every regex delimiter and content regex is disabled for the rest of the stream
+            (an `error` event; `errors` lists it), so hostile templates or output cannot hold a server.
 
     Example:
         >>> parser = ResponseParser(template, prefix="<|im_start|>assistant\\n")
@@ -85,6 +101,13 @@ class ResponseParser:
         "_tools",
         "_trace",
         "_timeout",
+        "_call_timeout",
+        "_left",
+        "_budget",
+        "_timed",
+        "_t0",
+        "_dead",
+        "_spent",
         "_message",
         "_assigned",
         "_more",
@@ -111,6 +134,10 @@ class ResponseParser:
         "_ws_at",
         "_hold_ws",
         "_finalized",
+        "_at_eos",
+        "_unclaimed",
+        "_unclaimed_at",
+        "_lenient",
         "initial_events",
     )
 
@@ -122,6 +149,7 @@ class ResponseParser:
         tools: Iterable[Any] | None = None,
         trace: bool = False,
         regex_timeout: float | None = None,
+        regex_budget: float | None = None,
     ):
         tpl = load_template(template)
         if prefix is None:
@@ -135,6 +163,14 @@ class ResponseParser:
         self._tools = tool_schemas(tools) if tools else None
         self._trace = trace
         self._timeout = regex_timeout if regex_timeout is not None else _content.DEFAULT_REGEX_TIMEOUT
+        # Regex time left in this stream's budget (measured per `_run` and per regex content parse), and the
+        # timeout the next search gets: `regex_timeout`, or less when the budget is nearly spent.
+        self._budget = regex_budget if regex_budget is not None else BUDGET_TIMEOUTS * self._timeout
+        self._left = self._budget
+        self._call_timeout = min(self._timeout, self._left)
+        self._timed = tpl.has_regex  # (`_t0`: when the current `_run` started, set only when timed)
+        self._dead: set[str] | None = None  # fields whose content regex timed out (disabled)
+        self._spent = False  # the regex budget is spent: every regex is disabled
         self._message: dict[str, Any] = tpl.new_message()
         self._assigned: set[str] = set()
         self._more: dict[str, list[str]] | None = None  # text to add to string fields (see `_append_text`)
@@ -162,8 +198,21 @@ class ResponseParser:
         self._ws_at = 0
         self._hold_ws = tpl.hold_whitespace
         self._finalized = False
+        self._at_eos = False  # `_run` saw the end of the stream (one-shot parsing)
+        # Text outside every region (templates without an implicit field), since the last delimiter, and the
+        # stream offset where it starts: reported as one `text_unclaimed` event and `unparsed` record.
+        self._unclaimed: list[str] | None = None
+        self._unclaimed_at = 0
+        self._lenient: list[ResponseParseError] | None = None  # errors `parse_response(strict=True)` does not raise
         self.initial_events: list[dict[str, Any]] = []
-        cut = tpl.cut_prefix(prefix, self._timeout)
+        if tpl.start_anchor.literals is None:  # a `start_anchor_pattern` search counts against the budget
+            t0 = perf_counter()
+            try:
+                cut = tpl.cut_prefix(prefix, self._call_timeout)
+            finally:
+                self._left -= perf_counter() - t0
+        else:
+            cut = tpl.cut_prefix(prefix)
         self._gen_start = len(cut)  # stream offsets below this are in the prefix
         if cut:
             self._run(cut, self.initial_events, False)
@@ -197,8 +246,16 @@ class ResponseParser:
 
     @property
     def errors(self) -> list[ResponseParseError]:
-        """Problems met so far: malformed regions, regex timeouts, and (after `finalize`) missing required fields."""
+        """Problems met so far: malformed regions, regex timeouts, text outside every region, and (after
+        `finalize`) missing required fields."""
         return list(self._errors)
+
+    @property
+    def strict_errors(self) -> list[ResponseParseError]:
+        """The `errors` that make `parse_response(strict=True)` raise: all but text outside every region
+        (kept in `message["unparsed"]`, it is not a region that failed to parse)."""
+        lenient = self._lenient
+        return [e for e in self._errors if not any(e is x for x in lenient)] if lenient else list(self._errors)
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Add generated text; return the events it completes. Never raises for model output."""
@@ -243,8 +300,12 @@ class ResponseParser:
         return self._finish(events), events
 
     def _finish(self, events: Events) -> dict[str, Any]:
-        if self._buf:  # held text: at the end of the stream it is a delimiter or it is not
+        # Held text is a delimiter or it is not, now; and a delimiter that matches the empty string
+        # (`$`, `\Z`, `(?:^|<think>)`) may fire right at the end of the stream.
+        if not self._at_eos and (self._buf or (self._watch is not None and self._watch.zero_width)):
             self._run("", events, True)
+        if self._unclaimed:
+            self._flush_unclaimed(events)
         if self._pending_ws:
             self._drop_whitespace(events)
         if self._opened:
@@ -287,6 +348,9 @@ class ResponseParser:
                 self._route(text, events, self._consumed)
                 self._consumed += len(text)
                 return
+        timed = self._timed
+        if timed:
+            self._t0 = t0 = perf_counter()
         ctx = self._ctx
         window = ctx + self._buf + text if ctx else self._buf + text
         pos = len(ctx)
@@ -301,9 +365,9 @@ class ResponseParser:
             else:
                 try:
                     if eos:
-                        result = watch.scan_end(window, pos, zw, fired, self._disabled, self._timeout, memo)
+                        result = watch.scan_end(window, pos, zw, fired, self._disabled, self._call_timeout, memo)
                     else:
-                        result = watch.scan(window, pos, False, zw, fired, self._disabled, self._timeout, memo)
+                        result = watch.scan(window, pos, False, zw, fired, self._disabled, self._call_timeout, memo)
                 except DelimiterTimeout as t:
                     self._on_timeout(t, w0 + pos, events)
                     continue
@@ -316,6 +380,11 @@ class ResponseParser:
             if start > pos:
                 self._route(window[pos:start], events, w0 + pos)
             if start == end:  # zero width: `delim` may not match with zero width here again
+                if eos and end == len(window) and delim.kind == OPEN:
+                    # An open matching at the very end of the stream (`(?:^|<think>)` on an empty
+                    # generation, `$`) would open an empty region: nothing opens there (as native).
+                    pos = start
+                    break
                 fired = (fired if start == zw else _NONE_FIRED) | {delim}
                 zw = start
                 memo.clear()  # results were found for the previous zero-width state
@@ -328,10 +397,21 @@ class ResponseParser:
         if zw >= 0:
             self._zw_at = w0 + zw
             self._zw_fired = fired
+        if eos:
+            self._at_eos = True
+        if timed:  # the budget's bookkeeping, inlined: two clock reads per scanned chunk
+            self._left -= perf_counter() - t0
+            if self._left < self._timeout:
+                self._spend(0.0, events)
 
     def _route(self, text: str, events: Events, at: int) -> None:
         cur = self._current
         if cur is None:
+            if not self._ended:  # outside every region: kept (see `_flush_unclaimed`)
+                if not self._unclaimed:
+                    self._unclaimed = []
+                    self._unclaimed_at = at
+                self._unclaimed.append(text)
             if self._trace and events is not None:
                 reason = "after_end" if self._ended else "outside_regions"
                 events.append({"type": "text_dropped", "text": text, "reason": reason})
@@ -362,6 +442,28 @@ class ResponseParser:
         if events is not None:
             events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
 
+    def _flush_unclaimed(self, events: Events) -> None:
+        """The text routed outside every region since the last delimiter: if the model wrote something
+        there other than whitespace, it goes to `message["unparsed"]` (field None) and one
+        `text_unclaimed` event, so that a template gap is visible instead of silently losing text. Text of
+        the prompt (the cut prefix) is not the model's and is left out."""
+        text = "".join(self._unclaimed)
+        self._unclaimed = None
+        at = self._unclaimed_at
+        if at < self._gen_start:
+            text, at = text[self._gen_start - at :], self._gen_start
+        if not text or text.isspace():
+            return
+        error = ResponseParseError(UNCLAIMED, field=None, text=text, position=at - self._gen_start)
+        self._malformed.append(error)
+        self._errors.append(error)
+        if self._lenient is None:
+            self._lenient = []
+        self._lenient.append(error)
+        if events is not None:
+            events.append({"type": "text_unclaimed", "field": None, "text": text, "error": UNCLAIMED,
+                           "position": error.position})
+
     def _compact_body(self) -> None:
         """Join the chunks routed since the last compaction into one string, so that a long region
         streamed in token-sized chunks holds about one byte per (ASCII) character instead of ~57 per
@@ -384,6 +486,8 @@ class ResponseParser:
         """Delimiter `d` is `window[start:end]` (`w0`: the stream offset of `window[0]`)."""
         if self._pending_ws:
             self._drop_whitespace(events)
+        if self._unclaimed:
+            self._flush_unclaimed(events)
         # From here the body is empty unless a region is open (and `_close_region` empties it).
         if self._trace and events is not None:
             kind = "open" if d.kind == OPEN else "close"
@@ -426,11 +530,19 @@ class ResponseParser:
         body = "".join(self._body)
         self._body = []
         self._compact_at = _COMPACT_EVERY
+        regex_content = field.content == "xml-inline"  # its `tag_pattern` counts against the regex budget
+        if regex_content and self._dead and field.name in self._dead:
+            error = ResponseParseError(
+                "its content regex (tag_pattern) is disabled for the rest of this stream: it timed out, or the "
+                "stream's regex budget is spent", field=field.name, text=body, position=self._position())
+            self._malformed_region(field, body, error, events, at_end)
+            return
         # Content parsers read the regex timeout from a ContextVar; set it only when it differs (setting
         # and resetting costs ~0.5 µs per region, benchmarks/RESULTS.md).
         token = None
-        if _content.REGEX_TIMEOUT.get(_content.DEFAULT_REGEX_TIMEOUT) != self._timeout:
-            token = _content.REGEX_TIMEOUT.set(self._timeout)
+        if _content.REGEX_TIMEOUT.get(_content.DEFAULT_REGEX_TIMEOUT) != self._call_timeout:
+            token = _content.REGEX_TIMEOUT.set(self._call_timeout)
+        t0 = perf_counter() if regex_content else 0.0
         try:
             value = field.parse(body, self._captures)
             if self._tools:
@@ -439,6 +551,9 @@ class ResponseParser:
                 raise ValueError(f"'join' needs every match to parse to a string, got {type(value).__name__}")
         except RegexTimeoutError as e:
             e.field, e.text, e.position = field.name, body, self._position()
+            if self._dead is None:
+                self._dead = set()
+            self._dead.add(field.name)  # never run it again in this stream
             self._malformed_region(field, body, e, events, at_end)
             return
         except Exception as e:  # any content-parser failure is a malformed region, never a crash
@@ -449,6 +564,8 @@ class ResponseParser:
         finally:
             if token is not None:
                 _content.REGEX_TIMEOUT.reset(token)
+            if regex_content:
+                self._spend(perf_counter() - t0, events)
         if self._store(field, value):
             if events is None:
                 pass
@@ -492,19 +609,23 @@ class ResponseParser:
         first = name not in self._assigned
         self._assigned.add(name)
         if field.join is not None:
-            if first:
-                msg[name] = value
-            else:
+            if not first:
                 self._append_text(name, field.join, value)
-        elif field.repeats:
-            if first:
-                msg[name] = [value]
+            elif name in self._tpl.default_keys and isinstance(msg[name], str):
+                msg[name] = msg[name] + field.join + value  # a string default is joined onto, as native does
             else:
+                msg[name] = value
+        elif field.repeats:
+            if not first:
                 msg[name].append(value)
+            elif name in self._tpl.default_keys and isinstance(msg[name], list):
+                msg[name].append(value)  # a list default is appended to, as native does
+            else:
+                msg[name] = [value]
         elif first or _is_empty(msg[name]):
             msg[name] = value
-        elif _is_empty(value):
-            pass  # e.g. whitespace between two tool calls reopening the implicit field
+        elif value == "":
+            pass  # a second match with nothing but whitespace in it: there is nothing to keep
         elif isinstance(value, str) and isinstance(msg[name], str):
             self._append_text(name, "\n", value)
         else:
@@ -517,6 +638,31 @@ class ResponseParser:
         if self._more is None:
             self._more = {}
         self._more.setdefault(name, []).extend((separator, value))
+
+    def _spend(self, seconds: float, events: Events) -> None:
+        """Take `seconds` of regex time from the stream's budget; disable every regex once it is spent."""
+        self._left -= seconds
+        if self._left < self._timeout:
+            self._call_timeout = max(self._left, 0.0)
+            if self._left <= 0.0 and not self._spent:
+                self._exhaust(events)
+
+    def _exhaust(self, events: Events) -> None:
+        """The regex budget is spent: no template regex runs again in this stream."""
+        tpl = self._tpl
+        for watch in (tpl.idle_watch, *tpl.close_watches):
+            if watch is not None:
+                self._disabled.update(watch.regexes)
+        self._dead = {f.name for f in tpl.fields}
+        self._spent = True
+        error = ResponseParseError(
+            f"the template's regexes ran longer than the regex budget of this stream ({self._budget:g} s in "
+            "total); every regex delimiter and content regex is disabled for the rest of the stream",
+            field=None,
+        )
+        self._errors.append(error)
+        if events is not None:
+            events.append({"type": "error", "field": None, "key": "regex_budget", "error": str(error)})
 
     def _on_timeout(self, t: DelimiterTimeout, at: int, events: Events) -> None:
         d = t.delimiter
@@ -533,6 +679,12 @@ class ResponseParser:
         self._errors.append(error)
         if events is not None:
             events.append({"type": "error", "field": d.field, "key": d.key, "error": str(error)})
+        if self._timed:  # the time this `_run` spent so far counts now: later searches get what is left
+            left = self._left - (perf_counter() - self._t0)
+            if left < self._timeout:
+                self._call_timeout = max(left, 0.0)
+                if left <= 0.0 and not self._spent:
+                    self._exhaust(events)
 
 
 def parse_response(
@@ -543,6 +695,7 @@ def parse_response(
     tools: Iterable[Any] | None = None,
     strict: bool = True,
     regex_timeout: float | None = None,
+    regex_budget: float | None = None,
 ) -> dict[str, Any]:
     """Parse one complete generation into a message dict.
 
@@ -555,6 +708,8 @@ def parse_response(
         strict: raise `ResponseParseError` if a region fails to parse (bad JSON in a tool call, an
             unresolved transform path) or a required field is missing. With `strict=False` the message
             is returned anyway and failed regions keep their raw text in `message["unparsed"]`.
+        regex_timeout: seconds one regex search may take.
+        regex_budget: seconds all regex searches of this parse may take together (see `ResponseParser`).
 
     Example:
         >>> parse_response("<think>Hm</think>Hi!<|im_end|>", template, prefix="")
@@ -566,7 +721,7 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
-    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout)
+    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, regex_budget=regex_budget)
     if text:
         # The whole generation is here, so it is also the end of the stream: no delimiter can be
         # partial, and regex delimiters need no partial matching (which can cost ~0.2 µs per
@@ -574,5 +729,7 @@ def parse_response(
         parser._run(text, None, True)
     message = parser._finish(None)
     if strict and parser._errors:
-        raise parser._errors[0]
+        errors = parser.strict_errors
+        if errors:
+            raise errors[0]
     return message

@@ -110,6 +110,7 @@ class ResponseTemplate:
     default_keys: frozenset[str]  # keys of `defaults`: kept in the message even when empty
     required: tuple[str, ...]  # fields with 'optional': false
     hold_whitespace: bool  # whitespace alone does not open the implicit field (see parser.py)
+    has_regex: bool  # some delimiter, the start anchor or a content parser runs a regex (timed by the parser)
     _snapshot: dict[str, Any]  # a private deep copy of the dict this was compiled from (see load_template)
 
     @property
@@ -416,6 +417,9 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         default_keys=frozenset(defaults),
         required=tuple(f.name for f in fields if not f.optional),
         hold_whitespace=implicit_field is not None and not implicit_field.keeps_whitespace,
+        has_regex=anchor.literals is None
+        or any(d is not None and d.literals is None for f in fields for d in (f.open, f.close))
+        or any(f.content == "xml-inline" for f in fields),
         _snapshot=spec,
     )
 
@@ -508,11 +512,15 @@ def _delimiter(
             pattern = compile_regex(source)
         except (regex.error, OverflowError, RecursionError) as e:
             raise TemplateError(f"is not a valid regex ({e}): {source!r}", field=field, key=pat_key) from None
-        try:
-            empty = pattern.search("", timeout=1.0) is not None
-        except TimeoutError:  # pragma: no cover - an empty string cannot backtrack much
-            empty = True
-        if empty:
+        if kind == OPEN and field is None:  # the start anchor cuts the prompt: it must consume something
+            if _matches_empty(pattern, ("",), 0):
+                raise TemplateError(
+                    f"{source!r} matches the empty string; a start anchor must match the text that starts "
+                    "the assistant message (such as \"<|im_start|>assistant\\n\")",
+                    field=field,
+                    key=pat_key,
+                )
+        elif _matches_empty(pattern, ("",), 0) and _matches_empty(pattern, _NEUTRAL_TEXTS, 1):
             raise TemplateError(
                 f"{source!r} matches the empty string, so it would fire at every position and never advance; "
                 "make it require at least one character"
@@ -530,6 +538,26 @@ def _delimiter(
             field or "", kind, pat_key, None, pattern, source, rank, frozenset(pattern.groupindex)
         )
     return None
+
+
+#: Texts of one repeated character that no template looks for. A delimiter regex that matches the empty
+#: string both in an empty text and at offset 1 of one of these matches it anywhere (`x*`, `(?:)`, `\s*`,
+#: `(?!<)`, `\G`): rejected. Anchored zero-width delimiters (`^`, `$`, `\Z`, `\b`, `(?:^|<think>)`) do not
+#: match between two such characters, and lookaheads (`(?=<tool_call>)`, `(?=[\s\S])`) not in an empty
+#: text: accepted.
+_NEUTRAL_TEXTS = ("\x00\x00\x00", "\U0010fffd\U0010fffd\U0010fffd")
+
+
+def _matches_empty(pattern: Any, texts: tuple[str, ...], pos: int) -> bool:
+    """Whether `pattern` matches the empty string at offset `pos` of one of `texts`."""
+    for text in texts:
+        try:
+            m = pattern.match(text, pos, timeout=1.0)
+        except TimeoutError:  # pragma: no cover - three characters cannot backtrack much
+            return True
+        if m is not None and m.end() == pos:
+            return True
+    return False
 
 
 def _flag(raw: Mapping[str, Any], key: str, default: bool, field: str) -> bool:

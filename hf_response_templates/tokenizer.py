@@ -964,7 +964,7 @@ class ResponseEventStream:
 
 def _strict_error(parser: ResponseParser, strict: bool) -> BaseException | None:
     """With `strict`, the first problem the parser met (as `parse_response(strict=True)` raises it)."""
-    errors = parser.errors if strict else []
+    errors = parser.strict_errors if strict else []
     return errors[0] if errors else None
 
 

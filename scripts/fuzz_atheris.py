@@ -64,7 +64,7 @@ for path in sorted(TEMPLATES_DIR.glob("*.json")) if TEMPLATES_DIR.is_dir() else 
         pass
 
 LITERALS = ["<a>", "</a>", "<b>", "</b>", "<|e|>", "[", "]", "<<", ">>", "ab", "\n"]
-REGEXES = [r"<r\d>", r"</?q>", r"<b+>", r"x+", r"(?=<z>)", r"END$", r"(?<=\n)#"]
+REGEXES = [r"<r\d>", r"</?q>", r"<b+>", r"x+", r"(?=<z>)", r"END$", r"(?<=\n)#", r"(?:^|<t>\s*)", r"^", r"$", r"\Z"]
 CONTENTS = [
     ("text", None), ("int", None), ("float", None), ("bool", None), ("json", None),
     ("json", {"unquoted_keys": True}), ("json", {"string_delims": [["<<", ">>"]]}),
@@ -117,6 +117,11 @@ def check(template, text: str, cuts: list[int]) -> None:
     pieces = "".join(e["text"] for e in events if e["type"] in ("region_chunk", "delimiter", "text_dropped"))
     assert pieces == text, "accounting: chunk/delimiter/dropped texts differ from the generation"
     json.dumps(message)
+    # nothing the model wrote is lost: text outside every region is in `unparsed` (field None), at its position
+    for record in message.get("unparsed", []):
+        if record["field"] is None:
+            at = record["position"]
+            assert text[at : at + len(record["text"])] == record["text"], "unparsed record is not the generation"
     lenient = parse_response(text, template, prefix="", strict=False, regex_timeout=TIMEOUT)
     if not timed_out:  # a timeout may strike at a different moment in the one-shot run
         assert json.dumps(lenient, sort_keys=True) == json.dumps(message, sort_keys=True), "chunking changed the message"
@@ -165,7 +170,8 @@ def _smoke(n: int) -> None:
 
     rng = random.Random(0)
     pool = [t.encode() for t in LITERALS] + [b"<r1>", b"<q>", b"x", b"END", b"\n#", b'{"a": 1}', b"[f(a=1)]",
-                                             b"\x00", b"\xff\xfe", b"[" * 50, b"<s>", b"<|im_end|>", b"<tool_call>"]
+                                             b"\x00", b"\xff\xfe", b"[" * 50, b"<s>", b"<|im_end|>", b"<tool_call>",
+                                             b"<t>", b"\n" * 600, b" " * 520]  # delimiters that never complete
     for _ in range(n):
         data = b"".join(rng.choice(pool) for _ in range(rng.randint(0, 20)))
         fdp = FDP(data)

@@ -64,10 +64,13 @@ HARMONY_TEMPLATE = {
     "defaults": {"role": "assistant"},
     "start_anchor_pattern": r"<\|start\|>assistant",
     "fields": {
-        "reasoning_content": {"open": "<|channel|>analysis<|message|>", "close": "<|end|>"},
-        "content": {"open": "<|channel|>final<|message|>", "close": ["<|return|>", "<|end|>"]},
+        # the model re-emits "<|start|>assistant" before each channel: part of the opens (as in gpt-oss.json)
+        "reasoning_content": {"open": ["<|channel|>analysis<|message|>",
+                                       "<|start|>assistant<|channel|>analysis<|message|>"], "close": "<|end|>"},
+        "content": {"open": ["<|channel|>final<|message|>", "<|start|>assistant<|channel|>final<|message|>"],
+                    "close": ["<|return|>", "<|end|>"]},
         "tool_calls": {
-            "open_pattern": r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>",
+            "open_pattern": r"(?:<\|start\|>assistant)?<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>",
             "close": "<|call|>",
             "repeats": True,
             "content": "json",

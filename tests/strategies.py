@@ -58,6 +58,19 @@ REGEXES = [
     Rx(r"END$", ("END",), edge=True),
     Rx(r"\n\Z", ("\n",), edge=True),
     Rx(r"(?i)<up>", ("<UP>", "<up>")),
+    # Empty-matching delimiters (issue 12): `^` / `\A` fire at offset 0 of the cut stream, `$` / `\Z` / `\z`
+    # at its end, and an alternation opens at the start or at a tag (a pre-opened reasoning block).
+    Rx(r"(?:^|<t>\s*)", ("<t>", "<t>\n", ""), zero_width=True),
+    Rx(r"^", ("",), zero_width=True),
+    Rx(r"\A<s>", ("<s>",)),
+    Rx(r"$", ("",), zero_width=True, edge=True),
+    Rx(r"\Z", ("",), zero_width=True, edge=True),
+    Rx(r"\z", ("",), zero_width=True, edge=True),
+    Rx(r"(?=<z>)|$", ("<z>", ""), zero_width=True, edge=True),
+    Rx(r"(?=[\s\S])", ("",), zero_width=True),  # fires before any character (Hunyuan's answer marker close)
+    # A delimiter that may run long: with HOSTILE's long runs it starts and never completes, or completes
+    # past `MAX_DELIMITER_LENGTH` (then it is not a delimiter, streamed and one-shot alike).
+    Rx(r"<w>\s*<v>", ("<w><v>", "<w>\n<v>", "<w>")),
 ]
 
 #: Patterns that backtrack exponentially in the `regex` module (it defuses `(a+)+$`), with a killer input.
@@ -95,7 +108,7 @@ STRING_PARSERS = {"text"}  # parse to str: usable with `join`
 HOSTILE = [
     "\x00", "\x01\x02", "\x1b[31m", "\ud800", "\udfff", "\ufffd", "\u2028", "\r\n", "\t",
     "[" * 300, "{" * 300, "1" * 5000, "1e999999", "-1e-999999", '{"a": ' * 200, "(" * 300,
-    '"\\ud800"', '"\\x"', "\\", "'", '"',
+    '"\\ud800"', '"\\x"', "\\", "'", '"', "\n" * 600, " " * 520,
 ]
 #: Very large hostile pieces, for the targeted never-raises tests (too slow for every example).
 HUGE = ["[" * 100_000, "{" * 100_000, "9" * 100_000, '[f(a=' * 20_000, "<" * 50_000]

@@ -72,6 +72,8 @@ def test_anchor_is_never_applied_to_the_generation():
     )
     assert parse_response(raw, GPT_OSS, prefix="<|start|>user<|message|>hi<|end|><|start|>assistant") == {
         "role": "assistant",
+        # this test template's opens do not cover the re-emitted header: kept, visible (issue 12 item 3)
+        "unparsed": [{"field": None, "text": "<|start|>assistant", "error": "outside every region", "position": 50}],
         "reasoning_content": "Need weather.",
         "tool_calls": [{"type": "function", "function": {"name": "get_current_weather",
                                                            "arguments": {"location": "San Francisco, CA"}}}],
@@ -400,11 +402,46 @@ def test_defaults_are_never_shared_between_messages():
     assert parse_response("y", spec, prefix="")["meta"] == {"tags": ["a"]}
 
 
-def test_no_implicit_field_drops_text_outside_regions():
-    message, events = stream(COHERE, ["junk<|START_RESPONSE|>Hi<|END_RESPONSE|>tail"], trace=True)
-    assert message == {"role": "assistant", "content": "Hi"}
-    assert [e["text"] for e in events if e["type"] == "text_dropped"] == ["junk", "tail"]
+def test_no_implicit_field_keeps_text_outside_regions_in_unparsed():
+    # Issue 12 item 3: text outside every region is not part of any field, but it is never silently lost.
+    text = "junk<|START_RESPONSE|>Hi<|END_RESPONSE|>\n \ntail"
+    message, events = stream(COHERE, [text], trace=True)
+    records = [{"field": None, "text": "junk", "error": "outside every region", "position": 0},
+               {"field": None, "text": "\n \ntail", "error": "outside every region", "position": 40}]
+    assert message == {"role": "assistant", "content": "Hi", "unparsed": records}
+    assert [e["text"] for e in events if e["type"] == "text_dropped"] == ["junk", "\n \ntail"]
     assert {e["reason"] for e in events if e["type"] == "text_dropped"} == {"outside_regions"}
+    unclaimed = [e for e in events if e["type"] == "text_unclaimed"]
+    assert unclaimed == [{"type": "text_unclaimed", **r} for r in records]
+    # streamed one character at a time: the same message, one event per run of unclaimed text
+    message_chars, events_chars = stream(COHERE, list(text))
+    assert message_chars == message
+    assert [e for e in events_chars if e["type"] == "text_unclaimed"] == unclaimed
+    # one-shot: the same records; strict=True does not raise for them, but the parser lists them
+    assert parse_response(text, COHERE, prefix="") == message
+    parser = ResponseParser(COHERE, "")
+    parser.feed(text)
+    parser.finalize()
+    assert [e.as_dict() for e in parser.errors] == records and parser.strict_errors == []
+
+
+def test_unclaimed_whitespace_and_prompt_text_are_not_recorded():
+    # whitespace alone between regions is nothing the model "wrote"; text of the prompt is not the model's
+    message, events = stream(COHERE, ["<|START_RESPONSE|>Hi<|END_RESPONSE|>\n  <|START_RESPONSE|>Yo<|END_RESPONSE|>\n"])
+    assert "unparsed" not in message and not [e for e in events if e["type"] == "text_unclaimed"]
+    prefix = "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>Prompt text "
+    message, events = stream(COHERE, ["more<|START_RESPONSE|>Hi<|END_RESPONSE|>"], prefix=prefix)
+    assert message["unparsed"] == [{"field": None, "text": "more", "error": "outside every region", "position": 0}]
+
+
+def test_a_malformed_region_and_unclaimed_text_strict():
+    # strict=True raises for the malformed region (the first error that is a parse failure), not for the text
+    text = 'x<|START_ACTION|>[{"tool_name": "f", "parameters": {}]<|END_ACTION|>'
+    with pytest.raises(ResponseParseError) as info:
+        parse_response(text, COHERE, prefix="")
+    assert info.value.field == "tool_calls"
+    records = parse_response(text, COHERE, prefix="", strict=False)["unparsed"]
+    assert [r["field"] for r in records] == [None, "tool_calls"]
 
 
 def test_cohere_transform_each():
@@ -572,3 +609,46 @@ def test_a_zero_width_close_and_a_zero_width_open_meet_at_one_position():
                                            "c": {}}}
     # at each "!": x opens, its close fires at once (x is empty), and x cannot open there again
     assert _both(loop, "a!b!c") == {"c": "a\n!b\n!c", "x": ["", ""]}
+
+
+def test_non_repeating_field_whose_second_match_parses_empty_is_reported():
+    # Issue 14 item 9: "[]" is something the model wrote; it is reported like any other second match.
+    spec = template(SMOLLM3, tool_calls={"open": "<tool_call>", "close": "</tool_call>", "content": "json"})
+    raw = '<tool_call>{"a": 1}</tool_call><tool_call>[]</tool_call>'
+    with pytest.raises(ResponseParseError, match="does not repeat") as info:
+        parse_response(raw, spec, prefix="")
+    assert info.value.text == "[]"
+    message = parse_response(raw, spec, prefix="", strict=False)
+    assert message["tool_calls"] == {"a": 1}
+    assert [r["text"] for r in message["unparsed"]] == ["[]"]
+    # a second text region with nothing but whitespace in it holds nothing to keep
+    assert parse_response("<think>a</think>b<think> </think>", SMOLLM3, prefix="") == {
+        "role": "assistant", "reasoning_content": "a", "content": "b"}
+
+
+DEFAULTS_COLLIDE = {
+    "start_anchor": "<|im_start|>assistant\n",
+    "defaults": {"role": "assistant", "tool_calls": [{"type": "preset"}], "notes": "seen:"},
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json"},
+        "notes": {"open": "<note>", "close": "</note>", "repeats": True, "join": " "},
+        "content": {"close": "<|im_end|>"},
+    },
+}
+
+
+def test_defaults_of_repeating_and_joined_fields_are_appended_to_as_native():
+    # Issue 14 item 10: a `defaults` key equal to a `repeats` / `join` field is the start of that field.
+    raw = '<note>a</note><tool_call>{"x": 1}</tool_call><note>b</note><tool_call>[2]</tool_call>Hi<|im_end|>'
+    expected = {"role": "assistant", "tool_calls": [{"type": "preset"}, {"x": 1}, [2]], "notes": "seen: a b",
+                "content": "Hi"}
+    assert parse_response(raw, DEFAULTS_COLLIDE, prefix="") == expected
+    message, _ = stream(DEFAULTS_COLLIDE, list(raw))
+    assert message == expected
+    # the template's default is never changed by a message
+    assert parse_response("Hi", DEFAULTS_COLLIDE, prefix="")["tool_calls"] == [{"type": "preset"}]
+    try:
+        from transformers.utils.chat_parsing import parse_response as native_parse
+    except ImportError:  # Transformers 4.x
+        return
+    assert native_parse(raw, DEFAULTS_COLLIDE, prefix="") == expected

@@ -182,8 +182,11 @@ def test_field_spec_must_be_a_dict_and_fields_non_empty():
 def test_delimiter_matching_the_empty_string_is_rejected():
     _err(template(SMOLLM3, reasoning_content={"open_pattern": "x*", "close": "</think>"}),
          field="reasoning_content", key="open_pattern", match="empty string")
-    _err(template(SMOLLM3, reasoning_content={"open": "<think>", "close_pattern": "$"}),
+    _err(template(SMOLLM3, reasoning_content={"open": "<think>", "close_pattern": "\\s*"}),
          field="reasoning_content", key="close_pattern", match="omit 'close'")
+    # anchored zero-width delimiters are accepted (issue 12)
+    load_template(template(SMOLLM3, reasoning_content={"open": "<think>", "close_pattern": "$"}))
+    load_template(template(SMOLLM3, reasoning_content={"open_pattern": "(?:^|<think>\\s*)", "close": "</think>"}))
 
 
 def test_lookahead_delimiters_are_allowed():

@@ -143,6 +143,62 @@ def test_accounting_with_a_prefix_covers_cut_prefix_then_generation(case: Case) 
     _check_accounting(case.template, cut + case.text, got["initial"] + got["events"])
 
 
+def _kept(message: dict[str, Any], name: str, value: Any) -> bool:
+    """Whether region value `value` of field `name` is in `message` (JSON-equal, or inside a list / string)."""
+    have = message.get(name)
+    if same(have, value):
+        return True
+    if isinstance(have, list) and any(same(v, value) for v in have):
+        return True
+    return isinstance(have, str) and isinstance(value, str) and value in have
+
+
+@given(cases(with_prefix=False))
+def test_nothing_the_model_wrote_before_the_message_end_is_lost(case: Case) -> None:
+    """Issue 12 item 3: every non-whitespace character of the generation before the message end is in a
+    field value, a delimiter, or `message["unparsed"]` (text outside every region has field None)."""
+    got = run(case, prefix="")
+    message = got["message"]
+    unparsed = message.get("unparsed", [])
+    records = [(r["field"], r["text"]) for r in unparsed]
+    expected_unclaimed: list[str] = []
+    run_text = ""
+    body: list[str] = []
+    ended = False
+    for e in got["events"] + [{"type": "delimiter", "field": None, "kind": "end", "text": ""}]:
+        t = e["type"]
+        if t == "delimiter":
+            if run_text.strip():
+                expected_unclaimed.append(run_text)
+            run_text = ""
+            tpl = load_template(case.template)
+            if tpl.implicit_field is not None and e["field"] == tpl.implicit_field.name and e["kind"] == "close":
+                ended = True
+        elif t == "text_dropped":
+            if e["reason"] == "outside_regions":
+                assert not ended
+                run_text += e["text"]
+            elif e["reason"] == "after_end":
+                assert ended
+            else:
+                assert e["reason"] == "whitespace" and not e["text"].strip()
+        elif t == "region_open":
+            body = []
+        elif t == "region_chunk":
+            body.append(e["text"])
+        elif t == "region_malformed":
+            assert (e["field"], e["text"]) in records, "a malformed region is not in message['unparsed']"
+        elif t == "region_close":
+            if "".join(body).strip() and not same(e["value"], "") and e["value"] not in ([], {}, None):
+                assert _kept(message, e["field"], e["value"]), f"value of {e['field']!r} not in the message"
+    unclaimed = [e for e in got["events"] if e["type"] == "text_unclaimed"]
+    assert [e["text"] for e in unclaimed] == expected_unclaimed
+    assert [text for field, text in records if field is None] == expected_unclaimed
+    for e in unclaimed:
+        assert e["error"] == "outside every region" and e["field"] is None
+        assert case.text[e["position"] : e["position"] + len(e["text"])] == e["text"]
+
+
 @given(cases())
 def test_values_agree_with_their_chunks(case: Case) -> None:
     """A text field's value is its chunks joined (stripped unless strip=false); repeating fields
@@ -202,8 +258,12 @@ def test_model_output_never_makes_the_parser_raise(case: Case) -> None:
     assert same(lenient, message)
     if parser.errors:
         assert "unparsed" in message or any("required" in e.error for e in parser.errors)
-        with pytest.raises(ResponseParseError):
+    # text outside every region is in `unparsed` and `errors`, but `strict=True` does not raise for it
+    assert all(e.error == "outside every region" for e in parser.errors if e not in parser.strict_errors)
+    if parser.strict_errors:
+        with pytest.raises(ResponseParseError) as info:
             parse_response(case.text, case.template, prefix=case.prefix)
+        assert info.value.as_dict() == parser.strict_errors[0].as_dict()
     else:
         assert same(parse_response(case.text, case.template, prefix=case.prefix), message)
 

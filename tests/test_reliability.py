@@ -145,11 +145,54 @@ def test_a_timed_out_delimiter_is_disabled_but_the_others_keep_working():
     template = tpl({"x": {"open_pattern": "(a|aa)+$", "close": "</x>"}, "t": {"open": "<t>", "close": "</t>"},
                     "content": {"close": "<end>"}})
     message, events, parser = finishes(
-        lambda: stream(template, [KILLER, "<t>tool</t>", "after<end>"], regex_timeout=TIMEOUT)
+        lambda: stream(template, [KILLER, "<t>tool</t>", "after<end>"], regex_timeout=TIMEOUT, regex_budget=BOUND)
     )
     assert message["t"] == "tool"
     assert message["content"].startswith(KILLER)
     assert len([e for e in events if e["type"] == "error"]) == 1
+
+
+#: Distinct catastrophic open patterns (each its own regex, so each would time out on its own).
+MANY_KILLERS = tpl({**{f"x{i}": {"open_pattern": f"(a|aa)+{'b' * i}$", "close": "</x>"} for i in range(2, 12)},
+                    "content": {}})
+
+
+@pytest.mark.parametrize("one_shot", [False, True], ids=["streamed", "parse_response"])
+def test_the_total_regex_time_of_a_stream_is_bounded(one_shot):
+    # Issue 14 item 2: ten catastrophic patterns cost the stream's budget (4 x regex_timeout by default), not
+    # ten timeouts; then every regex is disabled, the text is kept and parsing goes on with the literals.
+    text = "a" * 30 + "c"
+    start = time.monotonic()
+    if one_shot:
+        message = finishes(lambda: parse_response(text, MANY_KILLERS, prefix="", regex_timeout=0.2, strict=False))
+        with pytest.raises(RegexTimeoutError):
+            finishes(lambda: parse_response(text, MANY_KILLERS, prefix="", regex_timeout=0.2))
+        elapsed = (time.monotonic() - start) / 2
+    else:
+        message, events, parser = finishes(lambda: stream(MANY_KILLERS, [text, "</x>more"], regex_timeout=0.2))
+        elapsed = time.monotonic() - start
+        errors = [e for e in events if e["type"] == "error"]
+        assert errors[-1]["key"] == "regex_budget" and errors[-1]["field"] is None
+        assert 1 <= len(errors) - 1 < 10  # some patterns timed out, the rest were disabled without a search
+        assert "regex budget" in str(parser.errors[-1])
+    assert message["content"].startswith(text)
+    # 0.8 s of budget; `regex` overshoots its own timeout (up to ~3x on a loaded machine): far below 10 x 0.2 x 3
+    assert elapsed < 0.8 * 4 + 1.5, elapsed
+
+
+def test_a_tag_pattern_that_times_out_is_disabled_for_the_rest_of_the_stream():
+    template = tpl({"t": {"open": "<t>", "close": "</t>", "repeats": True, "content": "xml-inline",
+                          "content_args": {"tag_pattern": "(?P<key>k)(?P<value>(a|aa)+$)"}}})
+    regions = ["<t>k" + KILLER + "</t>"] * 5 + ["<t>kaa</t>"]
+    start = time.monotonic()
+    message, events, parser = finishes(lambda: stream(template, regions, regex_timeout=TIMEOUT, regex_budget=BOUND))
+    elapsed = time.monotonic() - start
+    timeouts = [e for e in parser.errors if isinstance(e, RegexTimeoutError)]
+    assert len(timeouts) == 1  # searched once; then disabled
+    malformed = [e for e in events if e["type"] == "region_malformed"]
+    assert len(malformed) == 6 and all("disabled" in e["error"] for e in malformed[1:])
+    assert [r["text"] for r in message["unparsed"]] == ["k" + KILLER] * 5 + ["kaa"]  # the text is kept
+    assert elapsed < BOUND
 
 
 def test_catastrophic_start_anchor_pattern_is_bounded():
@@ -170,7 +213,8 @@ def test_catastrophic_tag_pattern_honours_regex_timeout():
     template = tpl({"t": {"open": "<t>", "close": "</t>", "content": "xml-inline",
                           "content_args": {"tag_pattern": "(?P<key>k)(?P<value>(a|aa)+$)"}}})
     start = time.monotonic()
-    message, events, parser = finishes(lambda: stream(template, ["<t>k" + KILLER + "</t>"], regex_timeout=TIMEOUT))
+    message, events, parser = finishes(lambda: stream(template, ["<t>k" + KILLER + "</t>"], regex_timeout=TIMEOUT,
+                                                      regex_budget=BOUND))
     elapsed = time.monotonic() - start
     (error,) = parser.errors
     assert isinstance(error, RegexTimeoutError)
@@ -183,9 +227,11 @@ def test_catastrophic_tag_pattern_honours_regex_timeout():
 # =========================================================================== zero-width delimiters
 
 
-@pytest.mark.parametrize("pattern", ["", "a*", "$", "^", "(?:)", "x?", "(?=)", "\\b|", "(a|)"])
+@pytest.mark.parametrize("pattern", ["", "a*", "(?:)", "x?", "(?=)", "\\b|", "(a|)", "\\s*", "(?!<)", "\\G"])
 @pytest.mark.parametrize("key", ["open_pattern", "close_pattern", "start_anchor_pattern"])
 def test_patterns_matching_the_empty_string_are_rejected_at_load_time(pattern, key):
+    """Patterns that match the empty string between any two characters would fire everywhere (anchored
+    zero-width delimiters, `^`, `$`, lookaheads, are accepted: tests/test_engine_zero_width.py)."""
     if key == "start_anchor_pattern":
         template = {"start_anchor_pattern": pattern, "fields": {"content": {}}}
         field = None
@@ -195,6 +241,14 @@ def test_patterns_matching_the_empty_string_are_rejected_at_load_time(pattern, k
     with pytest.raises(TemplateError) as info:
         load_template(template)
     assert info.value.key == key and info.value.field == field
+    assert "empty" in str(info.value)
+
+
+@pytest.mark.parametrize("pattern", ["^", "$", "\\A", "\\Z"])
+def test_a_start_anchor_pattern_must_consume_text(pattern):
+    with pytest.raises(TemplateError, match="empty string") as info:
+        load_template({"start_anchor_pattern": pattern, "fields": {"content": {}}})
+    assert info.value.key == "start_anchor_pattern" and info.value.field is None
 
 
 def test_tag_pattern_matching_the_empty_string_is_rejected():
@@ -681,3 +735,95 @@ def test_loading_templates_leaves_the_global_random_state_alone():
         load_template(tpl({f"f{i}": {"open_pattern": f"<t{i}>\\d?", "close": "</t>", "content": "xml-inline",
                                      "content_args": {"tag_pattern": f"<k{i}=(?P<key>\\w+)>(?P<value>.*?)</k>"}}}))
     assert random.getstate() == state
+
+
+# =========================================================================== linear streaming (issue 14 item 1)
+
+#: A delimiter that starts but never completes, in the nine shipped templates the audit named: the text
+#: after the start of the delimiter, n characters of it.
+NEVER_COMPLETES = {
+    "qwen3-coder": ("<|im_start|>assistant\n", "Hi <tool_call>", "\n"),
+    "deepseek-v3.1": ("", "Hi<｜tool▁call▁begin｜>", "some prose "),
+    "deepseek-r1": ("", "Hi<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function", "some prose "),
+    "gpt-oss": ("<|start|>assistant", "", " "),
+    "kimi-k2": ("", "Hi<|tool_call_begin|>", " "),
+    "mistral-small-3.2": ("", "[TOOL_CALLS]", "text "),
+    "glm-4.6": ("", "Hi<tool_call>", "name "),
+    "llama3": ("", "", " "),
+    "gemma4": ("", "Hi<|tool_call>call:", "text "),
+}
+
+
+def _hostile_text(name: str, n: int) -> str:
+    _, start, unit = NEVER_COMPLETES[name]
+    return start + (unit * (n // len(unit) + 1))[:n]
+
+
+def _scan_cost(name: str, n: int, monkeypatch: Any) -> tuple[int, ResponseParser, int]:
+    """Characters of window handed to the delimiter scanner while streaming `n` hostile characters in
+    4-character feeds (the regex work is proportional to it), the parser, and the text streamed out."""
+    from hf_response_templates import get_template
+    from hf_response_templates.delimiters import Watch
+
+    seen = [0]
+    scan = Watch.scan
+
+    def counting(self: Any, window: str, *args: Any, **kw: Any) -> Any:
+        seen[0] += len(window)
+        return scan(self, window, *args, **kw)
+
+    monkeypatch.setattr(Watch, "scan", counting)
+    parser = ResponseParser(get_template(name), NEVER_COMPLETES[name][0], trace=True)
+    text = _hostile_text(name, n)
+    out = 0
+    for i in range(0, len(text), 4):
+        for e in parser.feed(text[i : i + 4]):
+            if e["type"] in ("region_chunk", "delimiter", "text_dropped"):
+                out += len(e["text"])
+    monkeypatch.setattr(Watch, "scan", scan)
+    return seen[0], parser, out
+
+
+@pytest.mark.parametrize("name", sorted(NEVER_COMPLETES))
+def test_a_delimiter_that_never_completes_streams_in_linear_time(name, monkeypatch):
+    from hf_response_templates.delimiters import MAX_DELIMITER_LENGTH
+
+    per_char = {}
+    for n in (1_000, 10_000, 100_000):
+        cost, parser, out = _scan_cost(name, n, monkeypatch)
+        per_char[n] = cost / n
+        # memory stays bounded and the text keeps streaming: at most one delimiter's worth is held back
+        assert len(parser._buf) <= MAX_DELIMITER_LENGTH
+        # (whitespace before the implicit field opens is streamed with its first other character)
+        waiting = sum(map(len, parser._body)) if parser._pending_ws else 0
+        assert out + waiting >= len(_hostile_text(name, n)) - MAX_DELIMITER_LENGTH
+    assert per_char[100_000] <= 2 * per_char[1_000] + 1, per_char
+    assert per_char[10_000] <= 2 * per_char[1_000] + 1, per_char
+
+
+@pytest.mark.parametrize("name", sorted(NEVER_COMPLETES))
+def test_a_delimiter_that_never_completes_streams_like_one_shot(name):
+    from hf_response_templates import get_template
+
+    template, prefix = get_template(name), NEVER_COMPLETES[name][0]
+    for n in (100, 2_000):
+        text = _hostile_text(name, n) + "<|im_end|>"
+        one = parse_response(text, template, prefix=prefix, strict=False)
+        for size in (1, 4, 7, 4096):
+            message, _, _ = stream(template, [text[i : i + size] for i in range(0, len(text), size)], prefix)
+            assert message == one, (name, n, size)
+
+
+def test_a_regex_match_longer_than_the_limit_is_not_a_delimiter():
+    from hf_response_templates.delimiters import MAX_DELIMITER_LENGTH
+
+    template = tpl({"tool_calls": {"open_pattern": r"<tool_call>\s*<function=\w+>", "close": "</tool_call>",
+                                   "repeats": True},
+                    "content": {"close": "<|im_end|>"}})
+    for gap, is_call in ((MAX_DELIMITER_LENGTH - len("<tool_call><function=f>"), True), (MAX_DELIMITER_LENGTH, False)):
+        text = "<tool_call>" + "\n" * gap + "<function=f>x</tool_call><|im_end|>"
+        one = parse_response(text, template, prefix="")
+        assert ("tool_calls" in one) is is_call, gap
+        for size in (1, 5, len(text)):
+            message, _, _ = stream(template, [text[i : i + size] for i in range(0, len(text), size)])
+            assert message == one
