@@ -656,6 +656,20 @@ CASES += [
         {"role": "assistant", "tool_calls": [call("get_weather", {"city": "Paris", "days": 3})]},
     ),
     (
+        "qwen3-coder-bare-function-then-prose",
+        "qwen3-coder",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\nDone.<|im_end|>",
+        {"role": "assistant", "content": "Done.", "tool_calls": [PARIS]},
+    ),
+    (
+        "qwen3-coder-blank-lines-before-tool-call-close",
+        "qwen3-coder",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n\n</tool_call><|im_end|>",
+        {"role": "assistant", "tool_calls": [PARIS]},
+    ),
+    (
         "qwen3-coder-prose-mentions-function-syntax",
         "qwen3-coder",
         CHATML_PROMPT + "<|im_start|>assistant\n",
