@@ -206,8 +206,10 @@ def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
         raise TemplateError("must be a non-empty regex string", field=field, key=key)
     if len(value) > MAX_PATTERN_LENGTH:
         raise TemplateError(f"is longer than {MAX_PATTERN_LENGTH} characters", field=field, key=key)
+    from .delimiters import compile_regex
+
     try:
-        pattern = regex.compile(value, regex.DOTALL, cache_pattern=False)
+        pattern = compile_regex(value)
     except regex.error as e:
         raise TemplateError(f"is not a valid regex ({e}): {value!r}", field=field, key=key) from None
     missing = {"key", "value"} - set(pattern.groupindex)
@@ -275,7 +277,7 @@ def parse_bool(text: str, args: Mapping[str, Any]) -> bool:
 # --------------------------------------------------------------------------- json
 
 
-_NUMBER = _stdre.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER = _stdre.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")  # JSON digits are ASCII only
 _BARE_KEY = _stdre.compile(r"\w+")
 _WS = _stdre.compile(r"[ \t\n\r]*")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -440,12 +442,106 @@ def _key_value_columns(pattern: regex.Pattern) -> tuple[int, int] | None:
     return key - 1, value - 1
 
 
+_ASSERTIONS = (_sre_constants.AT, _sre_constants.ASSERT, _sre_constants.ASSERT_NOT)
+_REPEATS = tuple(getattr(_sre_constants, n) for n in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+                 if hasattr(_sre_constants, n))
+_ATOMIC = getattr(_sre_constants, "ATOMIC_GROUP", object())
+
+
+def _literal_chain(pattern: regex.Pattern) -> tuple[tuple[str, ...], bool, bool] | None:
+    """The fixed texts every match of `pattern` contains, in order, read from its top level: for
+    `<parameter=(?P<key>[^>]+)>(?P<value>.*?)</parameter>`, `("<parameter=", ">", "</parameter>")`.
+    Also whether a match starts with the first one and ends with the last one. None when unknown or
+    unusable: no fixed text, `regex`-only syntax, case folding, or an assertion anywhere (`^`, `$`, `\b`,
+    lookarounds may look past where a match ends, so the search bounds of `_bounded_matches` would change
+    what matches).
+    """
+    from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
+
+    parsed = stdlib_parse(pattern.pattern)
+    if parsed is None:
+        return None
+    stack = [parsed]
+    while stack:  # any assertion, at any depth: give up
+        for op, av in stack.pop():
+            if op in _ASSERTIONS:
+                return None
+            if op is _sre_constants.SUBPATTERN:
+                stack.append(av[3])
+            elif op in _REPEATS:
+                stack.append(av[2])
+            elif op is _sre_constants.BRANCH:
+                stack.extend(av[1])
+            elif op is _ATOMIC:
+                stack.append(av)
+            elif op is _sre_constants.GROUPREF_EXISTS:
+                stack.extend(sub for sub in av[1:] if sub is not None)
+    items = list(parsed)
+    chain: list[str] = []
+    run: list[str] = []
+    for op, av in items:
+        if op is _sre_constants.LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            chain.append("".join(run))
+            run = []
+    if run:
+        chain.append("".join(run))
+    if not chain:
+        return None
+    starts = bool(items) and items[0][0] is _sre_constants.LITERAL
+    ends = bool(items) and items[-1][0] is _sre_constants.LITERAL
+    return tuple(chain), starts, ends
+
+
+def _search_bounds(text: str, chain: tuple[tuple[str, ...], bool, bool]) -> tuple[int, int] | None:
+    """Where matches of a pattern with this `_literal_chain` can be in `text`: `(last_start, end)`, or None
+    if there can be none.
+
+    Every match contains the chain's fixed texts in order, so a backward pass (`rfind` each text before
+    the last possible place of the next one) gives the last place a match can start (`last_start`, when
+    matches start with the first text; else `end`) and end (`end`, when they end with the last text;
+    else `len(text)`). Starts past `last_start` need not be tried: each would scan to `end` and fail (a
+    tool call full of unclosed `<parameter=x>` tags made that quadratic).
+    """
+    literals, starts, ends = chain
+    limit = end = len(text)
+    for i in range(len(literals) - 1, -1, -1):
+        at = text.rfind(literals[i], 0, limit)
+        if at < 0:
+            return None  # a fixed text every match needs is not there
+        if ends and i == len(literals) - 1:
+            end = at + len(literals[i])
+        limit = at
+    return (limit if starts else end), end
+
+
+def _bounded_matches(pattern: regex.Pattern, text: str, first: str, last_start: int, end: int,
+                     timeout: float) -> list[Any]:
+    """The matches of `pattern.finditer(text, 0, end)`, trying only starts at `first` up to `last_start`
+    (every match starts with `first`; see `_search_bounds`)."""
+    out = []
+    stop = last_start + len(first)
+    pos = text.find(first, 0, stop)
+    while pos >= 0:
+        m = pattern.match(text, pos, end, timeout=timeout)
+        if m is not None:
+            out.append(m)
+            pos = text.find(first, m.end(), stop)
+        else:
+            pos = text.find(first, pos + 1, stop)
+    return out
+
+
 def _prepare_xml_inline(args: dict[str, Any]) -> None:
-    """How `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`) and `_plain` (the
-    result is just `dict(findall(...))`: key and value are the only groups, nothing else is asked)."""
+    """How `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`), `_chain` (see
+    `_literal_chain`) and `_plain` (the result is just `dict(findall(...))`: key and value are the only
+    groups, nothing else is asked)."""
     pattern = args["tag_pattern"]
     columns = _key_value_columns(pattern)
     args["_columns"] = columns
+    args["_chain"] = _literal_chain(pattern)
     args["_plain"] = (
         columns == (0, 1)
         and pattern.groups == 2
@@ -454,28 +550,54 @@ def _prepare_xml_inline(args: dict[str, Any]) -> None:
     )
 
 
+#: Bodies up to this long are searched without `_search_bounds` (~1 µs per region saved): even a
+#: quadratic search of so little text costs about as much per character as parsing it normally.
+_BOUND_FROM = 128
+
+
 def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    """A flat sequence of tags matched by `tag_pattern` (groups `key` and `value`) -> dict."""
+    """A flat sequence of tags matched by `tag_pattern` (groups `key` and `value`) -> dict.
+
+    Linear in the length of `text` for patterns made of fixed texts around lazy or bounded parts (the
+    usual tag patterns; see `_search_bounds`). A match in which the `key` group does not take part is
+    an error (as in Transformers' native parser), never skipped silently.
+    """
     pattern: regex.Pattern = args["tag_pattern"]
     timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
     try:
-        if args["_plain"]:
+        end: int | None = None
+        matches: list[Any] | None = None
+        chain = args["_chain"]
+        if chain is not None and len(text) > _BOUND_FROM:
+            bounds = _search_bounds(text, chain)
+            if bounds is None:
+                return {}
+            last_start, end = bounds
+            first = chain[0][0]
+            if chain[1] and text.find(first, last_start + 1, end) >= 0:
+                # starts that cannot lead to a match lie before `end`: try only the possible ones
+                matches = _bounded_matches(pattern, text, first, last_start, end, timeout)
+        if matches is None and args["_plain"]:
             # (string, pos, endpos, overlapped, concurrent, timeout) passed positionally: ~0.3 µs cheaper.
             # (key, value) tuples; a repeated key keeps its last value, as below.
-            return dict(pattern.findall(text, 0, None, False, None, timeout))
+            return dict(pattern.findall(text, 0, end, False, None, timeout))
         value_parser = args.get("value_parser")
         merge = args.get("merge_duplicates", False)
         out: dict[str, Any] = {}
         merged: set[str] = set()
         columns = args["_columns"]
-        if columns is not None:
+        if matches is not None:
+            pairs: Any = (m.group("key", "value") for m in matches)
+        elif columns is not None:
             k, v = columns
-            pairs: Any = ((t[k], t[v]) for t in pattern.findall(text, 0, None, False, None, timeout))
+            pairs = ((t[k], t[v]) for t in pattern.findall(text, 0, end, False, None, timeout))
         else:
-            pairs = (m.group("key", "value") for m in pattern.finditer(text, timeout=timeout))
-        for key, raw in pairs:
+            matches = list(pattern.finditer(text, 0, end, timeout=timeout))
+            pairs = (m.group("key", "value") for m in matches)
+        for i, (key, raw) in enumerate(pairs):
             if key is None:
-                continue
+                at = f" at character {matches[i].start()}" if matches is not None else ""
+                raise ValueError(f"xml-inline: a tag_pattern match{at} has no 'key' (the group did not take part)")
             value = value_parser(raw if raw is not None else "") if value_parser else (raw or "")
             if merge and key in out:
                 if key not in merged:
@@ -534,7 +656,7 @@ class _CallListReader:
 
         calls   := '[' [call (',' call)*] ']'
         call    := NAME '(' [kwarg (',' kwarg)*] ')'     NAME: identifier, parts joined by '.' or '-'
-        kwarg   := IDENT '=' value                       (no positional arguments, no repeated names)
+        kwarg   := NAME '=' value                        (no positional arguments, no repeated names)
         value   := string | number | True | False | None | true | false | null
                  | '[' [value (',' value)*] ']' | '{' [string ':' value (',' ...)*] '}'
         string  := '...' or "..." on one line; escapes \\ \' \" \/ \b \f \n \r \t \uXXXX
@@ -593,7 +715,7 @@ class _CallListReader:
         return {"name": name, "arguments": arguments}, end
 
     def kwarg(self, pos: int) -> tuple[tuple[str, Any], int]:
-        m = _KWARG.match(self.s, pos)
+        m = _CALL_NAME.match(self.s, pos)  # as native: `a.b=1` and `a-b=1` are keyword names too
         if not m:
             self.fail("expected a keyword argument (name=value; positional arguments are not supported)", pos)
         pos = self.ws(m.end())

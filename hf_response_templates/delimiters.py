@@ -96,12 +96,16 @@ class Delimiter:
 
 
 def _nested_prefixes(literal: str) -> str:
-    """A regex matching exactly the proper, non-empty prefixes of `literal`."""
+    """A regex that, followed by `\\Z`, matches exactly the proper, non-empty prefixes of `literal` that end
+    the text.
+
+    Flat, so that a literal of any allowed length compiles (nesting `(?:b(?:c)?)?` one group per
+    character overflowed the `re` parser's recursion from about 495 characters): every character after
+    the first is `(?:c|\\Z)`, so once the text has ended the rest matches nothing, and before that each
+    character must be the literal's.
+    """
     parts = [_stdre.escape(c) for c in literal[:-1]]
-    out = ""
-    for p in reversed(parts[1:]):
-        out = f"(?:{p}{out})?"
-    return parts[0] + out
+    return parts[0] + "".join(f"(?:{p}|\\Z)" for p in parts[1:])
 
 
 class Watch:
@@ -590,6 +594,79 @@ def _first_of_item(op: Any, av: Any) -> tuple[set[str], bool]:
     raise _Unknown  # ANY, NOT_LITERAL, GROUPREF, GROUPREF_EXISTS, ...
 
 
+#: The most characters a template regex may stand for once its counted repeats are written out
+#: (`a{1000}` is 1,000; `(?:a{100}){100}` 10,000): the `regex` module expands them when it compiles, so
+#: `a{100000000}` would take half a minute and then run out of memory. 100,000 compile in ~0.05 s.
+MAX_REGEX_EXPANSION = 100_000
+_COUNTED = _stdre.compile(r"\{(\d*)(,?)(\d*)\}")
+_BRACED_ESCAPE = frozenset("NpPxuUg")
+
+
+def regex_expansion(source: str) -> int:
+    """An upper bound of the characters regex `source` stands for with its counted repeats written out.
+
+    A linear scan, no recursion: escapes and character classes count 1, a group the sum of what it holds
+    (all alternatives), `X{m}`/`X{m,n}`/`X{m,}` multiply `X` by the largest count. Anything unsure
+    counts high, never low; `{` that is not a counted repeat (`{e<=1}`, a literal brace) counts 1.
+    """
+    stack = [[0, 0]]  # per open group: [size so far, size of the last atom]
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        atom = 1
+        if c == "\\":
+            i += 2
+            if i <= n and source[i - 1] in _BRACED_ESCAPE and source.startswith("{", i):
+                close = source.find("}", i)
+                i = n if close < 0 else close + 1
+        elif c == "[":
+            j = i + 1
+            if source.startswith("^", j):
+                j += 1
+            if source.startswith("]", j):
+                j += 1
+            while j < n and source[j] != "]":
+                j += 2 if source[j] == "\\" else 1
+            i = j + 1
+        elif c == "(":
+            stack.append([0, 0])
+            i += 1
+            continue
+        elif c == ")" and len(stack) > 1:
+            atom = stack.pop()[0]
+            i += 1
+        elif c == "{" and (m := _COUNTED.match(source, i)) is not None and (m.group(1) or m.group(3)):
+            low = int(m.group(1) or 0)
+            high = int(m.group(3)) if m.group(3) else low
+            factor = max(low, high, 1)
+            top = stack[-1]
+            top[0] += top[1] * (factor - 1)
+            top[1] *= factor
+            i = m.end()
+            continue
+        else:
+            i += 1
+            if c in "*+?|":
+                continue
+        top = stack[-1]
+        top[0] += atom
+        top[1] = atom
+    return sum(size for size, _ in stack)
+
+
 def compile_regex(source: str) -> Any:
-    """Compile a template regex the portable way: unicode, DOTALL, no MULTILINE."""
-    return regex.compile(source, regex.DOTALL, cache_pattern=False)
+    """Compile a template regex the portable way: unicode, DOTALL, no MULTILINE.
+
+    Raises `regex.error` (never `MemoryError` or `RecursionError`, and within a bounded time) for a
+    regex that cannot be compiled, including one whose counted repeats expand past `MAX_REGEX_EXPANSION`.
+    """
+    size = regex_expansion(source)
+    if size > MAX_REGEX_EXPANSION:
+        raise regex.error(
+            f"its counted repeats expand to about {size:,} characters; at most {MAX_REGEX_EXPANSION:,} are "
+            "allowed (use * or + for an open-ended repeat)"
+        )
+    try:
+        return regex.compile(source, regex.DOTALL, cache_pattern=False)
+    except (MemoryError, RecursionError, OverflowError) as e:
+        raise regex.error(f"{type(e).__name__} while compiling it") from None

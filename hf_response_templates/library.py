@@ -65,7 +65,9 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "Reasoning is named reasoning_content (the standard key; this chat template reads no reasoning key).",
     },
     "qwen3": {
-        "models": ["Qwen/Qwen3-0.6B", "Qwen/Qwen3-*B (original 2025-04 releases)", "Qwen/QwQ-32B"],
+        "models": ["Qwen/Qwen3-0.6B", "Qwen/Qwen3-*B (original 2025-04 releases)", "Qwen/QwQ-32B",
+                   "Qwen/Qwen3-235B-A22B-Instruct-2507, Qwen3-30B-A3B-Instruct-2507, Qwen3-4B-Instruct-2507",
+                   "XiaomiMiMo MiMo models whose chat template is llama.cpp's MiMo-VL copy"],
         "chat_template": "Qwen-Qwen3-0.6B.jinja",
         "doc": "ChatML, reasoning_content in <think>...</think>, tool calls as "
         '<tool_call>{"name": ..., "arguments": ...}</tool_call> (JSON). Earlier assistant turns lose their '
@@ -104,7 +106,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "is part of the close. Citation markup (<co>...</co: 0:[1]>) stays in the text.",
     },
     "hermes3": {
-        "models": ["NousResearch/Hermes-3-Llama-3.1-8B", "NousResearch/Hermes-3-Llama-3.1-70B"],
+        "models": ["NousResearch/Hermes-3-Llama-3.1-8B", "NousResearch/Hermes-3-Llama-3.1-70B",
+                   "Qwen/Qwen3-Next-80B-A3B-Instruct"],
         "chat_template": "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
         "doc": 'ChatML with <tool_call>{"name": ..., "arguments": ...}</tool_call>; no reasoning. The chat template '
         "drops content when an assistant message has tool calls.",
@@ -170,6 +173,92 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "the prompt holds an empty thought channel history never renders, so thinking-off turns round-trip only "
         "after tool results. Arguments holding null (rendered as Python 'None') or nested keys that are not "
         "identifiers cannot be read back. Also read: <|channel> without 'thought', the bare <|tool_call>:NAME{...}.",
+    },
+    "glm-4.7": {
+        "models": ["zai-org/GLM-4.7", "zai-org/GLM-4.7-Flash", "zai-org/GLM-5"],
+        "chat_template": "zai-org-GLM-4.7-Flash.jinja",
+        "doc": "The generation prompt ends with <|assistant|><think> (thinking on; the model writes only ...</think>) or "
+        "<|assistant|></think> (off; cut with the start anchor). Tool calls without newlines <tool_call>NAME"
+        "<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call> (values kept as text and typed from the tools' "
+        "schemas; zero-argument calls give {}), content up to <|user|>/<|observation|>/<|endoftext|>. Reasoning also "
+        "ends where a <tool_call> starts without </think>. The chat template renders a turn without reasoning as "
+        "</think>, which continues only the thinking-off prompt.",
+    },
+    "deepseek-v3.2": {
+        "models": ["deepseek-ai/DeepSeek-V3.2 (chat template: llama.cpp's community one; DeepSeek ships encoder code)"],
+        "chat_template": "deepseek-ai-DeepSeek-V3.2.jinja",
+        "doc": "<think>...</think> reasoning_content (the thinking prompt ends with <think>, or <think></think> with "
+        "thinking off), DSML tool calls <｜DSML｜function_calls><｜DSML｜invoke name=\"N\"><｜DSML｜parameter name=\"K\" "
+        'string="true|false">V</｜DSML｜parameter>...</｜DSML｜invoke>...</｜DSML｜function_calls>, one call per invoke, '
+        "content up to <｜end▁of▁sentence｜>. Parameter values are kept as raw text and typed from the tools' schemas "
+        '(string="false" values are JSON: objects, arrays, numbers, booleans decode when the schema says so); '
+        "without tools= they stay strings, since the template language has no per-match choice of value parser. "
+        "The chat template renders history turns with </think> only, so thinking-off turns do not continue the "
+        "<think></think> prompt: the round trip checks thinking mode.",
+    },
+    "seed-oss": {
+        "models": ["ByteDance-Seed/Seed-OSS-36B-Instruct"],
+        "chat_template": "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja",
+        "doc": "Turns <seed:bos>ROLE\\n...<seed:eos>; <seed:think>...</seed:think> reasoning_content (thinking-budget "
+        "reflections <seed:cot_budget_reflect>...</seed:cot_budget_reflect> stay in the reasoning text, as the model "
+        "wrote them; reasoning also ends where <seed:tool_call> starts), tool calls <seed:tool_call><function=NAME>"
+        "<parameter=KEY>VALUE</parameter></function></seed:tool_call> (values kept verbatim and typed from the tools' "
+        "schemas), content up to <seed:eos>. The chat template renders object and array arguments with Python's "
+        "str() ({'a': 1}, True), which cannot be read back: only scalar arguments round-trip (the model itself "
+        "writes JSON there, as in the Qwen3-Coder format).",
+    },
+    "hunyuan-a13b": {
+        "models": ["tencent/Hunyuan-A13B-Instruct (chat template: vLLM's example, not compared with the Hub one)"],
+        "chat_template": "vllm-tencent-Hunyuan-A13B-Instruct.jinja",
+        "doc": "The turn follows the user's <|extra_0|> (no generation prompt); <think>\\n...\\n</think>\\n<answer>\\n"
+        "...\\n</answer> -> reasoning_content and content (the <answer> tag is dropped, also right after the "
+        "thinking-off prompt's <think>\\n\\n</think>\\n), or plain content (a leading 助手： that the tool "
+        'system prompt asks for is dropped, as the chat template adds it back), tool calls <tool_calls>[{"name": '
+        '..., "arguments": ...}, ...]</tool_calls> (transform_each), content up to </answer> or <|eos|>. The '
+        "answer_marker field only swallows <answer> / the leading 助手： (it always closes empty and never "
+        "reaches the message). Text after </tool_calls> stays content (vLLM drops it).",
+    },
+    "kimi-k2-thinking": {
+        "models": ["moonshotai/Kimi-K2-Thinking", "moonshotai/Kimi-K2.5"],
+        "chat_template": "moonshotai-Kimi-K2-Thinking.jinja",
+        "doc": "<think>...</think> reasoning_content (K2.5's prompt opens <think> itself, or closes it with thinking=False; "
+        "reasoning also ends where <|tool_calls_section_begin|> starts), tool calls "
+        "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|> inside "
+        "<|tool_calls_section_begin|>...<|tool_calls_section_end|>; the native id functions.NAME:IDX is kept as the "
+        "call's id (these chat templates render the id back as the call header, so the model must see its own ids "
+        "again), content up to <|im_end|>. The chat template renders reasoning only for turns after the last "
+        "assistant turn without tool calls (so a plain answer's reasoning is dropped from history).",
+    },
+    "minimax-m2": {
+        "models": ["MiniMaxAI/MiniMax-M2", "MiniMaxAI/MiniMax-M2.5", "MiniMaxAI/MiniMax-M2.7 (Xinference: the M2.5 "
+                   "chat template with another model name)"],
+        "chat_template": "MiniMaxAI-MiniMax-M2.jinja",
+        "doc": "Turns ]~b]ai\\n ... [e~[; the generation prompt opens <think>\\n, so the model writes only "
+        "...</think> (reasoning also ends where <minimax:tool_call> starts); tool calls "
+        '<minimax:tool_call><invoke name="N"><parameter name="K">V</parameter>...</invoke>...</minimax:tool_call>, '
+        "one call per <invoke> (values kept as text and typed from the tools' schemas: the chat template renders "
+        "strings raw and other values as JSON), content up to [e~[. The chat template renders a turn without "
+        "reasoning with no <think>, which does not continue its prompt: the round trip checks turns with reasoning.",
+    },
+    "qwen3-thinking-2507": {
+        "models": ["Qwen/Qwen3-235B-A22B-Thinking-2507", "Qwen/Qwen3-30B-A3B-Thinking-2507",
+                   "Qwen/Qwen3-4B-Thinking-2507", "Qwen/Qwen3-Next-80B-A3B-Thinking"],
+        "chat_template": "Qwen-Qwen3-235B-A22B-Thinking-2507.jinja",
+        "doc": "ChatML; the generation prompt always opens <think>\\n, so the output has only ...</think> and the "
+        "reasoning region is already open when the model starts (prefix= is what tells the parser). Reasoning also "
+        "ends where a <tool_call> starts without </think>, and a <think> written again right after the prompt's is "
+        'absorbed. Tool calls <tool_call>{"name": ..., "arguments": ...}</tool_call> (JSON), content up to <|im_end|>.',
+    },
+    "qwen3.5": {
+        "models": ["Qwen/Qwen3.5-0.8B ... Qwen/Qwen3.5-397B-A17B", "Qwen/Qwen3.6-35B-A3B", "Qwen/Qwen3.6-27B",
+                   "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"],
+        "chat_template": "Qwen-Qwen3.5-4B.jinja",
+        "doc": "ChatML; reasoning_content in <think>...</think> (the prompt opens <think>\\n, so the output usually "
+        "has only </think>; reasoning also ends where a <tool_call> starts without </think>, and a <think> the "
+        "model writes again right after the prompt's is absorbed), tool calls in the Qwen3-Coder XML form "
+        "<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call> (values kept as "
+        "text and typed from the tools' schemas), content up to <|im_end|>. Proven on Qwen3.5-4B, Qwen3.5-0.8B, "
+        "Qwen3.6-35B-A3B and Nemotron 3 Nano, which emits the same format.",
     },
     "kimi-k2": {
         "models": ["moonshotai/Kimi-K2-Instruct"],
@@ -274,6 +363,9 @@ class _Rule:
         return True
 
 
+#: the generation prompt of Qwen3 Thinking-2507 as written in its chat template source ("\n" escaped)
+_QWEN3_THINKING_PROMPT = "'<|im_start|>assistant\\n<think>\\n'"
+
 # The rules are written to be mutually exclusive on the real chat templates: each names markers that
 # only its family's template contains (the delimiters its assistant turns are rendered with), and the
 # ChatML families exclude each other's markers explicitly. If two rules still match, detection
@@ -297,16 +389,50 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "qwen3-coder",
         all_of=("<|im_start|>", "<tool_call>", "<function=", "<parameter="),
+        none_of=("<think>",),
+    ),
+    # Qwen3.5 / 3.6 and Nemotron 3 Nano: the Qwen3-Coder XML calls plus <think> reasoning
+    _Rule(
+        "qwen3.5",
+        all_of=("<|im_start|>", "<tool_call>", "<function=", "<parameter=", "<think>"),
     ),
     _Rule(
         "qwen3",
         all_of=("<|im_start|>", "<tool_call>", "<think>", "reasoning_content"),
+        none_of=("<function=", "/no_think", "<arg_key>", _QWEN3_THINKING_PROMPT),
+    ),
+    _Rule(
+        "deepseek-v3.2",
+        all_of=("<｜Assistant｜>", "｜DSML｜", "function_calls>", "invoke name=", "parameter name="),
+    ),
+    _Rule(
+        "seed-oss",
+        all_of=("<seed:bos>", "<seed:eos>", "<seed:think>", "<seed:tool_call>", "<function="),
+    ),
+    _Rule(
+        "hunyuan-a13b",
+        all_of=("<|startoftext|>", "<|extra_0|>", "<|extra_4|>", "<tool_calls>"),
+    ),
+    _Rule(
+        "minimax-m2",
+        all_of=("]~b]ai", "<minimax:tool_call>", "<invoke name="),
+    ),
+    # Qwen3 Thinking-2507 / Qwen3-Next Thinking: the generation prompt itself opens <think>
+    _Rule(
+        "qwen3-thinking-2507",
+        all_of=("<|im_start|>", "<tool_call>", "reasoning_content", _QWEN3_THINKING_PROMPT),
         none_of=("<function=", "/no_think", "<arg_key>"),
+    ),
+    # Xiaomi MiMo: the Qwen3 format (a reasoning model) with a chat template that renders no <think>
+    _Rule(
+        "qwen3",
+        all_of=("<|im_start|>", "<tool_call>", "You are MiMo, an AI assistant developed by Xiaomi."),
+        none_of=("<function=",),
     ),
     _Rule(
         "hermes3",
         all_of=("<|im_start|>", "<tool_call>", "<tool_response>"),
-        none_of=("<think>", "<function=", "reasoning_content", "/no_think"),
+        none_of=("<think>", "<function=", "reasoning_content", "/no_think", "You are MiMo"),
     ),
     _Rule(
         "deepseek-v3.1",
@@ -320,6 +446,13 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "glm-4.6",
         all_of=("<|assistant|>", "<arg_key>", "<arg_value>", "<think>"),
+        none_of=("<|assistant|>{{- '</think>'",),
+    ),
+    # GLM-4.7 / GLM-5: the thinking-off generation prompt is "<|assistant|></think>" (no "/nothink")
+    _Rule(
+        "glm-4.7",
+        all_of=("<|assistant|>", "<arg_key>", "<arg_value>", "<think>", "<|assistant|>{{- '</think>'"),
+        none_of=("/nothink",),
     ),
     _Rule(
         "llama3",
@@ -346,6 +479,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "kimi-k2",
         all_of=("<|im_assistant|>", "<|tool_calls_section_begin|>", "<|tool_call_argument_begin|>"),
+        none_of=("<think>",),
+    ),
+    # Kimi K2 Thinking / K2.5: the same section plus <think> reasoning, the call id rendered as the header
+    _Rule(
+        "kimi-k2-thinking",
+        all_of=("<|im_assistant|>", "<|tool_calls_section_begin|>", "<|tool_call_argument_begin|>", "<think>"),
     ),
 )
 

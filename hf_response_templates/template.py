@@ -22,16 +22,31 @@ from typing import Any
 import regex
 
 from .content import get_content_parser, parse_text
-from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex
+from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
 from .transform import compile_transform, placeholder_roots
 
-__all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH"]
+__all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH", "RESERVED_KEYS"]
 
 MAX_FIELDS = 64
+#: Message keys the parser writes itself (`unparsed`: the regions that failed to parse); no field or
+#: default may use them.
+RESERVED_KEYS = frozenset({"unparsed"})
 MAX_PATTERN_LENGTH = 4096
 MAX_LITERAL_LENGTH = 1024
 MAX_LITERALS = 64
+#: Deepest nesting of dicts and lists anywhere in a template, and the most values it may hold.
+MAX_DEPTH = 64
+MAX_NODES = 100_000
+#: All literal delimiters of a template together (start anchor, opens and closes): at most this many
+#: literals and characters; all its regexes (delimiter patterns, `tag_pattern`s): at most this many
+#: characters, and this many with their counted repeats written out (`delimiters.regex_expansion`; one
+#: regex: `delimiters.MAX_REGEX_EXPANSION`). Checked before anything is compiled, they keep loading any
+#: template under about a second (the largest shipped template has 10 delimiters, 350 characters).
+MAX_DELIMITER_TEXT = 8_192
+MAX_DELIMITER_LITERALS = 512
+MAX_REGEX_TEXT = 16_384
+MAX_REGEX_EXPANSION_TOTAL = 200_000
 _CACHE_SIZE = 256
 
 _TOP_KEYS = {"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"}
@@ -192,22 +207,28 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
         if hit is not None:
             _remember(template, hit)
             return hit
+    # The JSON text is the cache key only for data it spells exactly: `{1: "x"}` and `{"1": "x"}` (or a
+    # tuple and a list) are the same JSON but give different messages (or errors).
+    exact = _check_shape(template)
     try:
-        key = json.dumps(template, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_mapping_as_dict)
+        key = json.dumps(template, sort_keys=exact, ensure_ascii=False, allow_nan=False, default=_mapping_as_dict)
     except (TypeError, ValueError) as e:
         raise TemplateError(f"must be JSON-compatible data (str, number, bool, null, list, dict): {e}") from None
     except RecursionError:
         raise TemplateError("is nested too deeply (dicts and lists inside each other)") from None
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
+    hit = None
+    if exact:
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None:
+                _cache.move_to_end(key)
     if hit is None:
         hit = _compile(_plain_copy(template))
-        with _cache_lock:
-            _cache[key] = hit
-            if len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
+        if exact:
+            with _cache_lock:
+                _cache[key] = hit
+                if len(_cache) > _CACHE_SIZE:
+                    _cache.popitem(last=False)
     if fast_key is not None:
         with _cache_lock:
             _fast_cache[fast_key] = hit
@@ -215,6 +236,48 @@ def load_template(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTem
                 del _fast_cache[next(iter(_fast_cache))]  # the oldest entry (first in, first out)
         _remember(template, hit)
     return hit
+
+
+def _check_shape(template: Mapping[str, Any]) -> bool:
+    """Reject data nested deeper than `MAX_DEPTH` or larger than `MAX_NODES`, before anything recursive
+    (the cache key, the private copy, validation) touches it: a clear `TemplateError` naming where, never
+    a `RecursionError`. Iterative, linear in the size of the data.
+
+    Returns whether JSON spells the data exactly: every key a string, no tuples.
+    """
+    stack: list[tuple[Any, int, str]] = [(template, 0, "")]
+    nodes = 0
+    exact = True
+    while stack:
+        obj, depth, where = stack.pop()
+        if isinstance(obj, Mapping):
+            children: Any = obj.items()
+            if exact and not all(k.__class__ is str for k in obj):
+                exact = False
+        elif isinstance(obj, (list, tuple)):
+            children = enumerate(obj)
+            if obj.__class__ is not list:
+                exact = False
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            parts = where.split(".")
+            field = parts[1] if parts[0] == "fields" and len(parts) > 1 else None
+            raise TemplateError(
+                f"is nested more than {MAX_DEPTH} levels deep (dicts and lists inside each other, under {where!r})",
+                field=field,
+                key=(parts[2] if len(parts) > 2 else None) if field else parts[0],
+            )
+        for k, v in children:
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise TemplateError(
+                    f"holds more than {MAX_NODES:,} values (dicts, lists and scalars); it cannot be a response "
+                    f"template (under {where or str(k)!r})"
+                )
+            if isinstance(v, (Mapping, list, tuple)):
+                stack.append((v, depth + 1, str(k) if depth == 0 else (f"{where}.{k}" if depth < 3 else where)))
+    return exact
 
 
 def _mapping_as_dict(obj: Any) -> dict:
@@ -259,12 +322,18 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
     defaults = spec.get("defaults", {})
     if not isinstance(defaults, dict):
         raise TemplateError(f"must be a dict, got {type(defaults).__name__}", key="defaults")
+    reserved = sorted(k for k in defaults if k in RESERVED_KEYS)
+    if reserved:
+        raise TemplateError(
+            f"sets {reserved[0]!r}, a key reserved for the raw text of regions that failed to parse", key="defaults"
+        )
     fields_raw = spec.get("fields")
     if not isinstance(fields_raw, dict) or not fields_raw:
         raise TemplateError('must be a non-empty dict of {field_name: field_spec}', key="fields")
     if len(fields_raw) > MAX_FIELDS:
         raise TemplateError(f"has {len(fields_raw)} fields; at most {MAX_FIELDS} are allowed", key="fields")
 
+    _check_delimiter_budget(spec, fields_raw)
     anchor = _delimiter(spec, "start_anchor", "start_anchor_pattern", field=None, kind=OPEN, rank=0)
     if anchor is None:
         raise TemplateError(
@@ -317,6 +386,53 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         hold_whitespace=implicit_field is not None and not implicit_field.keeps_whitespace,
         _snapshot=spec,
     )
+
+
+_DELIMITER_KEYS = ("open", "open_pattern", "close", "close_pattern")
+
+
+def _check_delimiter_budget(spec: Mapping[str, Any], fields_raw: Mapping[str, Any]) -> None:
+    """`MAX_DELIMITER_TEXT`, `MAX_DELIMITER_LITERALS` and `MAX_REGEX_TEXT`, checked on the raw data before
+    anything is compiled (values of the wrong type are left to the per-key checks)."""
+    chars = literals = regex_chars = expanded = 0
+    owners: list[tuple[str | None, Mapping[str, Any], tuple[str, ...]]] = [
+        (None, spec, ("start_anchor", "start_anchor_pattern"))
+    ]
+    owners += [(name, raw, _DELIMITER_KEYS) for name, raw in fields_raw.items() if isinstance(raw, Mapping)]
+    for field, raw, keys in owners:
+        found: list[tuple[str, Any]] = [(key, raw.get(key)) for key in keys]
+        stack = [raw.get("content_args")]
+        while stack:  # tag patterns, also those of nested value parsers
+            node = stack.pop()
+            if isinstance(node, Mapping):
+                found += [("content_args.tag_pattern", v) for k, v in node.items() if k == "tag_pattern"]
+                stack.extend(node.values())
+        for key, value in found:
+            for v in [value] if isinstance(value, str) else value if isinstance(value, list) else ():
+                if not isinstance(v, str):
+                    continue
+                if key.endswith("pattern"):
+                    regex_chars += len(v)
+                    expanded += regex_expansion(v)
+                else:
+                    chars += len(v)
+                    literals += 1
+            if regex_chars > MAX_REGEX_TEXT:
+                raise TemplateError(
+                    f"brings the template's regexes to more than {MAX_REGEX_TEXT:,} characters in total "
+                    "(patterns and tag patterns of every field)", field=field, key=key,
+                )
+            if expanded > MAX_REGEX_EXPANSION_TOTAL:
+                raise TemplateError(
+                    f"brings the template's regexes to more than {MAX_REGEX_EXPANSION_TOTAL:,} characters with "
+                    "their counted repeats written out (a{1000} is 1,000; every field's patterns together)",
+                    field=field, key=key,
+                )
+            if chars > MAX_DELIMITER_TEXT or literals > MAX_DELIMITER_LITERALS:
+                raise TemplateError(
+                    f"brings the template's literal delimiters to more than {MAX_DELIMITER_LITERALS} literals or "
+                    f"{MAX_DELIMITER_TEXT:,} characters in total (every field's)", field=field, key=key,
+                )
 
 
 def _with_rank(d: Delimiter, rank: int) -> Delimiter:
@@ -402,6 +518,12 @@ def _keep_text(body: str, captures: dict | None) -> str:
 def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
     if not isinstance(name, str) or not name:
         raise TemplateError(f"field names must be non-empty strings, got {name!r}", key="fields")
+    if name in RESERVED_KEYS:
+        raise TemplateError(
+            f"the name {name!r} is reserved: the message keeps the raw text of regions that failed to parse "
+            "under it. Rename the field",
+            field=name,
+        )
     if not isinstance(raw, dict):
         raise TemplateError(f"must be a dict of field keys, got {type(raw).__name__}", field=name)
     unknown = sorted(set(raw) - _FIELD_KEYS)

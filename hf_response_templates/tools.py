@@ -4,16 +4,29 @@
 (`{"type": "function", "function": {"name", "parameters"}}` or the bare `{"name", "parameters"}`),
 or Python functions with type hints and a docstring (converted by Transformers' `get_json_schema`).
 
-Only `str` values are cast, and only when the schema allows no string: `"7"` becomes `7` for an
-`integer` parameter and stays `"7"` for a `string` one (or for a union that admits strings). A cast
-that fails leaves the text as it is. Objects and arrays are typed recursively through `properties`
-and `items`.
+Only `str` values are cast, by the schema's non-string types in the order the schema lists them,
+the rules Transformers' native parser and llama.cpp follow:
+
+* `"null"` (or `"None"`) becomes `None` where the schema admits null (`"nullable": true`,
+  `"type": [..., "null"]`, an `anyOf`/`oneOf` choice `{"type": "null"}`, a Python `Optional[X]` or
+  `X | None` parameter);
+* text that reads as an admitted non-string type becomes that value, even when the schema also admits
+  a string: `"8"` is `8` for `"type": ["integer", "string"]`, `'{"a": 1}'` a dict for
+  `anyOf: [string, object]`;
+* anything else (a `string`-only parameter, no declared type, a failed cast) keeps the text.
+
+An `enum` without a `type` casts only to one of its members (`"2"` is `2` for `{"enum": [1, 2]}`, `"7"`
+stays `"7"`). Objects and arrays are typed recursively through `properties` and `items`.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import math
+import types as _types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -72,7 +85,56 @@ def _function_schema(fn: Callable[..., Any]) -> dict[str, Any]:
         from transformers.utils import get_json_schema
     except ImportError as e:  # pragma: no cover - transformers is a dependency
         raise TypeError("Python functions as tools need transformers' get_json_schema") from e
-    return get_json_schema(fn)
+    try:
+        return get_json_schema(fn)
+    except Exception:
+        # Transformers 4.x reads `X | None` (PEP 604) hints as an unknown class; the same function with
+        # `Optional[X]` hints gives the schema Transformers 5.x gives for the original.
+        shim = _with_typing_unions(fn)
+        if shim is None:
+            raise
+        return get_json_schema(shim)
+
+
+def _with_typing_unions(fn: Callable[..., Any]) -> Callable[..., Any] | None:
+    """A copy of `fn` whose `X | Y` hints are `typing.Union[X, Y]`; None if it has none (or no hints)."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        return None
+    converted = {name: _typing_union(hint) for name, hint in hints.items()}
+    if all(converted[name] is hints[name] for name in hints):
+        return None
+
+    @functools.wraps(fn)
+    def shim(*args: Any, **kwargs: Any) -> Any:  # pragma: no cover - only its signature is read
+        return fn(*args, **kwargs)
+
+    del shim.__wrapped__  # `inspect.signature` and `get_type_hints` read the shim's own annotations
+    shim.__annotations__ = converted
+    shim.__signature__ = inspect.signature(fn).replace(  # type: ignore[attr-defined]
+        parameters=[p.replace(annotation=converted.get(p.name, p.annotation))
+                    for p in inspect.signature(fn).parameters.values()],
+        return_annotation=converted.get("return", inspect.Signature.empty),
+    )
+    return shim
+
+
+def _typing_union(hint: Any) -> Any:
+    """`hint` with every PEP 604 union (`int | None`, also nested: `list[int | None]`) as `typing.Union`."""
+    args = typing.get_args(hint)
+    if not args:
+        return hint
+    new_args = tuple(_typing_union(a) for a in args)
+    if isinstance(hint, _types.UnionType):
+        return typing.Union[new_args]
+    if all(a is b for a, b in zip(new_args, args)):
+        return hint
+    origin = typing.get_origin(hint)
+    try:
+        return origin[new_args] if origin is not None else hint
+    except TypeError:
+        return hint
 
 
 def _schema_types(schema: Any) -> list[str]:
@@ -89,15 +151,23 @@ def _schema_types(schema: Any) -> list[str]:
             types.extend(_schema_types(choice))
     if schema.get("nullable") and "null" not in types:
         types.append("null")
-    if not types and "enum" in schema:
-        types.extend(sorted({_json_type(v) for v in schema["enum"]}))
     return types
 
 
 def admits_string(schema: Any) -> bool:
-    """Whether a string argument stays a string under `schema` (no type declared, or `string` allowed)."""
+    """Whether every string argument stays a string under `schema`: no type declared, or `string` the only
+    one (a union such as `["integer", "string"]` casts `"8"` to `8`, so its strings may not stay)."""
     types = _schema_types(schema)
-    return not types or "string" in types
+    if not types:
+        return not _enum_members(schema)
+    return all(t == "string" for t in types)
+
+
+def _enum_members(schema: Any) -> list[Any]:
+    """The non-string members of a type-less `enum`: what a string argument may be cast to."""
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("enum"), list):
+        return []
+    return [v for v in schema["enum"] if not isinstance(v, str)]
 
 
 def _json_type(value: Any) -> str:
@@ -109,6 +179,8 @@ def _json_type(value: Any) -> str:
         return "number"
     if value is None:
         return "null"
+    if isinstance(value, list):
+        return "array"
     return "string" if isinstance(value, str) else "object"
 
 
@@ -125,14 +197,54 @@ def cast_value(value: Any, schema: Any) -> Any:
         return value
     types = _schema_types(schema)
     if isinstance(value, str):
-        if not types or "string" in types:
-            return value
+        if not types:
+            return _cast_to_member(value, _enum_members(schema)) if "enum" in schema else value
+        if "string" in types:
+            return _cast_json_text(value, types, schema)
         for t in types:
             ok, cast = _cast_str(value, t)
             if ok:
                 return _cast_nested(cast, schema)
         return value
     return _cast_nested(value, schema)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN / Infinity are not JSON
+
+
+def _cast_json_text(value: str, types: list[str], schema: Mapping[str, Any]) -> Any:
+    """A string for a schema that also admits strings: it becomes another admitted type only when it is
+    valid JSON of that type (`"8"` -> `8` for `["string", "integer"]`), or `"None"` where null is admitted;
+    `"True"`, `"007"`, `"x"` stay strings."""
+    if "null" in types and value.strip() == "None":
+        return None  # Python's None, as chat templates that render arguments with |string write it
+    try:
+        decoded = json.loads(value, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return value
+    kind = _json_type(decoded)
+    if kind == "number" and "integer" in types and "number" not in types and decoded.is_integer():
+        decoded, kind = int(decoded), "integer"  # 3.0 is an integer in JSON Schema
+    if kind == "integer" and "integer" not in types and "number" in types:
+        kind = "number"
+    if kind == "string" or kind not in types:
+        return value
+    return _cast_nested(decoded, schema)
+
+
+def _cast_to_member(value: str, members: list[Any]) -> Any:
+    """The non-string enum member whose JSON text `value` is (`"2"` -> `2`), else `value` itself."""
+    if not members:
+        return value
+    try:
+        decoded = json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+    for member in members:
+        if _json_type(decoded) == _json_type(member) and decoded == member:
+            return decoded
+    return value
 
 
 def _cast_nested(value: Any, schema: Mapping[str, Any]) -> Any:

@@ -19,7 +19,9 @@ from .errors import TemplateError
 
 __all__ = ["TransformError", "compile_transform", "placeholder_roots"]
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*(?:\.\w+)*)\}")
+#: `{name}` or `{name.key.key}`, names of word characters (a digit may come first: `{0}` is a placeholder,
+#: as in Transformers' native parser, resolved against the keys of a `transform_each` element).
+_PLACEHOLDER = re.compile(r"\{(\w+(?:\.\w+)*)\}")
 MAX_TRANSFORM_DEPTH = 32
 MAX_TRANSFORM_NODES = 2_000
 

@@ -16,8 +16,11 @@ Theory of operation
   the *chat template* cannot carry is not held against the response template: a key whose removal does
   not change the rendered turn is checked without (SmolLM3 renders no reasoning in history), a list
   whose last item does not change the render is cut (gpt-oss renders one tool call per message), a
-  render error is retried with JSON-text arguments (DeepSeek), and a conversation the chat template
-  cannot split into prompt + turn is "n/a". Verification passes when no case fails and at least one
+  render error is retried with JSON-text arguments (DeepSeek), a failed case with tool calls is retried
+  with the model's own ``functions.NAME:IDX`` call ids (Kimi K2 Thinking renders the id as the call
+  header), an object/array argument the chat template renders with Python's ``str()`` instead of JSON
+  (Seed-OSS) is checked without it, and a conversation the chat template cannot split into prompt + turn
+  is "n/a". Verification passes when no case fails and at least one
   passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
   ``no_template``, ``verification_failed``) and builds the new file text with
@@ -542,6 +545,54 @@ def _with_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
     return out
 
 
+def _python_str_arguments(message: Mapping[str, Any], generation: str) -> tuple[dict, list[str]] | None:
+    """``message`` without the object/array tool-call arguments the chat template rendered with Python's
+    ``str()`` (``{'a': 1}``, ``['x']``: Seed-OSS renders every non-string with ``|string``) instead of JSON,
+    and the names of those arguments; ``None`` when there are none. No parser can read such a value back,
+    so it is a limit of the chat template, not of the response template."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return None
+    dropped: list[str] = []
+    new_calls = []
+    for call in calls:
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        args = fn.get("arguments") if isinstance(fn, Mapping) else None
+        if not isinstance(args, Mapping):
+            new_calls.append(call)
+            continue
+        keep = {}
+        for key, value in args.items():
+            if (isinstance(value, (dict, list)) and value and str(value) in generation
+                    and json.dumps(value, ensure_ascii=False) not in generation):
+                dropped.append(str(key))
+            else:
+                keep[key] = value
+        new_calls.append({**call, "function": {**fn, "arguments": keep}})
+    if not dropped:
+        return None
+    return {**message, "tool_calls": new_calls}, dropped
+
+
+def _native_call_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The same conversation with tool-call ids in Kimi's native ``functions.NAME:IDX`` form."""
+    out = copy.deepcopy([dict(m) for m in messages])
+    renamed: dict[str, str] = {}
+    counter = 0
+    for msg in out:
+        for call in msg.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
+                native = f"functions.{fn['name']}:{counter}"
+                counter += 1
+                if isinstance(call.get("id"), str):
+                    renamed[call["id"]] = native
+                call["id"] = native
+        if msg.get("role") == "tool" and msg.get("tool_call_id") in renamed:
+            msg["tool_call_id"] = renamed[msg["tool_call_id"]]
+    return out
+
+
 def _json_text_arguments(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
     out = copy.deepcopy([dict(m) for m in messages])
     for msg in out:
@@ -629,6 +680,16 @@ def verify_chat_template(
         if extra:
             notes.append("rendered with " + ", ".join(f"{k}={v}" for k, v in extra.items()))
         result = check(messages, kwargs)
+        if not result.passed and any(m.get("tool_calls") for m in messages):
+            # Kimi K2 Thinking / K2.5 render the call id in place of the call header: with the model's own
+            # ids ("functions.NAME:IDX") the name is there to read back
+            native = _native_call_ids(messages)
+            native_gen, native_kwargs = first_split(native)
+            if not isinstance(native_gen, BaseException) and check(native, native_kwargs).passed:
+                notes.append("tool-call ids in the model's functions.NAME:IDX form (the chat template renders "
+                             "the id as the call header)")
+                cases.append(CaseOutcome(name, "pass", "", notes, native_gen))
+                continue
         if result.passed:
             cases.append(CaseOutcome(name, "pass", "", notes, gen))
             continue
@@ -647,6 +708,11 @@ def verify_chat_template(
             if generation(messages[:-1] + [variant], kwargs) == gen:
                 adjusted = variant
                 notes.append(f"{key} is not rendered by the chat template: checked without it")
+        pythonic = _python_str_arguments(adjusted, gen)
+        if pythonic is not None:
+            adjusted, dropped = pythonic
+            notes.append(f"argument(s) {', '.join(dropped)} rendered with Python's str() by the chat template, not as "
+                         "JSON: checked without them")
         calls = adjusted.get("tool_calls")
         if isinstance(calls, list) and len(calls) > 1:
             for keep in range(1, len(calls)):

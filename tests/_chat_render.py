@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,23 @@ class Family:
     #: the chat template renders nested argument objects with bare keys and None as `None` (Gemma 4):
     #: nested keys are identifiers and arguments hold no nulls
     bare_argument_keys: bool = False
+    #: thinking values for which the checked assistant message must carry reasoning: the chat template
+    #: renders a turn without reasoning differently from its thinking prompt (Nemotron 3 prompts with
+    #: "<think>\n" but renders a turn without reasoning as "<think></think>")
+    reasoning_required: tuple[Any, ...] = ()
+    #: tool-call ids in the model's native form, e.g. "functions.{name}:{index}" (Kimi K2 Thinking renders
+    #: the id as the call header, so the name is read back from it and the id is kept)
+    call_id_format: str | None = None
+    #: the tool-call turn right before the checked message carries reasoning (Command R7B needs a
+    #: tool_plan there). False: the chat template drops that reasoning once a turn without tool calls
+    #: follows, so the prompt (which keeps it) and the render would disagree (Kimi K2 Thinking)
+    tool_loop_reasoning: bool = True
+    #: the chat template renders object/array arguments with Python's str() (Seed-OSS: `{'a': 1}`), which
+    #: no parser can tell from text: only scalar arguments are generated
+    scalar_arguments: bool = False
+    #: an assistant message without tool calls must have content (Seed-OSS renders an empty one without
+    #: its newline and end token, which does not continue the prompt)
+    content_required: bool = False
 
 
 FAMILIES: dict[str, Family] = {
@@ -205,6 +222,89 @@ FAMILIES: dict[str, Family] = {
             content_forbidden=("<|channel>",),
             special_tokens={"bos_token": "<bos>"},
         ),
+        # Qwen3.5 / 3.6: reasoning plus Qwen3-Coder XML tool calls; scalar arguments are rendered with
+        # |string (3.5) or as JSON (3.6), so arguments are typed from the tools' schemas.
+        Family(
+            "qwen3.5",
+            "Qwen-Qwen3.5-4B.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="enable_thinking",
+            thinking_values=(True, False),
+            argument_delimiters=("</parameter>", "</tool_call>", "<parameter="),
+        ),
+        # Qwen3 Thinking-2507 / Qwen3-Next Thinking: the generation prompt always opens "<think>\n", so the
+        # model writes only "...</think>"; Hermes-style JSON tool calls.
+        Family(
+            "qwen3-thinking-2507",
+            "Qwen-Qwen3-235B-A22B-Thinking-2507.jinja",
+            reasoning_key="reasoning_content",
+        ),
+        # GLM-4.7 / GLM-5: the prompt ends with "<think>" (thinking on) or "</think>" (off); a turn is rendered
+        # "<think>R</think>" only when it has reasoning, else "</think>", so with thinking on the checked
+        # message always carries reasoning. Calls without newlines: <tool_call>NAME<arg_key>K</arg_key>...
+        Family(
+            "glm-4.7",
+            "zai-org-GLM-4.7-Flash.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="enable_thinking",
+            thinking_values=(True, False),
+            reasoning_required=(True,),
+            argument_delimiters=("</arg_value>", "</arg_key>", "<arg_key>", "</tool_call>"),
+        ),
+        # MiniMax M2: the generation prompt always opens "<think>\n", but a turn is rendered with
+        # "<think>...</think>" only when it has reasoning, so the checked message always carries reasoning.
+        # Calls: <minimax:tool_call><invoke name="N"><parameter name="K">V</parameter></invoke>...
+        Family(
+            "minimax-m2",
+            "MiniMaxAI-MiniMax-M2.jinja",
+            reasoning_key="reasoning_content",
+            reasoning_required=(None,),
+            argument_delimiters=("</parameter>", "</invoke>", "<parameter name=", "</minimax:tool_call>"),
+        ),
+        # Kimi K2 Thinking: the chat template renders each call as <|tool_call_begin|>ID<|tool_call_argument_begin|>,
+        # the id being the model's own functions.NAME:IDX (kept as the call id); reasoning is rendered only
+        # for turns after the last assistant turn without tool calls, so only with tool calls.
+        Family(
+            "kimi-k2-thinking",
+            "moonshotai-Kimi-K2-Thinking.jinja",
+            reasoning_key="reasoning_content",
+            reasoning_only_with_tool_calls=True,
+            call_id_format="functions.{name}:{index}",
+            tool_loop_reasoning=False,
+        ),
+        # DeepSeek-V3.2 (llama.cpp's community template): with thinking off the prompt ends "<think></think>"
+        # but history turns are rendered "</think>", so only thinking=True round-trips. DSML calls
+        # <｜DSML｜invoke name="N"><｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>: values are kept
+        # as text and typed from the tools' schemas (string="false" values are JSON).
+        Family(
+            "deepseek-v3.2",
+            "deepseek-ai-DeepSeek-V3.2.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="thinking",
+            thinking_values=(True,),
+            argument_delimiters=("</｜DSML｜parameter>", "</｜DSML｜invoke>", "<｜DSML｜parameter"),
+            special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"},
+        ),
+        # Seed-OSS: <seed:think> reasoning, <seed:tool_call><function=N><parameter=K>V</parameter></function>
+        # calls with values rendered by |string (Python repr for objects/lists: scalar arguments only, typed
+        # from the tools' schemas); an empty turn is rendered without newline or <seed:eos>.
+        Family(
+            "seed-oss",
+            "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja",
+            reasoning_key="reasoning_content",
+            scalar_arguments=True,
+            content_required=True,
+            argument_delimiters=("</parameter>", "</function>", "</seed:tool_call>", "<parameter="),
+        ),
+        # Hunyuan-A13B (vLLM's example template): no generation prompt (the turn follows the user's
+        # "<|extra_0|>"); with tools, a plain answer is rendered "助手：" + content, a tool-call turn
+        # content + "<tool_calls>[...]</tool_calls>". No reasoning is rendered, and enable_thinking=False
+        # appends "<think>\n\n</think>\n" after the whole conversation, which history never contains.
+        Family(
+            "hunyuan-a13b",
+            "vllm-tencent-Hunyuan-A13B-Instruct.jinja",
+            content_forbidden=("助手：",),
+        ),
         # Mistral Small 3.2: content is dropped when tool calls are present.
         Family(
             "mistral-small-3.2",
@@ -240,6 +340,34 @@ EXTRA_FIXTURES: list[Family] = [
         content_forbidden=("<|channel>",),
         special_tokens={"bos_token": "<bos>"},
     ),
+]
+
+EXTRA_FIXTURES += [
+    # Qwen3.5-0.8B thinks only with enable_thinking=True (its default prompt is the thinking-off one,
+    # the same text as Qwen3.5-4B's, proven there): checked with thinking on
+    replace(FAMILIES["qwen3.5"], fixture="Qwen-Qwen3.5-0.8B.jinja", thinking_values=(True,)),
+    # Qwen3.6: preserve_thinking, scalars rendered as JSON
+    replace(FAMILIES["qwen3.5"], fixture="Qwen-Qwen3.6-35B-A3B.jinja"),
+    # Qwen3 Instruct-2507 emits the original Qwen3 format (the chat template still renders an empty
+    # "<think>\n\n</think>\n\n" before the last turn's content and splits reasoning out of history)
+    replace(FAMILIES["qwen3"], fixture="Qwen-Qwen3-235B-A22B-Instruct-2507.jinja", thinking_kwarg=None,
+            thinking_values=(None,)),
+    # Xiaomi MiMo (llama.cpp's "MiMo-VL" copy): Hermes-style JSON calls; the model reasons in <think> (the
+    # qwen3 template reads it), but this chat template renders no reasoning, and content with `+`
+    # (content is never None here)
+    Family("qwen3", "XiaomiMiMo-MiMo-VL.jinja"),
+    # Qwen3-Next-80B-A3B-Instruct: Hermes-style JSON calls, no reasoning; unlike Hermes 3 its chat
+    # template keeps content next to tool calls and renders turns after tool results as prompted
+    Family("hermes3", "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja"),
+    # MiniMax M2.5 (Xinference's copy): reads the call name as tool_calls[-1].name (set at the top level too)
+    replace(FAMILIES["minimax-m2"], fixture="MiniMaxAI-MiniMax-M2.5.jinja"),
+    # Kimi K2.5: as K2 Thinking, plus `thinking` (the prompt ends with "<think>" or "<think></think>")
+    replace(FAMILIES["kimi-k2-thinking"], fixture="moonshotai-Kimi-K2.5.jinja", thinking_kwarg="thinking",
+            thinking_values=(True, False)),
+    # Nemotron 3 Nano emits the same format. Its chat template renders a final turn without reasoning
+    # as "<think></think>", which continues only the thinking-off prompt: with thinking on the checked
+    # message always carries reasoning.
+    replace(FAMILIES["qwen3.5"], fixture="nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", reasoning_required=(True,)),
 ]
 
 #: every Family (shipped template x chat template) the round-trip tests run
@@ -438,7 +566,9 @@ def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
     ).map(lambda a: ("get_weather", a))
     search = st.fixed_dictionaries(
         {"query": s},
-        optional={
+        optional={}
+        if family.scalar_arguments
+        else {
             "options": st.dictionaries(keys, values, max_size=3).filter(_nested_ok),
             "tags": st.lists(s, max_size=3),
         },
@@ -459,8 +589,11 @@ def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
 _ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
-def _with_ids(calls: list[dict], start: int) -> list[dict]:
+def _with_ids(calls: list[dict], start: int, family: Family | None = None) -> list[dict]:
     # Mistral requires 9-character alphanumeric ids; Command R7B maps tool results back through ids.
+    if family is not None and family.call_id_format is not None:
+        fmt = family.call_id_format
+        return [{**c, "id": fmt.format(name=c["function"]["name"], index=start + i)} for i, c in enumerate(calls)]
     return [{**c, "id": f"call{start + i:05d}"} for i, c in enumerate(calls)]
 
 
@@ -474,18 +607,18 @@ def assistant_message(draw: st.DrawFn, family: Family, template: dict, thinking:
     if use_tools:
         max_calls = family.max_tool_calls or 3
         calls = draw(st.lists(tool_call_strategy(family), min_size=1, max_size=max_calls))
-        msg["tool_calls"] = _with_ids(calls, draw(st.integers(0, 999)))
+        msg["tool_calls"] = _with_ids(calls, draw(st.integers(0, 999)), family)
         # empty content with tool calls is a case of its own
         msg["content"] = draw(texts().filter(ok)) if family.content_with_tool_calls else ""
     else:
-        msg["content"] = draw(texts().filter(ok))
+        msg["content"] = draw(texts(min_size=1 if family.content_required else 0).filter(ok))
     wants_reasoning = family.reasoning_key is not None and (
         use_tools or not family.reasoning_only_with_tool_calls
     )
     # With thinking switched off the prompt already closes an empty reasoning block, so the model
     # writes no reasoning: a reasoning text there cannot be rendered as a continuation of the prompt.
     if wants_reasoning and thinking is not False:
-        reasoning = draw(texts().filter(ok))
+        reasoning = draw(texts(min_size=1 if final and thinking in family.reasoning_required else 0).filter(ok))
         if reasoning:
             msg[family.reasoning_key] = reasoning
     return msg
@@ -526,14 +659,15 @@ def conversations(draw: st.DrawFn, family: Family, template: dict) -> tuple[list
     if forced or (family.tool_history and family.tool_calls and draw(st.booleans())):
         # a tool loop right before the checked message: assistant calls a tool, gets the result
         call = draw(tool_call_strategy(family))
-        loop_msg = {"role": "assistant", "content": family.tool_call_content, "tool_calls": _with_ids([call], 7)}
-        if family.reasoning_key and family.reasoning_only_with_tool_calls:
+        loop_calls = _with_ids([call], 7, family)
+        loop_msg = {"role": "assistant", "content": family.tool_call_content, "tool_calls": loop_calls}
+        if family.reasoning_key and family.reasoning_only_with_tool_calls and family.tool_loop_reasoning:
             loop_msg[family.reasoning_key] = "plan"
         messages.append(loop_msg)
         messages.append(
             {
                 "role": "tool",
-                "tool_call_id": "call00007",
+                "tool_call_id": loop_calls[0]["id"],
                 "name": call["function"]["name"],
                 "content": json.dumps({"result": draw(user_text)}),
             }

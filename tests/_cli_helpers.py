@@ -89,9 +89,17 @@ def make_tokenizer_folder(
     chat_template_text: str | None = None,
     chat_template_file: bool = False,
     extra: dict | None = None,
+    specials: tuple[str, ...] | None = None,
+    eos: str | None = None,
 ) -> Path:
-    """Write tokenizer.json + tokenizer_config.json (+ chat_template.jinja) into ``folder``."""
-    _fixture, specials, eos = FAMILIES[family]
+    """Write tokenizer.json + tokenizer_config.json (+ chat_template.jinja) into ``folder``.
+
+    ``specials`` / ``eos`` replace the family's special tokens and end-of-sequence token (for a chat
+    template given as ``chat_template_text`` whose family is not in ``FAMILIES``).
+    """
+    _fixture, family_specials, family_eos = FAMILIES[family]
+    specials = family_specials if specials is None else specials
+    eos = family_eos if eos is None else eos
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     backend = Tokenizer.from_str(_backend(specials))

@@ -58,6 +58,23 @@ DETECT = {
     "ibm-granite-granite-3.3-2B-Instruct.jinja": "granite-3.3",
     "google-gemma-4-31B-it.jinja": "gemma4",
     "gemma4.jinja": "gemma4",  # the first upstream Gemma 4 template (round trip proven on both)
+    # group g1 (2025-2026 families)
+    "Qwen-Qwen3.5-4B.jinja": "qwen3.5",
+    "Qwen-Qwen3.5-0.8B.jinja": "qwen3.5",
+    "Qwen-Qwen3.6-35B-A3B.jinja": "qwen3.5",
+    "nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": "qwen3.5",  # the same format as Qwen3.5
+    "Qwen-Qwen3-235B-A22B-Thinking-2507.jinja": "qwen3-thinking-2507",
+    "Qwen-Qwen3-235B-A22B-Instruct-2507.jinja": "qwen3",  # the original Qwen3 format
+    "Qwen-Qwen3-Next-80B-A3B-Instruct.jinja": "hermes3",  # Hermes-style calls, no reasoning
+    "XiaomiMiMo-MiMo-VL.jinja": "qwen3",  # a reasoning model; the chat template renders no <think>
+    "zai-org-GLM-4.7-Flash.jinja": "glm-4.7",
+    "MiniMaxAI-MiniMax-M2.jinja": "minimax-m2",
+    "MiniMaxAI-MiniMax-M2.5.jinja": "minimax-m2",
+    "moonshotai-Kimi-K2-Thinking.jinja": "kimi-k2-thinking",
+    "moonshotai-Kimi-K2.5.jinja": "kimi-k2-thinking",
+    "deepseek-ai-DeepSeek-V3.2.jinja": "deepseek-v3.2",
+    "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja": "seed-oss",
+    "vllm-tencent-Hunyuan-A13B-Instruct.jinja": "hunyuan-a13b",
 }
 
 PLAIN_CHATML = (

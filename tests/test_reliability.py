@@ -356,9 +356,9 @@ def test_nothing_is_evaluated_when_loading_and_parsing(monkeypatch):
 
 def test_format_syntax_in_transforms_is_plain_text():
     template = tpl({"f": {"open": "<f>", "close": "</f>",
-                          "transform": {"x": "{content!r}", "y": "{0}", "z": "{content.__class__.__name__:>10}"}}})
+                          "transform": {"x": "{content!r}", "y": "{0:>3}", "z": "{content.__class__.__name__:>10}"}}})
     assert parse_response("<f>v</f>", template, prefix="")["f"] == {
-        "x": "{content!r}", "y": "{0}", "z": "{content.__class__.__name__:>10}"}
+        "x": "{content!r}", "y": "{0:>3}", "z": "{content.__class__.__name__:>10}"}
 
 
 def test_dotted_placeholders_look_up_keys_never_attributes():

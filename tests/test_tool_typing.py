@@ -1,0 +1,229 @@
+"""Tool-argument typing agrees with Transformers' native parser (and llama.cpp) on both Transformers majors.
+
+The rules (`hf_response_templates.tools`): `"null"` is `None` where the schema admits null; text that reads
+as an admitted non-string type becomes that value even when a string is admitted too; anything else keeps
+the text. The expected values below are what `transformers.utils.chat_parsing` (5.24) returns, so they are
+asserted on Transformers 4.46 as well; on 5.x every case is also run through native itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional, Union
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import canon
+
+from hf_response_templates import ResponseParser, get_template, parse_response
+from hf_response_templates.tools import admits_string, cast_value
+
+try:
+    from transformers.utils import chat_parsing as native
+except ImportError:  # Transformers 4.x: no native parser, the expected values still hold
+    native = None
+
+TEMPLATE = get_template("smollm3")  # tool calls as JSON in <tool_call>, wrapped as {"type", "function"}
+
+
+def _call(arguments: dict[str, Any], name: str = "f") -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call><|im_end|>"
+
+
+def _arguments(text: str, tools: list[Any], parse: Any = parse_response) -> dict[str, Any]:
+    return parse(text, TEMPLATE, prefix="", tools=tools)["tool_calls"][0]["function"]["arguments"]
+
+
+def _tool(properties: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
+
+
+SCHEMA_CASES = [
+    # "null" -> None wherever null is admitted
+    ({"type": "string", "nullable": True}, "null", None),
+    ({"type": ["string", "null"]}, "null", None),
+    ({"anyOf": [{"type": "string"}, {"type": "null"}]}, "null", None),
+    ({"type": ["string", "null"]}, "None", None),
+    ({"type": "string"}, "null", "null"),
+    ({"type": ["integer", "null"]}, "null", None),
+    # valid JSON of an admitted non-string type wins over the string reading
+    ({"anyOf": [{"type": "string"}, {"type": "object"}]}, '{"a": 1}', {"a": 1}),
+    ({"type": ["integer", "string"]}, "8", 8),
+    ({"type": ["string", "integer"]}, "8", 8),
+    ({"anyOf": [{"type": "string"}, {"type": "array"}]}, "[1, 2]", [1, 2]),
+    ({"anyOf": [{"type": "string"}, {"type": "number"}]}, "2.5", 2.5),
+    ({"type": ["string", "boolean"]}, "true", True),
+    # otherwise the text stays
+    ({"type": ["integer", "string"]}, "eight", "eight"),
+    ({"anyOf": [{"type": "string"}, {"type": "object"}]}, "[1]", "[1]"),
+    ({"anyOf": [{"type": "string"}, {"type": "object"}]}, "{not json", "{not json"),
+    ({"type": ["string", "boolean"]}, "yes", "yes"),
+    ({"type": "string"}, "8", "8"),
+    ({}, "8", "8"),
+]
+
+
+@pytest.mark.parametrize("schema, raw, expected", SCHEMA_CASES)
+def test_json_schema_tools(schema: dict[str, Any], raw: str, expected: Any) -> None:
+    tools = _tool({"p": schema})
+    got = _arguments(_call({"p": raw}), tools)["p"]
+    assert canon(got) == canon(expected) and type(got) is type(expected)
+    if native is not None:
+        assert canon(_arguments(_call({"p": raw}), tools, native.parse_response)["p"]) == canon(expected)
+
+
+def weather(city: str, days: Optional[int] = None, unit: str | None = None, limit: int | None = None,
+            extra: Union[int, str] = 0, tags: Optional[list[str]] = None) -> str:
+    """Get the weather.
+
+    Args:
+        city: the city
+        days: how many days
+        unit: the unit
+        limit: at most this many
+        extra: an int or a string
+        tags: labels
+    """
+    return city
+
+
+FUNCTION_CASES = [
+    ({"days": "null"}, {"days": None}),
+    ({"days": "3"}, {"days": 3}),
+    ({"unit": "null"}, {"unit": None}),
+    ({"unit": "7"}, {"unit": "7"}),
+    ({"limit": "None"}, {"limit": None}),
+    ({"limit": "5"}, {"limit": 5}),
+    ({"extra": "8"}, {"extra": 8}),
+    ({"extra": "eight"}, {"extra": "eight"}),
+    ({"tags": "null"}, {"tags": None}),
+    ({"tags": '["a", "b"]'}, {"tags": ["a", "b"]}),
+    ({"city": "null"}, {"city": "null"}),
+]
+
+
+@pytest.mark.parametrize("arguments, expected", FUNCTION_CASES)
+def test_python_function_tools_with_optional_and_pep604_hints(arguments: dict[str, Any], expected: Any) -> None:
+    # `X | None` hints: Transformers 4.46's get_json_schema cannot read them; ours gives 5.x's schema.
+    got = _arguments(_call(arguments, "weather"), [weather])
+    assert canon(got) == canon(expected)
+    if native is not None:
+        assert canon(_arguments(_call(arguments, "weather"), [weather], native.parse_response)) == canon(expected)
+
+
+def test_streamed_string_arguments_only_where_every_string_stays() -> None:
+    assert admits_string({"type": "string"}) and admits_string({}) and admits_string({"enum": ["a", "b"]})
+    assert not admits_string({"type": ["string", "integer"]})
+    assert not admits_string({"type": "string", "nullable": True})
+    assert not admits_string({"enum": [1, 2]})
+
+
+def test_enum_without_type_casts_only_to_a_member() -> None:
+    # Native leaves type-less enums alone ("2" stays "2"); we cast to a member only (README differences).
+    schema = {"enum": [1, 2, "x"]}
+    assert cast_value("2", schema) == 2 and type(cast_value("2", schema)) is int
+    assert cast_value("7", schema) == "7"
+    assert cast_value("x", schema) == "x"
+    assert cast_value("true", {"enum": [True]}) is True
+    assert cast_value("1", {"enum": [True]}) == "1"  # 1 is not the member True
+    assert cast_value("null", {"enum": [None, "a"]}) is None
+    assert cast_value("[1]", {"enum": [[1], [2]]}) == [1]
+
+
+SCHEMAS = st.sampled_from([
+    {"type": ["string", "integer"]}, {"type": ["integer", "string"]}, {"anyOf": [{"type": "string"}, {"type": "number"}]},
+    {"anyOf": [{"type": "string"}, {"type": "object"}]}, {"type": ["string", "null"]}, {"type": "string", "nullable": True},
+    {"oneOf": [{"type": "string"}, {"type": "boolean"}, {"type": "null"}]}, {"type": ["string", "array"]},
+    {"type": "string"}, {"type": ["boolean", "string", "integer"]}, {"enum": ["a", "b"]},
+])
+VALUES = st.one_of(
+    st.sampled_from(["7", "-3", "3.0", "1e3", "true", "False", "1", "0", "null", "None", '{"a": 1}', "[1, 2]",
+                     "x", " 7 ", "nan", "", "007", "1_000"]),
+    st.text(alphabet='0123456789.-e"{}[]:, naultrsfxNo', max_size=8),
+)
+
+
+@pytest.mark.skipif(native is None, reason="needs the native parser (Transformers 5.x)")
+@given(st.lists(st.tuples(SCHEMAS, VALUES), min_size=1, max_size=4))
+def test_string_admitting_unions_type_like_native(params: list[tuple[dict[str, Any], str]]) -> None:
+    tools = _tool({f"p{i}": schema for i, (schema, _) in enumerate(params)})
+    text = _call({f"p{i}": value for i, (_, value) in enumerate(params)})
+    parser = ResponseParser(TEMPLATE, "", tools=tools)
+    parser.feed(text)
+    ours, _ = parser.finalize()
+    theirs = native.parse_response(text, TEMPLATE, prefix="", tools=tools)
+    ours_args = ours["tool_calls"][0]["function"]["arguments"]
+    theirs_args = theirs["tool_calls"][0]["function"]["arguments"]
+    for i, (schema, value) in enumerate(params):
+        got = ours_args[f"p{i}"]
+        assert canon(got) == canon(_json_rule(value, schema)), (schema, value)
+        if canon(got) != canon(theirs_args[f"p{i}"]):
+            # the one deliberate difference (README): when the schema admits a string, native also casts
+            # text that is not JSON of the type it becomes ("True", "007", "1" -> True); we cast only JSON
+            # text of an admitted type, to exactly that JSON value
+            decoded = _json_or_none(value)
+            assert decoded is _NOT_JSON or canon(theirs_args[f"p{i}"]) != canon(decoded), (schema, value, theirs_args)
+
+
+_NOT_JSON = object()
+
+
+def _json_or_none(value: str) -> Any:
+    try:
+        return json.loads(value, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+    except ValueError:
+        return _NOT_JSON
+
+
+def _json_rule(value: str, schema: dict[str, Any]) -> Any:
+    """Issue 12's rules for a string argument, written independently of tools.py: valid JSON of an admitted
+    non-string type becomes that value (3.0 counts as an integer), anything else stays the string."""
+    types = set(_types_of(schema))
+    if "string" not in types:  # only type-less enums of strings here: nothing to cast
+        return value
+    if "null" in types and value.strip() == "None":
+        return None
+    decoded = _json_or_none(value)
+    if decoded is _NOT_JSON or isinstance(decoded, str):
+        return value
+    if isinstance(decoded, bool):
+        return decoded if "boolean" in types else value
+    if isinstance(decoded, int | float):
+        if "integer" in types and float(decoded).is_integer() and not ("number" in types and isinstance(decoded, float)):
+            return int(decoded)
+        return decoded if "number" in types else value
+    kind = {type(None): "null", list: "array", dict: "object"}[type(decoded)]
+    return decoded if kind in types else value
+
+
+def _types_of(schema: dict[str, Any]) -> list[str]:
+    declared = schema.get("type", [])
+    out = [declared] if isinstance(declared, str) else list(declared)
+    for choice in schema.get("anyOf", []) + schema.get("oneOf", []):
+        out += _types_of(choice)
+    if schema.get("nullable"):
+        out.append("null")
+    return out or ["string"]
+
+
+UNION_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+    "n": {"type": ["string", "integer"]}, "o": {"anyOf": [{"type": "string"}, {"type": "object"}]},
+    "s": {"type": "string", "nullable": True}, "t": {"type": "string"}}}}}]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("smollm3", '<tool_call>{"name": "f", "arguments": {"n": "8", "o": "{\\"a\\": 1}", "s": "null", "t": "8"}}'
+                "</tool_call><|im_end|>"),
+    ("qwen3-coder", "<tool_call>\n<function=f>\n<parameter=n>\n8\n</parameter>\n<parameter=o>\n{\"a\": 1}\n"
+                    "</parameter>\n<parameter=s>\nnull\n</parameter>\n<parameter=t>\n8\n</parameter>\n</function>\n"
+                    "</tool_call><|im_end|>"),
+])
+def test_openai_argument_deltas_stream_only_strings_that_stay_strings(name, text):
+    # a string union may end up an int, a dict or None: its text must not be streamed as a JSON string
+    from test_openai_deltas import check_text
+
+    template = get_template(name)
+    expected = parse_response(text, template, prefix="", tools=UNION_TOOLS)
+    assert expected["tool_calls"][0]["function"]["arguments"] == {"n": 8, "o": {"a": 1}, "s": None, "t": "8"}
+    check_text(template, "", text, list(text), tools=UNION_TOOLS)

@@ -1,0 +1,127 @@
+"""xml-inline bodies parse in linear time (issue: a tool call full of unclosed `<parameter=x>` tags was
+quadratic with the shipped qwen3-coder `tag_pattern`), with exactly the matches of `finditer`."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hf_response_templates import get_template, parse_response
+from hf_response_templates.content import _bounded_matches, _literal_chain, _search_bounds, get_content_parser
+
+QWEN_TAG = get_template("qwen3-coder")["fields"]["tool_calls"]["content_args"]["tag_pattern"]
+GLM_TAG = get_template("glm-4.6")["fields"]["tool_calls"]["content_args"]["tag_pattern"]
+PATTERNS = [QWEN_TAG, GLM_TAG, r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"(?P<key>\w+)=(?P<value>[^;]*);",
+            r"<p (?P<key>\w+)>(?P<value>.*?)(?:</p>|<end>)"]
+
+
+def test_literal_chains_of_the_shipped_patterns():
+    assert _literal_chain(regex.compile(QWEN_TAG, regex.DOTALL)) == (("<parameter=", ">", "</parameter>"), True, True)
+    assert _literal_chain(regex.compile(GLM_TAG, regex.DOTALL)) == (
+        ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"), True, True)
+    # assertions may look past a match's end: no bounds for them
+    for source in (r"<a>(?P<key>x)(?P<value>.*?)</a>$", r"(?<=;)<a>(?P<key>x)(?P<value>.*?)</a>",
+                   r"<a>(?P<key>\w+)(?=!)(?P<value>.*?)</a>", r"(?i)<a>(?P<key>x)(?P<value>.*?)</a>"):
+        assert _literal_chain(regex.compile(source, regex.DOTALL)) is None, source
+
+
+PIECES = ["<parameter=", "x>", "a", "\n", "</parameter>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
+          " ", "<k>", "</k>", "<", ">", "</", "k=", "v;", "<p ", "<end>", "</p>"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=40), st.sampled_from(PATTERNS))
+def test_bounded_matches_are_the_finditer_matches(pieces: list[str], source: str) -> None:
+    pattern = regex.compile(source, regex.DOTALL)
+    text = "".join(pieces)
+    expected = [(m.span(), m.groups()) for m in pattern.finditer(text)]
+    chain = _literal_chain(pattern)
+    assert chain is not None
+    bounds = _search_bounds(text, chain)
+    if bounds is None:
+        assert expected == []
+        return
+    last_start, end = bounds
+    assert [(m.span(), m.groups()) for m in pattern.finditer(text, 0, end)] == expected
+    if chain[1]:
+        got = _bounded_matches(pattern, text, chain[0][0], last_start, end, 1.0)
+        assert [(m.span(), m.groups()) for m in got] == expected
+    assert all(m.start() <= last_start for m in pattern.finditer(text))
+
+
+def _parse_seconds(template: dict, text: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        parse_response(text, template, prefix="", strict=False)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize("name, call", [
+    # unclosed tags only; unclosed tags after a closed one; glm keys that never close before a value
+    ("qwen3-coder", lambda n: "<tool_call><function=f>" + "<parameter=x>1\n" * n + "</function></tool_call>"),
+    ("qwen3-coder", lambda n: "<tool_call><function=f><parameter=a>1</parameter>" + "<parameter=x>1\n" * n
+     + "</function></tool_call>"),
+    ("glm-4.6", lambda n: "<tool_call>f\n<arg_key>a</arg_key> " + "<arg_key>k\n" * n
+     + "<arg_value>v</arg_value></tool_call>"),
+])
+def test_xml_inline_scales_linearly_on_unclosed_tags(name, call):
+    template = get_template(name)
+    costs = {}
+    for n in (100, 1_000, 10_000):
+        text = call(n) * 10 + "<|im_end|>"
+        costs[n] = _parse_seconds(template, text) / len(text)
+    # cost per character at 1k / 10k / 100k tags may not grow more than 2x (it was ~n: 30 s for 3,000 x 10)
+    assert costs[10_000] < 2 * costs[100] + 1e-7, costs
+    assert costs[1_000] < 2 * costs[100] + 1e-7, costs
+
+
+def test_shipped_qwen3_coder_unclosed_parameters_give_the_native_value():
+    # native (same regex, plain `finditer`) finds no parameter in a call whose tags never close
+    text = "<tool_call><function=f>" + "<parameter=x>1\n" * 3000 + "</function></tool_call><|im_end|>"
+    message = parse_response(text, get_template("qwen3-coder"), prefix="")
+    assert message["tool_calls"] == [{"type": "function", "function": {"name": "f", "arguments": {}}}]
+
+
+def test_long_bodies_with_value_parsers_and_merging_use_the_same_matches():
+    parser = get_content_parser("xml-inline")
+    args = parser.compile_args({"tag_pattern": QWEN_TAG, "merge_duplicates": True,
+                                "value_parser": {"name": "json"}}, "f")
+    body = "<parameter=n>1</parameter>" * 200 + "<parameter=n>2</parameter>" + "<parameter=m>" * 500
+    assert parser.parse(body, args) == {"n": [1] * 200 + [2]}
+
+
+@given(st.lists(st.sampled_from(PIECES), min_size=30, max_size=80), st.sampled_from(PATTERNS[:3]), st.booleans())
+def test_parse_of_long_bodies_equals_a_plain_finditer(pieces: list[str], source: str, merge: bool) -> None:
+    parser = get_content_parser("xml-inline")
+    args = parser.compile_args({"tag_pattern": source, "merge_duplicates": merge}, "f")
+    text = "".join(pieces) + " " * 130  # past the length from which the bounded search is used
+    expected: dict = {}
+    for m in regex.finditer(source, text, flags=regex.DOTALL):
+        key, value = m.group("key"), m.group("value") or ""
+        if merge and key in expected:
+            expected[key] = (expected[key] if isinstance(expected[key], list) else [expected[key]]) + [value]
+        else:
+            expected[key] = value
+    assert parser.parse(text, args) == expected
+
+
+try:
+    from transformers.utils import chat_parsing as native
+except ImportError:  # Transformers 4.x
+    native = None
+
+
+@pytest.mark.skipif(native is None, reason="needs the native parser (Transformers 5.x)")
+@given(st.lists(st.sampled_from([p for p in PIECES if p not in ("<end>", "<p ", "</p>")]), min_size=20, max_size=80),
+       st.sampled_from(PATTERNS[:3]), st.booleans())
+def test_long_xml_inline_bodies_parse_as_native(pieces: list[str], source: str, merge: bool) -> None:
+    template = {"start_anchor": "<s>", "fields": {"x": {
+        "open": "<|x|>", "close": "<|end|>", "content": "xml-inline",
+        "content_args": {"tag_pattern": source, "merge_duplicates": merge}}}}
+    text = "<|x|>" + "".join(pieces) + " " * 130 + "<|end|>"  # the pieces cannot spell either delimiter
+    assert parse_response(text, template, prefix="") == native.parse_response(text, template, prefix="")
