@@ -81,7 +81,7 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "</tool_call>. Parameter values are kept as raw text: the chat template renders scalars with |string, so "
         "7, '7' and True/'True' look alike; pass tools= to type them from the JSON schema (objects/arrays are "
         "decoded, integers cast, strings kept). No reasoning field: the chat template renders none. Also read: "
-        "<function=NAME> without <tool_call>, and a missing </parameter>.",
+        "<function=NAME> without <tool_call>.",
     },
     "gpt-oss": {
         "models": ["openai/gpt-oss-20b", "openai/gpt-oss-120b"],
@@ -102,8 +102,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "<|START_ACTION|>[{tool_name, parameters}, ...]<|END_ACTION|> -> tool_calls (transform_each), "
         "<|START_RESPONSE|>...<|END_RESPONSE|> -> content. The chat template renders tool_plan only with tool calls, "
         "and drops content when tool calls are present; tool_call_id is a renumbered counter and is not kept. "
-        "Command A's <|START_TEXT|>...<|END_TEXT|> framing is read as content; a following <|END_OF_TURN_TOKEN|> "
-        "is part of the close. Citation markup (<co>...</co: 0:[1]>) stays in the text.",
+        "Command A's <|START_TEXT|>...<|END_TEXT|> framing is read as content; text outside the regions is "
+        "unmarked_text, up to <|END_OF_TURN_TOKEN|>. Citation markup (<co>...</co: 0:[1]>) stays in the text.",
     },
     "hermes3": {
         "models": ["NousResearch/Hermes-3-Llama-3.1-8B", "NousResearch/Hermes-3-Llama-3.1-70B",

@@ -39,6 +39,7 @@ DEFAULT_PREFIX: dict[str, str] = {
     "granite-3.3": "<|start_of_role|>user<|end_of_role|>Hello<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>",
     "gemma4": "<bos><|turn>user\nHello<turn|>\n<|turn>model\n",
     "mistral-small-3.2": "<s>[INST]Hello[/INST]",
+    "qwen3.5": "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n<think>\n",
 }
 
 #: Where each family's template puts reasoning (the key its chat template reads back).

@@ -649,13 +649,6 @@ CASES += [
         {"role": "assistant", "content": "I'll check.", "tool_calls": [call("get_weather", {"city": "Paris", "days": 3})]},
     ),
     (
-        "qwen3-coder-missing-parameter-close",
-        "qwen3-coder",
-        CHATML_PROMPT + "<|im_start|>assistant\n",
-        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n<parameter=days>\n3\n</function>\n</tool_call><|im_end|>",
-        {"role": "assistant", "tool_calls": [call("get_weather", {"city": "Paris", "days": 3})]},
-    ),
-    (
         "qwen3-coder-bare-function-then-prose",
         "qwen3-coder",
         CHATML_PROMPT + "<|im_start|>assistant\n",
