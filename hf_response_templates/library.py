@@ -266,6 +266,108 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "doc": "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|> inside "
         "<|tool_calls_section_begin|>...<|tool_calls_section_end|>, content up to <|im_end|> (or an empty tool section).",
     },
+    "llama4-pythonic": {
+        "models": ["meta-llama/Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"],
+        "chat_template": "vllm-meta-llama-Llama-4-pythonic.jinja",
+        "doc": "Llama 4 with pythonic tool calls: the whole turn is a call list [get_weather(city='Paris'), ...] "
+        "(optionally inside <|python_start|>...<|python_end|>), read by the python-call-list parser (never "
+        "evaluated); recognised only at the start of the generation, so text that merely contains brackets stays "
+        "content. Content ends at <|eot|> or <|eom|>. Proven against vLLM's pythonic chat template (the official "
+        "Hub template prompts for JSON calls and is not in the fixtures). The chat template renders every argument "
+        "as a double-quoted %s string (typed back with tools=), so only scalar arguments without quotes, "
+        "backslashes or newlines round-trip. No reasoning.",
+    },
+    "llama4-json": {
+        "models": ["meta-llama/Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"],
+        "chat_template": "vllm-meta-llama-Llama-4-json.jinja",
+        "doc": 'Llama 4 with JSON tool calls: the turn starts with {"name": ..., "parameters": {...}} (optionally '
+        'after <|python_start|>), further calls follow directly or after "; "; recognised only at the start of the '
+        "generation. Content ends at <|eot|> or <|eom|>. Proven against vLLM's JSON chat template for Llama 4. "
+        'Calls written with "arguments" instead of "parameters" are kept under unparsed. No reasoning.',
+    },
+    "ministral-3": {
+        "models": ["mistralai/Ministral-3-14B-Reasoning-2512 (and the other Ministral 3 reasoning sizes)",
+                   "mistralai/Devstral-Small-2507"],
+        "chat_template": "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+        "doc": "[THINK]...[/THINK] -> reasoning_content, [TOOL_CALLS]NAME[ARGS]{json} per call (no [CALL_ID]), content "
+        "up to </s>. Devstral Small 2507 emits the same format without [THINK] (its unsloth chat template "
+        "round-trips too). The Ministral 3 chat template reads reasoning only from 'thinking' content blocks, so "
+        "reasoning is proven on raw outputs.",
+    },
+    "mistral-small-3.1": {
+        "models": ["mistralai/Mistral-Small-3.1-24B-Instruct-2503"],
+        "chat_template": "vllm-mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja",
+        "doc": '[TOOL_CALLS] [{"name": ..., "arguments": {...}}, ...] (the older array form, one array per turn) up '
+        "to </s>; content up to </s>. The chat template renders 9-character call ids inside the array; they are "
+        "not kept (the model does not always write them). Content given with tool calls is dropped by the chat "
+        "template. No reasoning.",
+    },
+    "granite-4": {
+        "models": ["ibm-granite/granite-4.0-h-small, -h-tiny, -h-micro, -micro", "ibm-granite/granite-4.1-3b"],
+        "chat_template": "ibm-granite-granite-4.0.jinja",
+        "doc": '<tool_call>{"name": ..., "arguments": ...}</tool_call> (one per call) -> tool_calls, content up to '
+        "<|end_of_text|>. Granite 4.0 and 4.1 chat templates differ only in the default system prompt; both "
+        "round-trip. No reasoning.",
+    },
+    "phi-4-mini": {
+        "models": ["microsoft/Phi-4-mini-instruct"],
+        "chat_template": "microsoft-Phi-4-mini-instruct.jinja",
+        "doc": 'functools[{"name": ..., "arguments": {...}}, ...] -> tool_calls (up to <|end|>), content up to '
+        "<|end|>. The chat template renders assistant history as content only (no tool calls), so the round "
+        "trip proves content; tool calls are proven on raw outputs. Text after the call list in the same turn "
+        "is not split off (it makes the list malformed: kept under unparsed). No reasoning.",
+    },
+    "lfm2": {
+        "models": ["LiquidAI/LFM2-8B-A1B", "LiquidAI/LFM2.5-8B-A1B",
+                   "LiquidAI/LFM2.5-1.2B-Instruct (LFM2.5 instruct models)"],
+        "chat_template": "LiquidAI-LFM2.5-8B-A1B.jinja",
+        "doc": "ChatML; <think>...</think> -> thinking (the key the LFM2.5-8B-A1B chat template reads), pythonic "
+        "calls <|tool_call_start|>[name(k='v', ...)]<|tool_call_end|> -> tool_calls (python-call-list, never "
+        "evaluated), content up to <|im_end|> (also text after the calls). LFM2-8B-A1B and LFM2.5-Instruct "
+        "chat templates render assistant history as content only. One call block per turn.",
+    },
+    "xlam-llama": {
+        "models": ["Salesforce/Llama-xLAM-2-8B-fc-r", "Salesforce/Llama-xLAM-2-70B-fc-r"],
+        "chat_template": "vllm-Salesforce-Llama-xLAM-2-fc-r.jinja",
+        "doc": 'Llama 3 headers; a tool-call turn is a bare JSON array [{"name": ..., "arguments": {...}}, ...] '
+        "recognised only at the start of the generation (open_pattern anchored with ^), up to <|eot_id|>; "
+        "content up to <|eot_id|>. Content given with tool calls is dropped by the chat template. No reasoning.",
+    },
+    "xlam-qwen": {
+        "models": ["Salesforce/xLAM-1B-fc-r", "Salesforce/xLAM-3B-fc-r",
+                   "Salesforce/Qwen-xLAM-32B-fc-r (Qwen-based xLAM, per vLLM docs)"],
+        "chat_template": "vllm-Salesforce-Qwen-xLAM-fc-r.jinja",
+        "doc": 'ChatML; a tool-call turn is a bare JSON array [{"name": ..., "arguments": {...}}, ...] recognised '
+        "only at the start of the generation, up to <|im_end|>; content up to <|im_end|>. Content given with "
+        "tool calls is dropped by the chat template. No reasoning.",
+    },
+    "apriel-1.5": {
+        "models": ["ServiceNow-AI/Apriel-1.5-15b-Thinker"],
+        "chat_template": "unsloth-Apriel-1.5.jinja",
+        "doc": "The model reasons first ('Here are my reasoning steps:' ... up to [BEGIN FINAL RESPONSE]) -> "
+        "reasoning_content, then the final response -> content (up to [END FINAL RESPONSE] or <|end|>), with tool "
+        'calls as <tool_calls>[{"name": ..., "arguments": ...}, ...]</tool_calls> -> tool_calls (ids in the array '
+        "are read, not kept). Reasoning is recognised only when the generation starts with that header (the model "
+        "card: the model always starts so; a prompt that already ends with it works too). Proven against unsloth's "
+        "fixed chat template, which renders history as the final response only (no reasoning) and concatenates "
+        "arguments with |string (pass JSON text).",
+    },
+    "nemotron-nano-v2": {
+        "models": ["nvidia/NVIDIA-Nemotron-Nano-9B-v2"],
+        "chat_template": "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja",
+        "doc": "<think>...</think> -> reasoning_content (the generation prompt opens <think>, or closes an empty one "
+        'when /no_think is in the system or user text), <TOOLCALL>[{"name": ..., "arguments": ...}, ...]</TOOLCALL> '
+        "-> tool_calls, content up to <SPECIAL_12>. The chat template strips reasoning from history and renders "
+        "the last assistant turn's tool calls as a turn of their own, so the round trip proves content with "
+        "/no_think; reasoning and tool calls are proven on raw outputs.",
+    },
+    "gigachat3": {
+        "models": ["ai-sage/GigaChat3-10B-A1.8B"],
+        "chat_template": "ai-sage-GigaChat3-10B-A1.8B.jinja",
+        "doc": "Roles end with <|role_sep|>\n and turns with <|message_sep|>\n\n; a call is its own 'function call' "
+        'role turn holding {"name": ..., "arguments": ...} -> tool_calls (one per message: the chat template renders '
+        "only the first), content up to <|message_sep|> (unless a function call follows) or </s>. No reasoning.",
+    },
 }
 
 
@@ -485,6 +587,63 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "kimi-k2-thinking",
         all_of=("<|im_assistant|>", "<|tool_calls_section_begin|>", "<|tool_call_argument_begin|>", "<think>"),
+    ),
+    _Rule(
+        "llama4-pythonic",
+        all_of=("<|header_start|>", "<|eot|>", "[func_name1(param1=value1, param2=value2)"),
+        tokens=("<|header_start|>",),
+    ),
+    _Rule(
+        "llama4-json",
+        all_of=("<|header_start|>", "<|eot|>", '"parameters": dictionary of argument name and its value'),
+        none_of=("[func_name1(",),
+        tokens=("<|header_start|>",),
+    ),
+    _Rule(
+        "ministral-3",
+        all_of=("[TOOL_CALLS]", "[ARGS]"),
+        none_of=("[CALL_ID]",),
+    ),
+    _Rule(
+        "mistral-small-3.1",
+        all_of=("[TOOL_CALLS] [", "[AVAILABLE_TOOLS]", '"call_id"'),
+        none_of=("[ARGS]", "[CALL_ID]"),
+    ),
+    _Rule(
+        "granite-4",
+        all_of=("<|start_of_role|>", "<|end_of_role|>", "<tool_call>", "<tool_response>"),
+        none_of=("<|tool_call|>",),
+        tokens=("<|start_of_role|>",),
+    ),
+    _Rule(
+        "phi-4-mini",
+        all_of=("<|assistant|>", "<|tool|>", "<|/tool|>", "<|end|>"),
+    ),
+    _Rule(
+        "lfm2",
+        all_of=("<|im_start|>", "List of tools: "),
+        none_of=("<tool_call>",),
+    ),
+    _Rule(
+        "xlam-llama",
+        all_of=("<|start_header_id|>", "<|eot_id|>", "developed by Salesforce xLAM team"),
+    ),
+    _Rule(
+        "xlam-qwen",
+        all_of=("<|im_start|>", "developed by Salesforce xLAM team"),
+        none_of=("<|start_header_id|>",),
+    ),
+    _Rule(
+        "apriel-1.5",
+        all_of=("<|assistant|>", "<|end|>", "[BEGIN FINAL RESPONSE]", "<tool_calls>"),
+    ),
+    _Rule(
+        "nemotron-nano-v2",
+        all_of=("<SPECIAL_11>Assistant", "<SPECIAL_12>", "<TOOLCALL>", "</TOOLCALL>"),
+    ),
+    _Rule(
+        "gigachat3",
+        all_of=("<|role_sep|>", "<|message_sep|>", "function call"),
     ),
 )
 

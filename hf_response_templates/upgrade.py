@@ -16,12 +16,16 @@ Theory of operation
   the *chat template* cannot carry is not held against the response template: a key whose removal does
   not change the rendered turn is checked without (SmolLM3 renders no reasoning in history), a list
   whose last item does not change the render is cut (gpt-oss renders one tool call per message), a
-  render error is retried with JSON-text arguments (DeepSeek), a failed case with tool calls is retried
-  with the model's own ``functions.NAME:IDX`` call ids (Kimi K2 Thinking renders the id as the call
-  header), an object/array argument the chat template renders with Python's ``str()`` instead of JSON
-  (Seed-OSS) is checked without it, and a conversation the chat template cannot split into prompt + turn
-  is "n/a". Verification passes when no case fails and at least one
-  passes.
+  render error is retried with JSON-text arguments (DeepSeek), and so is a parse failure (a template
+  that prints a dict with `|string` writes Python's repr: Apriel 1.5), a failed case with tool calls is
+  retried with the model's own ``functions.NAME:IDX`` call ids (Kimi K2 Thinking renders the id as the
+  call header), an object/array argument the chat template renders with Python's ``str()`` instead of
+  JSON (Seed-OSS) is checked without it, a conversation the chat template cannot split into prompt +
+  turn is "n/a", and so is a tool call whose string arguments hold quotes or backslashes when the chat
+  template writes string arguments without escaping (vLLM's Llama 4 pythonic template: `city="%s"`),
+  since no parser can read such text back. A chat template switched by `/no_think` in the system text
+  (Nemotron Nano v2) gets a case that does not pass evaluated again with that flag. Verification passes
+  when no case fails and at least one passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
   ``no_template``, ``verification_failed``) and builds the new file text with
   :func:`hf_response_templates.jsonedit.set_key` (only the one key changes).
@@ -603,6 +607,56 @@ def _json_text_arguments(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
     return out
 
 
+#: a string argument holding both quotes and a backslash: any escaping (JSON, Python repr) changes it
+_ESCAPE_PROBE = "q\"x'y\\z"
+
+
+def _string_arguments(message: Mapping[str, Any]) -> list[tuple[int, str, str]]:
+    """``(call index, key, value)`` of every top-level string argument of the message's tool calls."""
+    out = []
+    for index, call in enumerate(message.get("tool_calls") or []):
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        arguments = fn.get("arguments") if isinstance(fn, Mapping) else None
+        if isinstance(arguments, Mapping):
+            out += [(index, k, v) for k, v in arguments.items() if isinstance(v, str)]
+    return out
+
+
+def _needs_escaping(message: Mapping[str, Any]) -> bool:
+    return any(c in value for _i, _k, value in _string_arguments(message) for c in "\"'\\")
+
+
+def _unescaped_arguments(message: dict, generation: Callable[[dict], str | BaseException]) -> bool:
+    """Whether the chat template writes a string argument exactly as it is (no escaping): the message is
+    rendered with one string argument replaced by :data:`_ESCAPE_PROBE`, and the probe must come out
+    verbatim."""
+    found = _string_arguments(message)
+    if not found:
+        return False
+    index, key, _value = found[0]
+    probe = copy.deepcopy(message)
+    probe["tool_calls"][index]["function"]["arguments"][key] = _ESCAPE_PROBE
+    gen = generation(probe)
+    return isinstance(gen, str) and _ESCAPE_PROBE in gen
+
+
+def _thinking_switch(chat_template: str) -> Callable[[Sequence[Mapping[str, Any]]], list[dict]] | None:
+    """For a chat template that switches thinking off with ``/no_think`` in a system or user message, a
+    function adding that flag to a conversation's system message (None for other chat templates)."""
+    if "/no_think" not in chat_template:
+        return None
+
+    def no_think(conversation: Sequence[Mapping[str, Any]]) -> list[dict]:
+        out = copy.deepcopy([dict(m) for m in conversation])
+        if out and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
+            out[0]["content"] = out[0]["content"] + " /no_think"
+        else:
+            out.insert(0, {"role": "system", "content": "/no_think"})
+        return out
+
+    return no_think
+
+
 def _short(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:200]}"
@@ -663,17 +717,17 @@ def verify_chat_template(
         assert first is not None
         return first, variants[0]
 
-    cases: list[CaseOutcome] = []
-    for name, conversation in conversations.items():
+    def evaluate(name: str, conversation: Sequence[Mapping[str, Any]]) -> CaseOutcome:
         messages = _with_ids(conversation)
         notes: list[str] = []
         gen, kwargs = first_split(messages)
-        if isinstance(gen, BaseException):
+        as_json_text = isinstance(gen, BaseException)
+        if as_json_text:
             alternative = _json_text_arguments(messages)
             gen2, kwargs2 = first_split(alternative)
             if isinstance(gen2, BaseException):
-                cases.append(CaseOutcome(name, "n/a", f"the chat template cannot render this conversation as prompt + turn ({_short(gen)})"))
-                continue
+                return CaseOutcome(name, "n/a", "the chat template cannot render this conversation as prompt + "
+                                   f"turn ({_short(gen)})")
             messages, gen, kwargs = alternative, gen2, kwargs2
             notes.append("tool-call arguments passed as JSON text (the chat template needs strings)")
         extra = {k: v for k, v in kwargs.items() if k not in template_kwargs}
@@ -688,14 +742,31 @@ def verify_chat_template(
             if not isinstance(native_gen, BaseException) and check(native, native_kwargs).passed:
                 notes.append("tool-call ids in the model's functions.NAME:IDX form (the chat template renders "
                              "the id as the call header)")
-                cases.append(CaseOutcome(name, "pass", "", notes, native_gen))
-                continue
+                return CaseOutcome(name, "pass", "", notes, native_gen)
         if result.passed:
-            cases.append(CaseOutcome(name, "pass", "", notes, gen))
-            continue
+            return CaseOutcome(name, "pass", "", notes, gen)
+        if result.detail.startswith("parse failed") and not as_json_text:
+            # a chat template that prints a dict with `|string` writes Python's repr (Apriel 1.5): such a
+            # template needs arguments given as JSON text, as one that concatenates them does (DeepSeek)
+            alternative = _json_text_arguments(messages)
+            if alternative != messages:
+                gen2, kwargs2 = first_split(alternative)
+                retry = None if isinstance(gen2, BaseException) else check(alternative, kwargs2)
+                if retry is not None and not retry.detail.startswith("parse failed"):
+                    notes.append("tool-call arguments passed as JSON text (the chat template prints them as "
+                                 "Python text otherwise)")
+                    messages, gen, kwargs, result = alternative, gen2, kwargs2, retry
+                    if result.passed:
+                        return CaseOutcome(name, "pass", "", notes, gen)
+        if (
+            result.detail.startswith("parse failed")
+            and _needs_escaping(messages[-1])
+            and _unescaped_arguments(messages[-1], lambda final: generation(messages[:-1] + [final], kwargs))
+        ):
+            return CaseOutcome(name, "n/a", "the chat template writes string arguments without escaping, "
+                               "so an argument holding quotes or backslashes cannot be read back", notes, gen)
         if result.detail.startswith(("parse failed", "render failed")):
-            cases.append(CaseOutcome(name, "fail", result.detail, notes, gen))
-            continue
+            return CaseOutcome(name, "fail", result.detail, notes, gen)
         # Is the mismatch the chat template's doing? Drop what it does not render and check the rest.
         final = messages[-1]
         adjusted = dict(final)
@@ -722,14 +793,25 @@ def verify_chat_template(
                     notes.append(f"the chat template renders only {keep} tool call(s) per message: checked those")
                     break
         if adjusted == final:
-            cases.append(CaseOutcome(name, "fail", result.detail, notes, gen))
-            continue
+            return CaseOutcome(name, "fail", result.detail, notes, gen)
         if not _meaningful(adjusted):
-            cases.append(CaseOutcome(name, "n/a", "the chat template renders none of this message's "
-                                     f"{', '.join(_meaningful(final))}", [], gen))
-            continue
+            return CaseOutcome(name, "n/a", "the chat template renders none of this message's "
+                               f"{', '.join(_meaningful(final))}", [], gen)
         retry = check(messages[:-1] + [adjusted], kwargs)
-        cases.append(CaseOutcome(name, "pass" if retry.passed else "fail", retry.detail, notes, gen))
+        return CaseOutcome(name, "pass" if retry.passed else "fail", retry.detail, notes, gen)
+
+    switch = _thinking_switch(chat_template)
+    cases: list[CaseOutcome] = []
+    for name, conversation in conversations.items():
+        outcome = evaluate(name, conversation)
+        if outcome.status != "pass" and switch is not None:
+            # a chat template switched by a text flag (Nemotron Nano v2's "/no_think"): with thinking on, the
+            # rendered turn continues an opened <think>, so its content cannot be told from reasoning
+            alternative = evaluate(name, switch(conversation))
+            if alternative.status == "pass":
+                alternative.notes.append("rendered with /no_think in the system message")
+                outcome = alternative
+        cases.append(outcome)
     return Verification(label, cases)
 
 

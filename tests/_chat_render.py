@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -93,8 +94,39 @@ class Family:
     #: no parser can tell from text: only scalar arguments are generated
     scalar_arguments: bool = False
     #: an assistant message without tool calls must have content (Seed-OSS renders an empty one without
-    #: its newline and end token, which does not continue the prompt)
+    #: its newline and end token, which does not continue the prompt; Ministral 3 rejects it)
     content_required: bool = False
+    #: the chat template needs an id on every tool call in history (the hypothesis strategies give them;
+    #: verify.sample_conversations does not)
+    call_ids_required: bool = False
+    #: only an assistant turn with tool calls continues the generation prompt (vLLM's Llama 4 JSON template
+    #: prompts with "\n<|header_start|>assistant..." but renders a plain turn without the newline)
+    final_tool_calls_only: bool = False
+    #: a system message every conversation starts with (Nemotron Nano v2 switches thinking off with
+    #: "/no_think" there; it reads no template variable)
+    system_prompt: str | None = None
+    #: a predicate on a tool call's arguments dict: only arguments the chat template renders in a form
+    #: that can be read back (pythonic chat templates print values with Python's `%s` / `|string`)
+    arguments_ok: Callable[[dict], bool] | None = None
+
+
+# --------------------------------------------------------------------------- pythonic chat templates
+
+
+def _scalars_only(arguments: dict) -> bool:
+    """Llama 4 (vLLM's pythonic template) prints every argument as `key="%s"`: a string, number or bool
+    comes back through tools= typing; a list or dict would be its Python repr inside a string."""
+    return all(isinstance(v, (str, int, float, bool)) for v in arguments.values())
+
+
+def _printable_lists(arguments: dict) -> bool:
+    """LFM2.5 prints lists with Jinja's `|string` (Python's repr): repr escapes non-printable characters
+    as `\\xNN`, which no JSON-like reader takes back."""
+    return all(
+        all(isinstance(item, str) and item.isprintable() for item in v)
+        for v in arguments.values()
+        if isinstance(v, list)
+    )
 
 
 FAMILIES: dict[str, Family] = {
@@ -312,6 +344,111 @@ FAMILIES: dict[str, Family] = {
             content_with_tool_calls=False,
             special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
         ),
+        # Llama 4 (vLLM's pythonic chat template): the whole turn is a call list, so content given with
+        # tool calls is written right before "[" and the model is told never to do that; the chat template
+        # prints each argument as key="%s" (unescaped), so arguments are scalars without quotes, backslashes
+        # or newlines (the typed values come back through tools=).
+        Family(
+            "llama4-pythonic",
+            "vllm-meta-llama-Llama-4-pythonic.jinja",
+            content_with_tool_calls=False,
+            argument_delimiters=('"', "\\", "\n", "\r", "<|eot|>", "<|python_end|>"),
+            arguments_ok=_scalars_only,
+            special_tokens={"bos_token": "<|begin_of_text|>"},
+        ),
+        # Llama 4 (vLLM's JSON chat template): calls are written one after another right after the content,
+        # so content given with tool calls cannot be told from a call's start (the model writes none).
+        # A plain content turn is rendered without the newline the generation prompt starts with, so only
+        # tool-call turns continue the prompt: content is proven on raw outputs.
+        Family(
+            "llama4-json",
+            "vllm-meta-llama-Llama-4-json.jinja",
+            content_with_tool_calls=False,
+            final_tool_calls_only=True,
+            special_tokens={"bos_token": "<|begin_of_text|>"},
+        ),
+        # Ministral 3 reasoning: the chat template reads reasoning only from "thinking" content blocks (not a
+        # message key), so reasoning is proven on raw outputs; it raises for an assistant message with
+        # neither content nor tool calls.
+        Family(
+            "ministral-3",
+            "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+            content_required=True,
+            special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+        ),
+        # Mistral Small 3.1 (vLLM's template): the older array form; content is dropped when tool calls are
+        # present; call ids must have 9 characters (the strategies' ids do).
+        Family(
+            "mistral-small-3.1",
+            "vllm-mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja",
+            content_with_tool_calls=False,
+            call_ids_required=True,
+            special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+        ),
+        Family(
+            "granite-4",
+            "ibm-granite-granite-4.0.jinja",
+            argument_delimiters=("</tool_call>",),
+        ),
+        # Phi-4-mini's chat template renders assistant history as content only (no tool calls): the round
+        # trip proves content; functools[...] tool calls are proven on raw outputs.
+        Family(
+            "phi-4-mini",
+            "microsoft-Phi-4-mini-instruct.jinja",
+            tool_calls=False,
+            special_tokens={"eos_token": "<|endoftext|>"},
+        ),
+        # LFM2.5-8B-A1B: reasoning from `thinking`; calls printed as name(k='v', ...) with strings in bare
+        # single quotes (no escaping: no ' \ or newlines in them), dicts as JSON, lists with |string.
+        Family(
+            "lfm2",
+            "LiquidAI-LFM2.5-8B-A1B.jinja",
+            reasoning_key="thinking",
+            argument_delimiters=("'", "\\", "\n", "\r", "<|tool_call_end|>"),
+            arguments_ok=_printable_lists,
+            content_forbidden=("CONTINUE_FINAL_MESSAGE_TAG",),
+        ),
+        # xLAM-2 (vLLM's templates): a tool-call turn is the bare JSON array; content is dropped with it.
+        Family(
+            "xlam-llama",
+            "vllm-Salesforce-Llama-xLAM-2-fc-r.jinja",
+            content_with_tool_calls=False,
+            special_tokens={"bos_token": "<|begin_of_text|>"},
+        ),
+        Family(
+            "xlam-qwen",
+            "vllm-Salesforce-Qwen-xLAM-fc-r.jinja",
+            content_with_tool_calls=False,
+        ),
+        # Apriel 1.5 (unsloth's template): history holds the final response only (no reasoning key is read);
+        # arguments are concatenated with |string, so they are passed as JSON text.
+        Family(
+            "apriel-1.5",
+            "unsloth-Apriel-1.5.jinja",
+            arguments_as_json_text=True,
+            call_ids_required=True,
+            argument_delimiters=("</tool_calls>",),
+            special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+        ),
+        # Nemotron Nano v2: with thinking on the prompt opens "<think>\n" and the rendered turn continues it
+        # without "</think>" (content would read as reasoning), so conversations switch thinking off with
+        # "/no_think"; history drops reasoning, and the last turn's tool calls are rendered as a turn of their
+        # own that does not continue the prompt: content is proven here, reasoning and tool calls on raw outputs.
+        Family(
+            "nemotron-nano-v2",
+            "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja",
+            tool_calls=False,
+            content_required=True,  # an empty last turn is not rendered at all
+            system_prompt="You are helpful. /no_think",
+        ),
+        # GigaChat 3: one call per message (the chat template renders only tool_calls[0]), as its own
+        # "function call" role turn after the assistant turn.
+        Family(
+            "gigachat3",
+            "ai-sage-GigaChat3-10B-A1.8B.jinja",
+            max_tool_calls=1,
+            special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+        ),
     ]
 }
 
@@ -340,6 +477,17 @@ EXTRA_FIXTURES: list[Family] = [
         content_forbidden=("<|channel>",),
         special_tokens={"bos_token": "<bos>"},
     ),
+    # Devstral Small 2507 (unsloth's chat template): the Ministral 3 format without reasoning
+    Family(
+        "ministral-3",
+        "unsloth-mistral-Devstral-Small-2507.jinja",
+        special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+    ),
+    # Granite 4.1: the Granite 4.0 chat template without the default system prompt
+    Family("granite-4", "ibm-granite-granite-4.1.jinja", argument_delimiters=("</tool_call>",)),
+    # LFM2-8B-A1B and LFM2.5 instruct: assistant history is rendered as content only
+    Family("lfm2", "LiquidAI-LFM2-8B-A1B.jinja", tool_calls=False),
+    Family("lfm2", "LiquidAI-LFM2.5-Instruct.jinja", tool_calls=False),
 ]
 
 EXTRA_FIXTURES += [
@@ -573,7 +721,10 @@ def tool_call_strategy(family: Family) -> st.SearchStrategy[dict]:
             "tags": st.lists(s, max_size=3),
         },
     ).map(lambda a: ("search", a))
-    return st.one_of(weather, search).map(
+    calls = st.one_of(weather, search)
+    if family.arguments_ok is not None:
+        calls = calls.filter(lambda na: family.arguments_ok(na[1]))
+    return calls.map(
         lambda na: {
             "type": "function",
             "function": {
@@ -602,7 +753,7 @@ def assistant_message(draw: st.DrawFn, family: Family, template: dict, thinking:
     """An assistant message the family's chat template can carry (see the Family flags)."""
     forbidden = family.content_forbidden
     ok = lambda t: not collides(t, template, forbidden)  # noqa: E731
-    use_tools = family.tool_calls and draw(st.booleans())
+    use_tools = family.tool_calls and ((final and family.final_tool_calls_only) or draw(st.booleans()))
     msg: dict[str, Any] = {"role": "assistant"}
     if use_tools:
         max_calls = family.max_tool_calls or 3
@@ -631,7 +782,9 @@ def conversations(draw: st.DrawFn, family: Family, template: dict) -> tuple[list
     kwargs = {} if family.thinking_kwarg is None or thinking is None else {family.thinking_kwarg: thinking}
     user_text = st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=10)
     messages: list[dict] = []
-    if draw(st.booleans()):
+    if family.system_prompt is not None:
+        messages.append({"role": "system", "content": family.system_prompt})
+    elif draw(st.booleans()):
         messages.append({"role": "system", "content": "Be brief. " + draw(user_text)})
     # earlier turns: their content, reasoning and tool calls must not leak into the parsed message
     for _ in range(draw(st.integers(0, 2))):

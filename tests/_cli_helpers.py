@@ -89,17 +89,16 @@ def make_tokenizer_folder(
     chat_template_text: str | None = None,
     chat_template_file: bool = False,
     extra: dict | None = None,
-    specials: tuple[str, ...] | None = None,
-    eos: str | None = None,
+    special_tokens: tuple[str, ...] | None = None,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
 ) -> Path:
     """Write tokenizer.json + tokenizer_config.json (+ chat_template.jinja) into ``folder``.
 
-    ``specials`` / ``eos`` replace the family's special tokens and end-of-sequence token (for a chat
-    template given as ``chat_template_text`` whose family is not in ``FAMILIES``).
-    """
-    _fixture, family_specials, family_eos = FAMILIES[family]
-    specials = family_specials if specials is None else specials
-    eos = family_eos if eos is None else eos
+    ``special_tokens`` / ``bos_token`` / ``eos_token`` override the family's (for a chat template given as
+    ``chat_template_text`` whose family is not in ``FAMILIES``)."""
+    _fixture, specials, eos = FAMILIES.get(family, (None, (), None))
+    specials, eos = special_tokens or specials, eos_token or eos
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     backend = Tokenizer.from_str(_backend(specials))
@@ -113,7 +112,7 @@ def make_tokenizer_folder(
                             "single_word": False, "special": True}
             for t in specials
         },
-        "bos_token": None,
+        "bos_token": bos_token,
         "clean_up_tokenization_spaces": False,
         "description": "Café, 東京 — a tiny test tokenizer",
         "eos_token": eos,

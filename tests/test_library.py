@@ -75,6 +75,25 @@ DETECT = {
     "deepseek-ai-DeepSeek-V3.2.jinja": "deepseek-v3.2",
     "ByteDance-Seed-Seed-OSS-36B-Instruct.jinja": "seed-oss",
     "vllm-tencent-Hunyuan-A13B-Instruct.jinja": "hunyuan-a13b",
+    # group g2 (2025-2026 families)
+    "vllm-meta-llama-Llama-4-pythonic.jinja": "llama4-pythonic",
+    "vllm-meta-llama-Llama-4-json.jinja": "llama4-json",
+    "mistralai-Ministral-3-14B-Reasoning-2512.jinja": "ministral-3",
+    "unsloth-mistral-Devstral-Small-2507.jinja": "ministral-3",  # same format, no [THINK] (both round-trip)
+    "vllm-mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja": "mistral-small-3.1",
+    "ibm-granite-granite-4.0.jinja": "granite-4",
+    "ibm-granite-granite-4.1.jinja": "granite-4",  # differs from 4.0 only in the default system prompt
+    "microsoft-Phi-4-mini-instruct.jinja": "phi-4-mini",
+    "LiquidAI-LFM2-8B-A1B.jinja": "lfm2",
+    "LiquidAI-LFM2.5-8B-A1B.jinja": "lfm2",
+    "LiquidAI-LFM2.5-Instruct.jinja": "lfm2",
+    "vllm-Salesforce-Llama-xLAM-2-fc-r.jinja": "xlam-llama",
+    "vllm-Salesforce-Qwen-xLAM-fc-r.jinja": "xlam-qwen",
+    "unsloth-Apriel-1.5.jinja": "apriel-1.5",
+    "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja": "nemotron-nano-v2",
+    "ai-sage-GigaChat3-10B-A1.8B.jinja": "gigachat3",
+    # Apertus writes calls as one-key objects {"NAME": {...}}, which no template can express yet: not shipped
+    "swiss-ai-Apertus-8B-Instruct-2509.jinja": None,
 }
 
 PLAIN_CHATML = (

@@ -1073,7 +1073,7 @@ def test_detected_and_verified_from_a_tokenizer_folder(fixture: str, tmp_path: P
     name, specials, eos = VERIFY[fixture]
     assert detect_template(chat_template(fixture)) == name
     folder = make_tokenizer_folder(
-        tmp_path / "tok", chat_template_text=chat_template(fixture), specials=specials, eos=eos,
+        tmp_path / "tok", chat_template_text=chat_template(fixture), special_tokens=specials, eos_token=eos,
         extra={"pad_token": specials[0]},
     )
     code = main(["verify", str(folder), "--template", "auto", "--json"])

@@ -97,6 +97,13 @@ def test_round_trip_sample_conversations(family: Family) -> None:
             or (family.arguments_as_json_text and "tool_calls" in final)  # covered by the hypothesis test
             # Mistral needs 9-character call ids, which the hypothesis test generates
             or (family.name == "mistral-small-3.2" and any("tool_calls" in m for m in messages))
+            or (family.call_ids_required and any("tool_calls" in m for m in messages))
+            or (family.final_tool_calls_only and "tool_calls" not in final)
+            # arguments the chat template cannot print readably (see Family.arguments_ok)
+            or (
+                family.arguments_ok is not None
+                and not all(family.arguments_ok(c["function"]["arguments"]) for c in final.get("tool_calls", []))
+            )
             or (family.name == "deepseek-v3.1" and any("tool_calls" in m for m in messages))
             # objects/arrays rendered with Python's str() (Seed-OSS): scalar arguments only
             or (
@@ -118,6 +125,8 @@ def test_round_trip_sample_conversations(family: Family) -> None:
         if drop:
             del cases[case_name]
     assert cases
+    if family.system_prompt is not None:
+        cases = {k: [{"role": "system", "content": family.system_prompt}, *v] for k, v in cases.items()}
     kwargs = {} if thinking is None else {family.thinking_kwarg: thinking}
     results = verify_round_trip(
         chat_template(family.fixture),
