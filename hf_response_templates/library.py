@@ -172,7 +172,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "rendered by the chat template only for tool-call turns after the last user message; with thinking off "
         "the prompt holds an empty thought channel history never renders, so thinking-off turns round-trip only "
         "after tool results. Arguments holding null (rendered as Python 'None') or nested keys that are not "
-        "identifiers cannot be read back. Also read: <|channel> without 'thought', the bare <|tool_call>:NAME{...}.",
+        "identifiers cannot be read back. Also read: <|channel> without 'thought', the bare <|tool_call>:NAME{...}, "
+        "call:NAME{...} right after <channel|> without <|tool_call>, and a tool call that ends unclosed reasoning.",
     },
     "glm-4.7": {
         "models": ["zai-org/GLM-4.7", "zai-org/GLM-4.7-Flash", "zai-org/GLM-5"],

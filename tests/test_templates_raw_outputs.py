@@ -684,6 +684,28 @@ CASES += [
         "<|channel>The user wants the weather.<channel|>It is mild.<turn|>",
         {"role": "assistant", "reasoning_content": "The user wants the weather.", "content": "It is mild."},
     ),
+    (
+        "gemma4-tool-call-ends-unclosed-thought",
+        "gemma4",
+        GEMMA4_PROMPT_THINKING,
+        '<|channel>thought\nI need the weather.<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_response>',
+        {"role": "assistant", "reasoning_content": "I need the weather.", "tool_calls": [PARIS]},
+    ),
+    (
+        "gemma4-call-right-after-thought-without-tool-call-token",
+        "gemma4",
+        GEMMA4_PROMPT_THINKING,
+        '<|channel>thought\nI need the weather.\n<channel|>call:get_weather{city:<|"|>Paris<|"|>}<|tool_response>',
+        {"role": "assistant", "reasoning_content": "I need the weather.", "tool_calls": [PARIS]},
+    ),
+    (
+        "gemma4-thought-and-answer-mention-the-call-syntax",
+        "gemma4",
+        GEMMA4_PROMPT_THINKING,
+        "<|channel>thought\nShould I write <|tool_call>? No.<channel|>The syntax is call:NAME{...} after the marker.<turn|>",
+        {"role": "assistant", "reasoning_content": "Should I write <|tool_call>? No.",
+         "content": "The syntax is call:NAME{...} after the marker."},
+    ),
     # ---------------------------------------------------------------- DeepSeek
     (
         "deepseek-v3.1-text-after-tool-calls-end",
