@@ -77,7 +77,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "chat_template": "Qwen-Qwen3-0.6B.jinja",
         "doc": "ChatML, reasoning_content in <think>...</think>, tool calls as "
         '<tool_call>{"name": ..., "arguments": ...}</tool_call> (JSON). Earlier assistant turns lose their '
-        "reasoning in the chat template (only turns after the last user query keep it).",
+        "reasoning in the chat template (only turns after the last user query keep it). Reasoning also ends where a JSON tool call starts, "
+        "and a <think> written again right after the prompt opened it is not text.",
     },
     "qwen3-coder": {
         "models": ["Qwen/Qwen3-Coder-30B-A3B-Instruct", "Qwen/Qwen3-Coder-480B-A35B-Instruct"],
@@ -85,7 +86,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "doc": "ChatML with XML tool calls <tool_call><function=NAME><parameter=KEY>VALUE</parameter></function>"
         "</tool_call>. Parameter values are kept as raw text: the chat template renders scalars with |string, so "
         "7, '7' and True/'True' look alike; pass tools= to type them from the JSON schema (objects/arrays are "
-        "decoded, integers cast, strings kept). No reasoning field: the chat template renders none.",
+        "decoded, integers cast, strings kept). No reasoning field: the chat template renders none. Also read: "
+        "<function=NAME> without <tool_call>.",
     },
     "gpt-oss": {
         "models": ["openai/gpt-oss-20b", "openai/gpt-oss-120b"],
@@ -95,7 +97,9 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "json<|message|>{...}<|call|>' (the chat template's form) and '<|channel|>commentary to=functions.NAME "
         "<|constrain|>json<|message|>{...}<|call|>' (the model's form). start_anchor '<|start|>assistant' cuts the "
         "prefix only. The chat template renders one tool call per message, renders content given with tool calls "
-        "as analysis, and drops analysis from earlier turns.",
+        "as analysis, and drops analysis from earlier turns. Also read (seen in real outputs): tool calls on the "
+        "analysis channel, built-in recipients (to=browser.search, to=python, to=container.exec: named as written, "
+        "non-JSON arguments kept as text), calls closed by <|end|> or <|return|>, final <|constrain|>json answers.",
     },
     "cohere-command-r7b": {
         "models": ["CohereLabs/c4ai-command-r7b-12-2024"],
@@ -103,7 +107,9 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "doc": "<|START_THINKING|> plan -> tool_plan (the key the chat template reads back), "
         "<|START_ACTION|>[{tool_name, parameters}, ...]<|END_ACTION|> -> tool_calls (transform_each), "
         "<|START_RESPONSE|>...<|END_RESPONSE|> -> content. The chat template renders tool_plan only with tool calls, "
-        "and drops content when tool calls are present; tool_call_id is a renumbered counter and is not kept.",
+        "and drops content when tool calls are present; tool_call_id is a renumbered counter and is not kept. "
+        "Command A's <|START_TEXT|>...<|END_TEXT|> framing is read as content; text outside the regions is "
+        "unmarked_text, up to <|END_OF_TURN_TOKEN|>. Citation markup (<co>...</co: 0:[1]>) stays in the text.",
     },
     "hermes3": {
         "models": ["NousResearch/Hermes-3-Llama-3.1-8B", "NousResearch/Hermes-3-Llama-3.1-70B",
@@ -117,25 +123,28 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "chat_template": "deepseek-ai-DeepSeek-V3.1.jinja",
         "doc": "<think>...</think> reasoning, tool calls as <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}"
         "<｜tool▁call▁end｜> inside <｜tool▁calls▁begin｜>...<｜tool▁calls▁end｜>, content up to "
-        "<｜end▁of▁sentence｜>.",
+        "<｜end▁of▁sentence｜> (text after <｜tool▁calls▁end｜> is content). A tool call that starts inside "
+        "unclosed reasoning ends it.",
     },
     "mistral-small-3.2": {
         "models": ["mistralai/Mistral-Small-3.2-24B-Instruct-2506"],
         "chat_template": "Mistral-Small-3.2-24B-Instruct-2506.jinja",
-        "doc": "[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} per call (id kept), content up to </s>.",
+        "doc": "[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json} per call (also without [CALL_ID] or [ARGS]; the id is not "
+        "kept), content up to </s>.",
     },
     "glm-4.6": {
         "models": ["zai-org/GLM-4.5", "zai-org/GLM-4.6"],
         "chat_template": "GLM-4.6.jinja",
         "doc": "<think>...</think> reasoning_content, tool calls <tool_call>NAME<arg_key>K</arg_key>"
-        "<arg_value>V</arg_value>...</tool_call>, content up to <|user|>/<|observation|>/<|endoftext|>.",
+        "<arg_value>V</arg_value>...</tool_call>, content up to <|user|>/<|observation|>/<|endoftext|>. A tool "
+        "call that starts inside unclosed reasoning ends it.",
     },
     "llama3": {
         "models": ["meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct",
                    "meta-llama/Llama-3.3-70B-Instruct"],
         "chat_template": "meta-llama-Llama-3.3-70B-Instruct.jinja",
         "doc": 'A tool call is the whole turn: bare JSON {"name": ..., "parameters": ...} (optionally after '
-        "<|python_tag|>), ended by <|eom_id|> or <|eot_id|>; it is recognised only at the start of the "
+        "<|python_tag|>, also repeated), ended by <|eom_id|> or <|eot_id|>; it is recognised only at the start of the "
         "generation (open_pattern anchored with ^; a leading \"type\": \"function\" key is accepted), so "
         "content that merely contains a JSON object stays content. Content ends at <|eot_id|>. One tool call per message (the chat template raises "
         "for more); content given with a tool call is dropped by the chat template. The built-in tool form "
@@ -153,7 +162,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "models": ["deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B/7B/14B/32B", "deepseek-ai/DeepSeek-R1-Distill-Llama-8B/70B"],
         "chat_template": "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
         "doc": "The prompt ends with <｜Assistant｜><think>\n, so the generation starts inside reasoning_content "
-        "(closed by </think>); content up to <｜end▁of▁sentence｜>; tool calls "
+        "(closed by </think>, or where a tool call starts); content up to <｜end▁of▁sentence｜> (text after "
+        "<｜tool▁calls▁end｜> is content); tool calls "
         "<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>. The chat "
         "template strips reasoning from history and renders tool-call turns only with content None, so only "
         "the answer right after tool results continues its own prompt: the round trip proves content there; "
@@ -168,7 +178,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "rendered by the chat template only for tool-call turns after the last user message; with thinking off "
         "the prompt holds an empty thought channel history never renders, so thinking-off turns round-trip only "
         "after tool results. Arguments holding null (rendered as Python 'None') or nested keys that are not "
-        "identifiers cannot be read back.",
+        "identifiers cannot be read back. Also read: <|channel> without 'thought', the bare <|tool_call>:NAME{...}, "
+        "call:NAME{...} right after <channel|> without <|tool_call>, and a tool call that ends unclosed reasoning.",
     },
     "glm-4.7": {
         "models": ["zai-org/GLM-4.7", "zai-org/GLM-4.7-Flash", "zai-org/GLM-5"],
@@ -260,7 +271,7 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "models": ["moonshotai/Kimi-K2-Instruct"],
         "chat_template": "moonshotai-Kimi-K2.jinja",
         "doc": "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|> inside "
-        "<|tool_calls_section_begin|>...<|tool_calls_section_end|>, content up to <|im_end|>.",
+        "<|tool_calls_section_begin|>...<|tool_calls_section_end|>, content up to <|im_end|> (or an empty tool section).",
     },
     "llama4-pythonic": {
         "models": ["meta-llama/Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"],

@@ -16,7 +16,7 @@ from hf_response_templates import ResponseParser, parse_response
 from hf_response_templates.library import get_template
 
 
-def call(name: str, arguments: dict) -> dict:
+def call(name: str, arguments: dict | str) -> dict:
     return {"type": "function", "function": {"name": name, "arguments": arguments}}
 
 
@@ -512,6 +512,265 @@ CASES: list[tuple[str, str, str, str, dict]] = [
         'response:get_weather{value:<|"|>{"t": 21}<|"|>}<tool_response|>',
         "It is 21 °C in Paris.<turn|>",
         {"role": "assistant", "content": "It is 21 °C in Paris."},
+    ),
+]
+
+QWEN3_THINKING_PROMPT = CHATML_PROMPT + "<|im_start|>assistant\n<think>\n"  # Qwen3-*-Thinking-2507 pre-opens reasoning
+GLM_PROMPT = "[gMASK]<sop><|user|>\nWeather in Paris?<|assistant|>"
+DEEPSEEK_V31_PROMPT = "<｜begin▁of▁sentence｜><｜User｜>Weather in Paris?<｜Assistant｜>"
+KIMI_PROMPT = "<|im_user|>user<|im_middle|>Weather in Paris?<|im_end|><|im_assistant|>assistant<|im_middle|>"
+MISTRAL_PROMPT = "<s>[INST]Weather in Paris?[/INST]"
+DS_CALL = "<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜>"
+DS_R1_CALL = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>"
+PARIS = call("get_weather", {"city": "Paris"})
+
+# Variants seen in real outputs (tests/fixtures/real_outputs/, issue 15), and prose that merely mentions the
+# tags those variants added: it must stay where it is.
+CASES += [
+    # ---------------------------------------------------------------- gpt-oss
+    (
+        "gpt-oss-tool-call-on-analysis-channel",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant to=functions.get_weather"
+        '<|channel|>analysis <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+        {"role": "assistant", "thinking": "Need the weather.", "tool_calls": [PARIS]},
+    ),
+    (
+        "gpt-oss-channel-first-analysis-call-code-type",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        "<|channel|>analysis<|message|>Search it.\n<|end|><|start|>assistant<|channel|>analysis to=functions.search code"
+        '<|message|>\n{"query": "Paris"}<|call|>',
+        {"role": "assistant", "thinking": "Search it.", "tool_calls": [call("search", {"query": "Paris"})]},
+    ),
+    (
+        "gpt-oss-structured-final-answer",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        '<|channel|>analysis<|message|>Answer in JSON.<|end|><|start|>assistant<|channel|>final <|constrain|>json<|message|>{"answer": 42}<|return|>',
+        {"role": "assistant", "thinking": "Answer in JSON.", "content": '{"answer": 42}'},
+    ),
+    (
+        "gpt-oss-builtin-browser-tool",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        "<|channel|>analysis<|message|>Look it up.<|end|><|start|>assistant<|channel|>analysis to=browser.search "
+        '<|constrain|>json<|message|>{"query": "Paris weather"}<|call|>',
+        {"role": "assistant", "thinking": "Look it up.", "tool_calls": [call("browser.search", {"query": "Paris weather"})]},
+    ),
+    (
+        "gpt-oss-builtin-python-tool-code-arguments",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        "<|start|>assistant to=python<|channel|>analysis code<|message|>print(2 + 2)<|call|>",
+        {"role": "assistant", "tool_calls": [call("python", "print(2 + 2)")]},
+    ),
+    (
+        "gpt-oss-builtin-container-exec",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        '<|channel|>analysis to=container.exec <|constrain|>json<|message|>{"cmd": ["ls", "-la"]}<|call|>',
+        {"role": "assistant", "tool_calls": [call("container.exec", {"cmd": ["ls", "-la"]})]},
+    ),
+    (
+        "gpt-oss-call-closed-by-end",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        "<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant to=functions.get_weather<|channel|>commentary"
+        '<|message|>{"city": "Paris"}<|end|>',
+        {"role": "assistant", "content": "Checking.", "tool_calls": [PARIS]},
+    ),
+    (
+        "gpt-oss-call-closed-by-return",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|return|>',
+        {"role": "assistant", "tool_calls": [PARIS]},
+    ),
+    (
+        "gpt-oss-answer-mentions-recipients-and-constrain",
+        "gpt-oss",
+        GPT_OSS_PROMPT,
+        "<|channel|>final<|message|>Write to=functions.get_weather and <|constrain|>json in the header.<|return|>",
+        {"role": "assistant", "content": "Write to=functions.get_weather and <|constrain|>json in the header."},
+    ),
+    # ---------------------------------------------------------------- Qwen3 / GLM reasoning boundaries
+    (
+        "qwen3-tool-call-ends-unclosed-reasoning",
+        "qwen3",
+        QWEN3_THINKING_PROMPT,
+        'I should look it up.\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>',
+        {"role": "assistant", "reasoning_content": "I should look it up.", "tool_calls": [PARIS]},
+    ),
+    (
+        "qwen3-tool-call-ends-reasoning-the-model-opened",
+        "qwen3",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        '<think>\nI should look it up.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>',
+        {"role": "assistant", "reasoning_content": "I should look it up.", "tool_calls": [PARIS]},
+    ),
+    (
+        "qwen3-reasoning-mentions-the-tool-call-tag",
+        "qwen3",
+        QWEN3_THINKING_PROMPT,
+        "A <tool_call> tag would be overkill here.\n</think>\n\nIt is mild.<|im_end|>",
+        {"role": "assistant", "reasoning_content": "A <tool_call> tag would be overkill here.", "content": "It is mild."},
+    ),
+    (
+        "qwen3-think-written-again-after-the-prompt-opened-it",
+        "qwen3",
+        QWEN3_THINKING_PROMPT,
+        "<think>\nThe user asks about Paris.\n</think>\n\nIt is mild.<|im_end|>",
+        {"role": "assistant", "reasoning_content": "The user asks about Paris.", "content": "It is mild."},
+    ),
+    (
+        "glm-tool-call-ends-unclosed-reasoning",
+        "glm-4.6",
+        GLM_PROMPT,
+        "\n<think>I need the weather.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"
+        "<|observation|>",
+        {"role": "assistant", "reasoning_content": "I need the weather.", "tool_calls": [PARIS]},
+    ),
+    (
+        "glm-reasoning-mentions-the-tool-call-tag",
+        "glm-4.6",
+        GLM_PROMPT,
+        "\n<think>The format is <tool_call> and then a name.</think>\nNo tool needed.<|user|>",
+        {"role": "assistant", "reasoning_content": "The format is <tool_call> and then a name.", "content": "No tool needed."},
+    ),
+    # ---------------------------------------------------------------- Qwen3-Coder
+    (
+        "qwen3-coder-function-without-tool-call-wrapper",
+        "qwen3-coder",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "I'll check.\n\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n"
+        "</function>\n</tool_call><|im_end|>",
+        {"role": "assistant", "content": "I'll check.", "tool_calls": [call("get_weather", {"city": "Paris", "days": 3})]},
+    ),
+    (
+        "qwen3-coder-bare-function-then-prose",
+        "qwen3-coder",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\nDone.<|im_end|>",
+        {"role": "assistant", "content": "Done.", "tool_calls": [PARIS]},
+    ),
+    (
+        "qwen3-coder-blank-lines-before-tool-call-close",
+        "qwen3-coder",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n\n</tool_call><|im_end|>",
+        {"role": "assistant", "tool_calls": [PARIS]},
+    ),
+    (
+        "qwen3-coder-prose-mentions-function-syntax",
+        "qwen3-coder",
+        CHATML_PROMPT + "<|im_start|>assistant\n",
+        "Write <function=NAME> and then the parameters.<|im_end|>",
+        {"role": "assistant", "content": "Write <function=NAME> and then the parameters."},
+    ),
+    # ---------------------------------------------------------------- Gemma 4
+    (
+        "gemma4-bare-tool-call-opener",
+        "gemma4",
+        GEMMA4_PROMPT,
+        '<|tool_call>:get_weather{city:<|"|>Paris<|"|>}<tool_call|>',
+        {"role": "assistant", "tool_calls": [PARIS]},
+    ),
+    (
+        "gemma4-channel-without-thought-label",
+        "gemma4",
+        GEMMA4_PROMPT_THINKING,
+        "<|channel>The user wants the weather.<channel|>It is mild.<turn|>",
+        {"role": "assistant", "reasoning_content": "The user wants the weather.", "content": "It is mild."},
+    ),
+    (
+        "gemma4-tool-call-ends-unclosed-thought",
+        "gemma4",
+        GEMMA4_PROMPT_THINKING,
+        '<|channel>thought\nI need the weather.<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_response>',
+        {"role": "assistant", "reasoning_content": "I need the weather.", "tool_calls": [PARIS]},
+    ),
+    (
+        "gemma4-call-right-after-thought-without-tool-call-token",
+        "gemma4",
+        GEMMA4_PROMPT_THINKING,
+        '<|channel>thought\nI need the weather.\n<channel|>call:get_weather{city:<|"|>Paris<|"|>}<|tool_response>',
+        {"role": "assistant", "reasoning_content": "I need the weather.", "tool_calls": [PARIS]},
+    ),
+    (
+        "gemma4-thought-and-answer-mention-the-call-syntax",
+        "gemma4",
+        GEMMA4_PROMPT_THINKING,
+        "<|channel>thought\nShould I write <|tool_call>? No.<channel|>The syntax is call:NAME{...} after the marker.<turn|>",
+        {"role": "assistant", "reasoning_content": "Should I write <|tool_call>? No.",
+         "content": "The syntax is call:NAME{...} after the marker."},
+    ),
+    # ---------------------------------------------------------------- DeepSeek
+    (
+        "deepseek-v3.1-text-after-tool-calls-end",
+        "deepseek-v3.1",
+        DEEPSEEK_V31_PROMPT + "</think>",
+        "Checking.<｜tool▁calls▁begin｜>" + DS_CALL + "<｜tool▁calls▁end｜>Done.<｜end▁of▁sentence｜>",
+        {"role": "assistant", "content": "Checking.\nDone.", "tool_calls": [PARIS]},
+    ),
+    (
+        "deepseek-v3.1-tool-call-ends-unclosed-reasoning",
+        "deepseek-v3.1",
+        DEEPSEEK_V31_PROMPT + "<think>",
+        "Need the weather.<｜tool▁calls▁begin｜>" + DS_CALL + "<｜tool▁calls▁end｜><｜end▁of▁sentence｜>",
+        {"role": "assistant", "reasoning_content": "Need the weather.", "tool_calls": [PARIS]},
+    ),
+    (
+        "deepseek-r1-text-after-tool-calls-end",
+        "deepseek-r1",
+        DEEPSEEK_R1_PROMPT.removesuffix("<think>\n"),
+        "Checking.<｜tool▁calls▁begin｜>" + DS_R1_CALL + "<｜tool▁calls▁end｜>It is 30 degrees.<｜end▁of▁sentence｜>",
+        {"role": "assistant", "content": "Checking.\nIt is 30 degrees.", "tool_calls": [PARIS]},
+    ),
+    (
+        "deepseek-r1-tool-call-ends-unclosed-reasoning",
+        "deepseek-r1",
+        DEEPSEEK_R1_PROMPT,
+        "Need the weather.\n<｜tool▁calls▁begin｜>" + DS_R1_CALL + "\n<｜tool▁calls▁end｜><｜end▁of▁sentence｜>",
+        {"role": "assistant", "reasoning_content": "Need the weather.", "tool_calls": [PARIS]},
+    ),
+    # ---------------------------------------------------------------- Kimi K2, Cohere, Llama 3, Mistral
+    (
+        "kimi-k2-empty-tool-section",
+        "kimi-k2",
+        KIMI_PROMPT,
+        "Let me think.<|tool_calls_section_begin|><|tool_calls_section_end|>",
+        {"role": "assistant", "content": "Let me think."},
+    ),
+    (
+        "cohere-command-a-start-text-framing",
+        "cohere-command-r7b",
+        COHERE_PROMPT,
+        "<|START_THINKING|>Greet back.<|END_THINKING|><|START_TEXT|>I'm doing well.<|END_TEXT|><|END_OF_TURN_TOKEN|>",
+        {"role": "assistant", "tool_plan": "Greet back.", "content": "I'm doing well."},
+    ),
+    (
+        "cohere-action-then-end-of-turn",
+        "cohere-command-r7b",
+        COHERE_PROMPT,
+        '<|START_THINKING|>Look it up.<|END_THINKING|><|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", '
+        '"parameters": {"city": "Paris"}}]<|END_ACTION|><|END_OF_TURN_TOKEN|>',
+        {"role": "assistant", "tool_plan": "Look it up.", "tool_calls": [PARIS]},
+    ),
+    (
+        "llama3-repeated-python-tag",
+        "llama3",
+        LLAMA3_PROMPT,
+        '<|python_tag|><|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eom_id|>',
+        {"role": "assistant", "tool_calls": [PARIS]},
+    ),
+    (
+        "mistral-call-without-args-separator",
+        "mistral-small-3.2",
+        MISTRAL_PROMPT,
+        'Checking.[TOOL_CALLS]get_weather{"city": "Paris"}</s>',
+        {"role": "assistant", "content": "Checking.", "tool_calls": [PARIS]},
     ),
 ]
 
