@@ -358,6 +358,16 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         'role turn holding {"name": ..., "arguments": ...} -> tool_calls (one per message: the chat template renders '
         "only the first), content up to <|message_sep|> (unless a function call follows) or </s>. No reasoning.",
     },
+    # group g3 (2025-2026 families)
+    "internlm2": {
+        "models": ["internlm/internlm2_5-7b-chat (and the other InternLM2.5 function-calling models)"],
+        "chat_template": "vllm-internlm-internlm2_5-7b-chat.jinja",
+        "doc": 'ChatML; a call is <|action_start|><|plugin|>{"name": NAME, "parameters": {...}}<|action_end|> (the '
+        'model writes "parameters"; vLLM\'s chat template renders "arguments": both are read). The name is captured '
+        "by the open pattern and the argument object is the region's JSON body, so calls must write name first "
+        "(both the model and the chat template do). Content up to <|im_end|>. Proven against vLLM's InternLM2 tool "
+        "template. No reasoning.",
+    },
 }
 
 
@@ -634,6 +644,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "gigachat3",
         all_of=("<|role_sep|>", "<|message_sep|>", "function call"),
+    ),
+    _Rule(
+        "internlm2",
+        all_of=("<|im_start|>", "<|action_start|>", "<|plugin|>", "<|action_end|>"),
     ),
 )
 

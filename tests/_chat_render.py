@@ -449,6 +449,15 @@ FAMILIES: dict[str, Family] = {
             max_tool_calls=1,
             special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
         ),
+        # group g3 -----------------------------------------------------------------------------------
+        # InternLM2.5 (vLLM's tool template): content, then each call as
+        # <|action_start|><|plugin|>\n{"name": ..., "arguments": ...}<|action_end|>, then <|im_end|>
+        Family(
+            "internlm2",
+            "vllm-internlm-internlm2_5-7b-chat.jinja",
+            argument_delimiters=("<|action_end|>",),
+            special_tokens={"bos_token": "<s>"},
+        ),
     ]
 }
 
