@@ -368,6 +368,16 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "(both the model and the chat template do). Content up to <|im_end|>. Proven against vLLM's InternLM2 tool "
         "template. No reasoning.",
     },
+    "functiongemma": {
+        "models": ["google/functiongemma-270m-it (and fine-tunes that keep its format)"],
+        "chat_template": "vllm-google-functiongemma-270m-it.jinja",
+        "doc": "<start_function_call>call:NAME{key:<escape>VALUE<escape>,...}<end_function_call> per call -> tool_calls "
+        "(values are the text between the <escape> markers, kept verbatim and typed from the tools' schemas: pass "
+        "tools= to get 42 and True instead of '42' and 'true'), content up to <end_of_turn>. Proven against vLLM's "
+        "FunctionGemma template, a short rewrite of the Hub one; it prints every value with {{ value }} (Python's "
+        "str(): objects and lists come out as Python text, so only scalar arguments round-trip) and drops content "
+        "from a tool-call turn. No reasoning.",
+    },
 }
 
 
@@ -648,6 +658,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "internlm2",
         all_of=("<|im_start|>", "<|action_start|>", "<|plugin|>", "<|action_end|>"),
+    ),
+    _Rule(
+        "functiongemma",
+        all_of=("<start_of_turn>", "<start_function_call>", "<end_function_call>", "<escape>"),
     ),
 )
 

@@ -458,6 +458,16 @@ FAMILIES: dict[str, Family] = {
             argument_delimiters=("<|action_end|>",),
             special_tokens={"bos_token": "<s>"},
         ),
+        # FunctionGemma (vLLM's template): <start_function_call>call:NAME{k:<escape>V<escape>,...}<end_function_call>,
+        # every value printed with {{ value }} inside <escape> (Python's str(): scalars only, typed back from
+        # the tools' schemas); content is dropped from a tool-call turn.
+        Family(
+            "functiongemma",
+            "vllm-google-functiongemma-270m-it.jinja",
+            content_with_tool_calls=False,
+            scalar_arguments=True,
+            argument_delimiters=("<escape>", "<end_function_call>"),
+        ),
     ]
 }
 

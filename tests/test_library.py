@@ -94,6 +94,7 @@ DETECT = {
     "ai-sage-GigaChat3-10B-A1.8B.jinja": "gigachat3",
     # group g3
     "vllm-internlm-internlm2_5-7b-chat.jinja": "internlm2",
+    "vllm-google-functiongemma-270m-it.jinja": "functiongemma",
     # Apertus writes calls as one-key objects {"NAME": {...}}, which no template can express yet: not shipped
     "swiss-ai-Apertus-8B-Instruct-2509.jinja": None,
 }

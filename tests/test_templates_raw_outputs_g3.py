@@ -36,6 +36,35 @@ INTERNLM2_PROMPT = (
     '<s><|im_start|>system name=<|plugin|>\n[{"name": "get_weather", ...}]<|im_end|>\n'
     "<|im_start|>user\nWeather in Tokyo?<|im_end|>\n<|im_start|>assistant\n"
 )
+FUNCTIONGEMMA_PROMPT = (
+    "<start_of_turn>user\nYou are a helpful assistant.\n\nAvailable functions:\n\nFunction: get_weather\n...<end_of_turn>"
+    "<start_of_turn>user\nWeather in London?<end_of_turn><start_of_turn>model"
+)
+
+#: the tools of the request: the shared TOOLS plus the ones vLLM's parser tests call (typing is by these schemas)
+G3_TOOLS: list[dict] = [
+    *TOOLS,
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "description": "Current time.",
+            "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "set_counter",
+            "description": "Set a counter.",
+            "parameters": {
+                "type": "object",
+                "properties": {"count": {"type": "integer"}, "enabled": {"type": "boolean"},
+                               "message": {"type": "string"}},
+            },
+        },
+    },
+]
 
 # (case id, template name, prefix, raw model output, expected message)
 CASES: list[tuple[str, str, str, str, dict]] = [
@@ -159,17 +188,99 @@ CASES: list[tuple[str, str, str, str, dict]] = [
     ),
 ]
 
+CASES += [
+    # ---------------------------------------------------------------- FunctionGemma
+    (
+        # vLLM tests/tool_parsers/test_functiongemma_tool_parser.py, TestExtractToolCalls.test_no_tool_calls
+        "functiongemma-no-tool-calls",
+        "functiongemma",
+        FUNCTIONGEMMA_PROMPT,
+        "Hello, how can I help you today?<end_of_turn>",
+        {"role": "assistant", "content": "Hello, how can I help you today?"},
+    ),
+    (
+        # same file, test_single_tool_call ("location" is not in get_weather's schema: kept as text)
+        "functiongemma-single",
+        "functiongemma",
+        FUNCTIONGEMMA_PROMPT,
+        "<start_function_call>call:get_weather{location:<escape>London<escape>}<end_function_call>",
+        {"role": "assistant", "tool_calls": [call("get_weather", {"location": "London"})]},
+    ),
+    (
+        # same file, test_multiple_arguments
+        "functiongemma-multiple-arguments",
+        "functiongemma",
+        FUNCTIONGEMMA_PROMPT,
+        "<start_function_call>call:get_weather{location:<escape>San Francisco<escape>,unit:<escape>celsius<escape>}"
+        "<end_function_call>",
+        {"role": "assistant", "tool_calls": [call("get_weather", {"location": "San Francisco", "unit": "celsius"})]},
+    ),
+    (
+        # same file, test_text_before_tool_call (expected content "Let me check the weather for you.")
+        "functiongemma-text-before",
+        "functiongemma",
+        FUNCTIONGEMMA_PROMPT,
+        "Let me check the weather for you. <start_function_call>call:get_weather{location:<escape>Paris<escape>}"
+        "<end_function_call>",
+        {
+            "role": "assistant",
+            "content": "Let me check the weather for you.",
+            "tool_calls": [call("get_weather", {"location": "Paris"})],
+        },
+    ),
+    (
+        # same file, test_multiple_tool_calls
+        "functiongemma-two-calls",
+        "functiongemma",
+        FUNCTIONGEMMA_PROMPT,
+        "<start_function_call>call:get_weather{location:<escape>London<escape>}<end_function_call>"
+        "<start_function_call>call:get_time{timezone:<escape>UTC<escape>}<end_function_call>",
+        {
+            "role": "assistant",
+            "tool_calls": [call("get_weather", {"location": "London"}), call("get_time", {"timezone": "UTC"})],
+        },
+    ),
+    (
+        # same file, TestParseArguments: test_numeric_argument, test_boolean_argument, test_argument_with_spaces
+        # (their argument strings, in one call to a tool whose schema types them: 42, True, "Hello World")
+        "functiongemma-typed-arguments",
+        "functiongemma",
+        FUNCTIONGEMMA_PROMPT,
+        "<start_function_call>call:set_counter{count:<escape>42<escape>,enabled:<escape>true<escape>,"
+        "message:<escape>Hello World<escape>}<end_function_call><end_of_turn>",
+        {"role": "assistant", "tool_calls": [call("set_counter", {"count": 42, "enabled": True,
+                                                                  "message": "Hello World"})]},
+    ),
+    (
+        # same file, TestParseArguments.test_empty_arguments (an empty argument list)
+        "functiongemma-empty-arguments",
+        "functiongemma",
+        FUNCTIONGEMMA_PROMPT,
+        "<start_function_call>call:get_time{}<end_function_call>",
+        {"role": "assistant", "tool_calls": [call("get_time", {})]},
+    ),
+    (
+        # vLLM docs/features/tool_calling.md, "FunctionGemma Models": the output format shown there; a string
+        # value keeps its braces, quotes and newlines (text between the <escape> markers is verbatim)
+        "functiongemma-docs-verbatim-string",
+        "functiongemma",
+        FUNCTIONGEMMA_PROMPT,
+        '<start_function_call>call:search{query:<escape>{"a": 1}, it\'s\n"quoted"<escape>}<end_function_call>',
+        {"role": "assistant", "tool_calls": [call("search", {"query": '{"a": 1}, it\'s\n"quoted"'})]},
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
 @pytest.mark.parametrize("case_id,name,prefix,output,expected", CASES, ids=IDS)
 def test_raw_output(case_id: str, name: str, prefix: str, output: str, expected: dict) -> None:
-    assert parse_response(output, get_template(name), prefix=prefix, tools=TOOLS) == expected
+    assert parse_response(output, get_template(name), prefix=prefix, tools=G3_TOOLS) == expected
 
 
 @pytest.mark.parametrize("case_id,name,prefix,output,expected", CASES, ids=IDS)
 def test_raw_output_streamed_char_by_char(case_id: str, name: str, prefix: str, output: str, expected: dict) -> None:
-    parser = ResponseParser(get_template(name), prefix, tools=TOOLS)
+    parser = ResponseParser(get_template(name), prefix, tools=G3_TOOLS)
     for char in output:
         parser.feed(char)
     message, _events = parser.finalize()
@@ -182,7 +293,7 @@ def test_raw_output_any_chunking(data: st.DataObject) -> None:
     """Streaming equals one-shot for any chunking of every raw output above."""
     _case_id, name, prefix, output, expected = data.draw(st.sampled_from(CASES))
     cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(output) - 1)), max_size=12)))
-    parser = ResponseParser(get_template(name), prefix, tools=TOOLS)
+    parser = ResponseParser(get_template(name), prefix, tools=G3_TOOLS)
     start = 0
     for cut in [*cuts, len(output)]:
         parser.feed(output[start:cut])
@@ -195,6 +306,13 @@ def test_raw_output_any_chunking(data: st.DataObject) -> None:
 
 #: fixture -> (template detection must name, special tokens of the tokenizer, bos, eos)
 VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
+    "vllm-google-functiongemma-270m-it.jinja": (
+        "functiongemma",
+        ("<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>", "<start_function_call>", "<end_function_call>",
+         "<escape>"),
+        "<bos>",
+        "<end_of_turn>",
+    ),
     "vllm-internlm-internlm2_5-7b-chat.jinja": (
         "internlm2",
         ("<s>", "</s>", "<|im_start|>", "<|im_end|>", "<|action_start|>", "<|action_end|>", "<|plugin|>",
