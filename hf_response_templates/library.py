@@ -378,6 +378,16 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "str(): objects and lists come out as Python text, so only scalar arguments round-trip) and drops content "
         "from a tool-call turn. No reasoning.",
     },
+    "llama3.2-pythonic": {
+        "models": ["meta-llama/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-3B-Instruct"],
+        "chat_template": "vllm-meta-llama-Llama-3.2-pythonic.jinja",
+        "doc": "Llama 3.2 with pythonic tool calls (Meta's Llama 3.2 prompt format): the whole turn is a call list "
+        "[get_weather(city='San Francisco'), ...] (optionally after <|python_tag|>), read by the python-call-list "
+        "parser (never evaluated) and recognised only at the start of the generation; content ends at <|eot_id|> "
+        "or <|eom_id|>. Proven against vLLM's Llama 3.2 pythonic chat template, which prints every argument with "
+        "'%s' (strings as bare words, city=San Francisco), so its tool-call turns cannot be read back: the round "
+        "trip proves content, tool calls are proven on raw outputs. No reasoning.",
+    },
 }
 
 
@@ -662,6 +672,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "functiongemma",
         all_of=("<start_of_turn>", "<start_function_call>", "<end_function_call>", "<escape>"),
+    ),
+    _Rule(
+        "llama3.2-pythonic",
+        all_of=("<|start_header_id|>", "<|eot_id|>", "[func_name1(params_name1=params_value1"),
+        none_of=("<start_of_turn>",),
+        tokens=("<|eot_id|>",),
     ),
 )
 

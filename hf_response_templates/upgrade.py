@@ -23,7 +23,8 @@ Theory of operation
   JSON (Seed-OSS) is checked without it, a conversation the chat template cannot split into prompt +
   turn is "n/a", and so is a tool call whose string arguments hold quotes or backslashes when the chat
   template writes string arguments without escaping (vLLM's Llama 4 pythonic template: `city="%s"`),
-  since no parser can read such text back. A chat template switched by `/no_think` in the system text
+  since no parser can read such text back; so is one whose chat template writes string arguments as bare words
+  (vLLM's Llama 3.2 pythonic template: `city=Paris`). A chat template switched by `/no_think` in the system text
   (Nemotron Nano v2) gets a case that does not pass evaluated again with that flag. Verification passes
   when no case fails and at least one passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
@@ -640,6 +641,25 @@ def _unescaped_arguments(message: dict, generation: Callable[[dict], str | BaseE
     return isinstance(gen, str) and _ESCAPE_PROBE in gen
 
 
+#: a plain string argument: a chat template that prints it right after ``KEY=`` writes strings without quotes
+_BARE_PROBE = "plainprobe"
+
+
+def _bare_string_arguments(message: dict, generation: Callable[[dict], str | BaseException]) -> bool:
+    """Whether the chat template writes a string argument as a bare word in a pythonic call (``city=Paris``: vLLM's
+    Llama 3.2 pythonic template prints every value with ``"%s" | format(value)``): the message is rendered with
+    one string argument replaced by :data:`_BARE_PROBE`, which must come out right after ``KEY=``. No parser can
+    read such a call back, whatever the string holds."""
+    found = _string_arguments(message)
+    if not found:
+        return False
+    index, key, _value = found[0]
+    probe = copy.deepcopy(message)
+    probe["tool_calls"][index]["function"]["arguments"][key] = _BARE_PROBE
+    gen = generation(probe)
+    return isinstance(gen, str) and f"{key}={_BARE_PROBE}" in gen
+
+
 def _thinking_switch(chat_template: str) -> Callable[[Sequence[Mapping[str, Any]]], list[dict]] | None:
     """For a chat template that switches thinking off with ``/no_think`` in a system or user message, a
     function adding that flag to a conversation's system message (None for other chat templates)."""
@@ -765,6 +785,11 @@ def verify_chat_template(
         ):
             return CaseOutcome(name, "n/a", "the chat template writes string arguments without escaping, "
                                "so an argument holding quotes or backslashes cannot be read back", notes, gen)
+        if result.detail.startswith("parse failed") and _bare_string_arguments(
+            messages[-1], lambda final: generation(messages[:-1] + [final], kwargs)
+        ):
+            return CaseOutcome(name, "n/a", "the chat template writes string arguments as bare words without "
+                               "quotes (KEY=VALUE), so no string argument can be read back", notes, gen)
         if result.detail.startswith(("parse failed", "render failed")):
             return CaseOutcome(name, "fail", result.detail, notes, gen)
         # Is the mismatch the chat template's doing? Drop what it does not render and check the rest.

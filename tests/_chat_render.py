@@ -468,6 +468,15 @@ FAMILIES: dict[str, Family] = {
             scalar_arguments=True,
             argument_delimiters=("<escape>", "<end_function_call>"),
         ),
+        # Llama 3.2 (vLLM's pythonic template): the chat template prints every argument with "%s" | format(value),
+        # so a string comes out as a bare word (city=Paris), which no parser can read back: the round trip proves
+        # content; pythonic tool calls (which the model writes with quoted strings) are proven on raw outputs.
+        Family(
+            "llama3.2-pythonic",
+            "vllm-meta-llama-Llama-3.2-pythonic.jinja",
+            tool_calls=False,
+            special_tokens={"bos_token": "<|begin_of_text|>"},
+        ),
     ]
 }
 

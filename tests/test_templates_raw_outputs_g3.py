@@ -40,6 +40,12 @@ FUNCTIONGEMMA_PROMPT = (
     "<start_of_turn>user\nYou are a helpful assistant.\n\nAvailable functions:\n\nFunction: get_weather\n...<end_of_turn>"
     "<start_of_turn>user\nWeather in London?<end_of_turn><start_of_turn>model"
 )
+LLAMA32_PROMPT = (
+    "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\nCutting Knowledge Date: "
+    "December 2023\nToday Date: 26 Jul 2024\n\nYou have access to the following functions. To call functions, please "
+    "respond with a python list of the calls. ...<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n"
+    "Weather in San Francisco?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+)
 
 #: the tools of the request: the shared TOOLS plus the ones vLLM's parser tests call (typing is by these schemas)
 G3_TOOLS: list[dict] = [
@@ -270,6 +276,105 @@ CASES += [
     ),
 ]
 
+# vLLM tests/tool_parsers/test_pythonic_tool_parser.py transcribes these outputs from Meta's Llama 3.2 prompt format
+# ("llama-models/models/llama3_2/text_prompt_format.md#model-response-format-1"), the format vLLM's Llama 3.2
+# pythonic chat template asks for. Each case below names the constant of that file it takes.
+_PY_SIMPLE = "get_weather(city='San Francisco', metric='celsius')"  # SIMPLE_FUNCTION_OUTPUT
+_PY_SIMPLE_CALL = call("get_weather", {"city": "San Francisco", "metric": "celsius"})
+_PY_MORE_TYPES = (  # MORE_TYPES_FUNCTION_OUTPUT
+    "register_user(name='John Doe', age=37, address={'city': 'San Francisco', 'state': 'CA'}, role=None, "
+    "passed_test=True, aliases=['John', 'Johnny'])"
+)
+_PY_MORE_TYPES_CALL = call(
+    "register_user",
+    {"name": "John Doe", "age": 37, "address": {"city": "San Francisco", "state": "CA"}, "role": None,
+     "passed_test": True, "aliases": ["John", "Johnny"]},
+)
+CASES += [
+    # ---------------------------------------------------------------- Llama 3.2 (pythonic)
+    (
+        # vLLM tests/tool_parsers/test_pythonic_tool_parser.py, test_no_tool_call
+        "llama3.2-no-tool-call",
+        "llama3.2-pythonic",
+        LLAMA32_PROMPT,
+        "How can I help you today?<|eot_id|>",
+        {"role": "assistant", "content": "How can I help you today?"},
+    ),
+    (
+        # same file, TEST_CASES "simple_nonstreaming"
+        "llama3.2-simple",
+        "llama3.2-pythonic",
+        LLAMA32_PROMPT,
+        f"[{_PY_SIMPLE}]<|eot_id|>",
+        {"role": "assistant", "tool_calls": [_PY_SIMPLE_CALL]},
+    ),
+    (
+        # same, "more_types_nonstreaming"
+        "llama3.2-more-types",
+        "llama3.2-pythonic",
+        LLAMA32_PROMPT,
+        f"[{_PY_MORE_TYPES}]<|eot_id|>",
+        {"role": "assistant", "tool_calls": [_PY_MORE_TYPES_CALL]},
+    ),
+    (
+        # same, "parameterless_nonstreaming" (PARAMETERLESS_FUNCTION_OUTPUT)
+        "llama3.2-parameterless",
+        "llama3.2-pythonic",
+        LLAMA32_PROMPT,
+        "[get_weather()]<|eot_id|>",
+        {"role": "assistant", "tool_calls": [call("get_weather", {})]},
+    ),
+    (
+        # same, "empty_dict_nonstreaming" and "empty_list_nonstreaming" (EMPTY_DICT/EMPTY_LIST_FUNCTION_OUTPUT),
+        # here as two calls of one list
+        "llama3.2-empty-dict-and-list",
+        "llama3.2-pythonic",
+        LLAMA32_PROMPT,
+        "[do_something_cool(additional_data={}), do_something_cool(steps=[])]<|eot_id|>",
+        {
+            "role": "assistant",
+            "tool_calls": [call("do_something_cool", {"additional_data": {}}), call("do_something_cool", {"steps": []})],
+        },
+    ),
+    (
+        # same, "escaped_string_nonstreaming" (ESCAPED_STRING_FUNCTION_OUTPUT)
+        "llama3.2-escaped-string",
+        "llama3.2-pythonic",
+        LLAMA32_PROMPT,
+        r"""[get_weather(city='Martha\'s Vineyard', metric='\"cool units\"')]<|eot_id|>""",
+        {"role": "assistant", "tool_calls": [call("get_weather", {"city": "Martha's Vineyard",
+                                                                  "metric": '"cool units"'})]},
+    ),
+    (
+        # same, "parallel_calls_nonstreaming"
+        "llama3.2-parallel",
+        "llama3.2-pythonic",
+        LLAMA32_PROMPT,
+        f"[{_PY_SIMPLE}, {_PY_MORE_TYPES}]<|eot_id|>",
+        {"role": "assistant", "tool_calls": [_PY_SIMPLE_CALL, _PY_MORE_TYPES_CALL]},
+    ),
+    (
+        # same file, test_streaming_tool_call_with_large_steps (its deltas joined), ended by <|eom_id|> and typed
+        # by the tools' schemas
+        "llama3.2-large-steps-eom",
+        "llama3.2-pythonic",
+        LLAMA32_PROMPT,
+        "[get_weather(city='San Francisco', metric='celsius'), get_weather(), do_something_cool(steps=[])]<|eom_id|>",
+        {
+            "role": "assistant",
+            "tool_calls": [_PY_SIMPLE_CALL, call("get_weather", {}), call("do_something_cool", {"steps": []})],
+        },
+    ),
+    (
+        # brackets later in an answer are content: calls are recognised only at the start of the generation
+        "llama3.2-brackets-in-content",
+        "llama3.2-pythonic",
+        LLAMA32_PROMPT,
+        "Call it like this: [get_weather(city='Paris')]<|eot_id|>",
+        {"role": "assistant", "content": "Call it like this: [get_weather(city='Paris')]"},
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -313,6 +418,12 @@ VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
         "<bos>",
         "<end_of_turn>",
     ),
+    "vllm-meta-llama-Llama-3.2-pythonic.jinja": (
+        "llama3.2-pythonic",
+        ("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"),
+        "<|begin_of_text|>",
+        "<|eot_id|>",
+    ),
     "vllm-internlm-internlm2_5-7b-chat.jinja": (
         "internlm2",
         ("<s>", "</s>", "<|im_start|>", "<|im_end|>", "<|action_start|>", "<|action_end|>", "<|plugin|>",
@@ -352,3 +463,28 @@ def test_cli_verify_auto_passes(fixture: str, tmp_path: Path, capsys: pytest.Cap
     assert data["passed"] and data["template"] == json.dumps(VERIFY_FOLDERS[fixture][0])
     assert not [c for c in data["cases"] if c["status"] == "fail"]
     assert any(c["status"] == "pass" for c in data["cases"])
+
+
+def test_verify_marks_bare_string_arguments_not_applicable(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM's Llama 3.2 pythonic template prints every argument with "%s" (city=Paris): no parser can read such a
+    call back, so the tool-call cases are n/a with the reason, while content and the turn after tool results are
+    checked. The rule needs that bare KEY=VALUE form: a chat template that quotes strings and whose calls fail to
+    parse (xLAM's JSON array read as a pythonic list) still fails."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = _tokenizer_folder(tmp_path / "tok", "vllm-meta-llama-Llama-3.2-pythonic.jinja")
+    assert main(["verify", str(folder), "--json"]) == 0
+    cases = {c["name"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
+    assert cases["tool_call"]["status"] == "n/a"
+    assert "bare words without quotes" in cases["tool_call"]["detail"]
+    assert cases["content"]["status"] == "pass" and cases["tool_result_then_answer"]["status"] == "pass"
+    folder = make_tokenizer_folder(
+        tmp_path / "tok2",
+        chat_template_text=(FIXTURES / "vllm-Salesforce-Llama-xLAM-2-fc-r.jinja").read_text(encoding="utf-8"),
+        special_tokens=("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>"),
+        bos_token="<|begin_of_text|>",
+        eos_token="<|eot_id|>",
+    )
+    assert main(["verify", str(folder), "--template", "llama3.2-pythonic", "--json"]) == 1
+    cases = {c["name"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
+    assert cases["tool_call"]["status"] == "fail"
