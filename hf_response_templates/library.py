@@ -679,6 +679,14 @@ _RULES: tuple[_Rule, ...] = (
         none_of=("<start_of_turn>",),
         tokens=("<|eot_id|>",),
     ),
+    # Llama 3.2 JSON tool calls (vLLM's template): the Llama 3.1 format, without <|python_tag|>
+    _Rule(
+        "llama3",
+        all_of=("<|start_header_id|>", "<|eot_id|>", '"parameters": ',
+                "please respond with JSON for a function call"),
+        none_of=("<|im_start|>", "<tool_call>", "<|python_tag|>"),
+        tokens=("<|eot_id|>",),
+    ),
 )
 
 

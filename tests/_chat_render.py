@@ -546,6 +546,12 @@ EXTRA_FIXTURES += [
     replace(FAMILIES["qwen3.5"], fixture="nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", reasoning_required=(True,)),
 ]
 
+EXTRA_FIXTURES += [
+    # group g3: Llama 3.2 with JSON tool calls (vLLM's template): the Llama 3.1 format, one call per message
+    # ({"name": ..., "parameters": ...} as the whole turn), content dropped with it
+    replace(FAMILIES["llama3"], fixture="vllm-meta-llama-Llama-3.2-json.jinja"),
+]
+
 #: every Family (shipped template x chat template) the round-trip tests run
 ALL_FAMILIES: list[Family] = [*FAMILIES.values(), *EXTRA_FIXTURES]
 

@@ -96,6 +96,7 @@ DETECT = {
     "vllm-internlm-internlm2_5-7b-chat.jinja": "internlm2",
     "vllm-google-functiongemma-270m-it.jinja": "functiongemma",
     "vllm-meta-llama-Llama-3.2-pythonic.jinja": "llama3.2-pythonic",
+    "vllm-meta-llama-Llama-3.2-json.jinja": "llama3",  # the Llama 3.1 JSON format (round trip proven on both)
     # Apertus writes calls as one-key objects {"NAME": {...}}, which no template can express yet: not shipped
     "swiss-ai-Apertus-8B-Instruct-2509.jinja": None,
 }
