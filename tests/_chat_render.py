@@ -550,6 +550,9 @@ EXTRA_FIXTURES += [
     # group g3: Llama 3.2 with JSON tool calls (vLLM's template): the Llama 3.1 format, one call per message
     # ({"name": ..., "parameters": ...} as the whole turn), content dropped with it
     replace(FAMILIES["llama3"], fixture="vllm-meta-llama-Llama-3.2-json.jinja"),
+    # Step 3.5 Flash (setar/llama.cpp's copy): the Qwen3.5 format (the prompt opens "<think>\n", Qwen3-Coder XML
+    # calls, scalars rendered with |string and typed from the tools' schemas); tool results in a "tool_response" turn
+    replace(FAMILIES["qwen3.5"], fixture="stepfun-ai-Step-3.5-Flash.jinja"),
 ]
 
 #: every Family (shipped template x chat template) the round-trip tests run

@@ -46,6 +46,10 @@ LLAMA32_PROMPT = (
     "respond with a python list of the calls. ...<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n"
     "Weather in San Francisco?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
 )
+STEP35_PROMPT = (
+    "<|im_start|>system\n# Tools\n\nYou have access to the following functions in JSONSchema format:\n\n<tools>...</tools>"
+    "...<|im_end|>\n<|im_start|>user\nWeather in Dallas?<|im_end|>\n<|im_start|>assistant\n<think>\n"
+)
 
 #: the tools of the request: the shared TOOLS plus the ones vLLM's parser tests call (typing is by these schemas)
 G3_TOOLS: list[dict] = [
@@ -67,6 +71,35 @@ G3_TOOLS: list[dict] = [
                 "type": "object",
                 "properties": {"count": {"type": "integer"}, "enabled": {"type": "boolean"},
                                "message": {"type": "string"}},
+            },
+        },
+    },
+    # vLLM tests/tool_parsers/test_step3p5_tool_parser.py, sample_tools
+    {
+        "type": "function",
+        "function": {
+            "name": "get_current_weather",
+            "description": "Get the current weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "The city name"},
+                    "state": {"type": "string", "description": "The state code"},
+                    "unit": {"type": "string", "enum": ["fahrenheit", "celsius"]},
+                },
+                "required": ["city", "state"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "calculate_area",
+            "description": "Calculate area of a shape",
+            "parameters": {
+                "type": "object",
+                "properties": {"shape": {"type": "string"}, "dimensions": {"type": "object"},
+                               "precision": {"type": "integer"}},
             },
         },
     },
@@ -375,6 +408,67 @@ CASES += [
     ),
 ]
 
+_STEP35_DALLAS = (
+    "<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n"
+    "</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>"
+)
+_STEP35_DALLAS_CALL = call("get_current_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"})
+CASES += [
+    # ---------------------------------------------------------------- Step 3.5 Flash (the qwen3.5 template)
+    (
+        # vLLM tests/tool_parsers/test_step3p5_tool_parser.py, test_extract_tool_calls "single_tool_with_content",
+        # after reasoning closed by </think> (tests/reasoning/test_step3p5_reasoning_parser.py, the prompt opens
+        # <think>: "This is a reasoning section</think>This is the rest")
+        "step3.5-reasoning-content-call",
+        "qwen3.5",
+        STEP35_PROMPT,
+        "This is a reasoning section</think>Sure! Let me check the weather for you." + _STEP35_DALLAS + "<|im_end|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "This is a reasoning section",
+            "content": "Sure! Let me check the weather for you.",
+            "tool_calls": [_STEP35_DALLAS_CALL],
+        },
+    ),
+    (
+        # test_step3p5_tool_parser.py, test_extract_tool_calls "single_tool_multiline_param" (typed by
+        # sample_tools: dimensions an object, precision an integer)
+        "step3.5-multiline-param",
+        "qwen3.5",
+        STEP35_PROMPT,
+        "Area.\n</think>\n<tool_call>\n<function=calculate_area>\n<parameter=shape>\nrectangle\n</parameter>\n"
+        '<parameter=dimensions>\n{"width": 10, \n "height": 20}\n</parameter>\n<parameter=precision>\n2\n'
+        "</parameter>\n</function>\n</tool_call>",
+        {
+            "role": "assistant",
+            "reasoning_content": "Area.",
+            "tool_calls": [call("calculate_area", {"shape": "rectangle", "dimensions": {"width": 10, "height": 20},
+                                                   "precision": 2})],
+        },
+    ),
+    (
+        # test_step3p5_tool_parser.py, test_extract_tool_calls "parallel_tools"
+        "step3.5-parallel",
+        "qwen3.5",
+        STEP35_PROMPT,
+        "</think>" + _STEP35_DALLAS + "\n" + _STEP35_DALLAS.replace("Dallas", "Orlando").replace("TX", "FL"),
+        {
+            "role": "assistant",
+            "tool_calls": [_STEP35_DALLAS_CALL,
+                           call("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "fahrenheit"})],
+        },
+    ),
+    (
+        # tests/reasoning/test_step3p5_reasoning_parser.py, the case "\n This is a \n reasoning section\n\n\n</think>
+        # \n\nThis is the rest" (reasoning and content, both stripped)
+        "step3.5-reasoning-newlines",
+        "qwen3.5",
+        STEP35_PROMPT,
+        "\n This is a \n reasoning section\n\n\n</think>\n\nThis is the rest<|im_end|>",
+        {"role": "assistant", "reasoning_content": "This is a \n reasoning section", "content": "This is the rest"},
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -429,6 +523,13 @@ VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
         ("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"),
         "<|begin_of_text|>",
         "<|eot_id|>",
+    ),
+    "stepfun-ai-Step-3.5-Flash.jinja": (
+        "qwen3.5",
+        ("<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>",
+         "</tool_response>"),
+        None,
+        "<|im_end|>",
     ),
     "vllm-internlm-internlm2_5-7b-chat.jinja": (
         "internlm2",
