@@ -388,6 +388,16 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "'%s' (strings as bare words, city=San Francisco), so its tool-call turns cannot be read back: the round "
         "trip proves content, tool calls are proven on raw outputs. No reasoning.",
     },
+    "deepseek-v4": {
+        "models": ["deepseek-ai/DeepSeek-V4 (and DeepSeek-V4-Flash, with the same DSML format)"],
+        "chat_template": "deepseek-ai-DeepSeek-V4.jinja",
+        "doc": "<think>...</think> -> reasoning_content (the prompt ends with <think> when thinking is on, with </think> "
+        'when off; reasoning also ends where a call block starts), DSML calls <｜DSML｜invoke name="N"><｜DSML｜parameter '
+        'name="K" string="true|false">V</｜DSML｜parameter></｜DSML｜invoke> inside <｜DSML｜tool_calls>...</｜DSML｜tool_calls> '
+        "(the wrapper may be missing) -> tool_calls, values kept as text and typed from the tools' schemas "
+        '(string="false" values are JSON), content up to <｜end▁of▁sentence｜> or the end of the call block. Proven '
+        "against llama.cpp's community template (DeepSeek ships Python encoder code, not Jinja), both thinking modes.",
+    },
 }
 
 
@@ -686,6 +696,11 @@ _RULES: tuple[_Rule, ...] = (
                 "please respond with JSON for a function call"),
         none_of=("<|im_start|>", "<tool_call>", "<|python_tag|>"),
         tokens=("<|eot_id|>",),
+    ),
+    _Rule(
+        "deepseek-v4",
+        all_of=("<｜Assistant｜>", "｜DSML｜", "tool_calls>", "invoke name=", "parameter name="),
+        none_of=("function_calls>",),
     ),
 )
 

@@ -477,6 +477,19 @@ FAMILIES: dict[str, Family] = {
             tool_calls=False,
             special_tokens={"bos_token": "<|begin_of_text|>"},
         ),
+        # DeepSeek V4 (llama.cpp's community template, setar/llama.cpp's copy): the prompt ends "<think>" (thinking on)
+        # or "</think>" (off), and every turn renders "<think>R</think>" or "</think>" the same way; DSML calls in a
+        # <｜DSML｜tool_calls> block, string="true" values as is, others as JSON (kept as text, typed from the tools'
+        # schemas).
+        Family(
+            "deepseek-v4",
+            "deepseek-ai-DeepSeek-V4.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="thinking",
+            thinking_values=(True,),  # thinking off (the template's default): EXTRA_FIXTURES
+            argument_delimiters=("</｜DSML｜parameter>", "</｜DSML｜invoke>", "<｜DSML｜parameter"),
+            special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"},
+        ),
     ]
 }
 
@@ -553,6 +566,9 @@ EXTRA_FIXTURES += [
     # Step 3.5 Flash (setar/llama.cpp's copy): the Qwen3.5 format (the prompt opens "<think>\n", Qwen3-Coder XML
     # calls, scalars rendered with |string and typed from the tools' schemas); tool results in a "tool_response" turn
     replace(FAMILIES["qwen3.5"], fixture="stepfun-ai-Step-3.5-Flash.jinja"),
+    # DeepSeek V4 with thinking off (the chat template's default): the prompt ends "</think>", as every turn does, and
+    # no reasoning is rendered
+    replace(FAMILIES["deepseek-v4"], thinking_values=(False,), reasoning_key=None),
 ]
 
 #: every Family (shipped template x chat template) the round-trip tests run

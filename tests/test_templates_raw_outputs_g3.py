@@ -50,6 +50,10 @@ STEP35_PROMPT = (
     "<|im_start|>system\n# Tools\n\nYou have access to the following functions in JSONSchema format:\n\n<tools>...</tools>"
     "...<|im_end|>\n<|im_start|>user\nWeather in Dallas?<|im_end|>\n<|im_start|>assistant\n<think>\n"
 )
+DEEPSEEK_V4_PROMPT = (
+    "<｜begin▁of▁sentence｜>## Tools\n\nYou have access to a set of tools ... <｜User｜>Weather in Beijing?<｜Assistant｜><think>"
+)
+DEEPSEEK_V4_NO_THINKING_PROMPT = "<｜begin▁of▁sentence｜>## Tools\n\n...<｜User｜>Weather in Beijing?<｜Assistant｜></think>"
 
 #: the tools of the request: the shared TOOLS plus the ones vLLM's parser tests call (typing is by these schemas)
 G3_TOOLS: list[dict] = [
@@ -71,6 +75,18 @@ G3_TOOLS: list[dict] = [
                 "type": "object",
                 "properties": {"count": {"type": "integer"}, "enabled": {"type": "boolean"},
                                "message": {"type": "string"}},
+            },
+        },
+    },
+    # vLLM tests/tool_parsers/test_deepseekv4_tool_parser.py, test_streaming_emits_incremental_argument_chunks
+    {
+        "type": "function",
+        "function": {
+            "name": "plan_trip",
+            "parameters": {
+                "type": "object",
+                "properties": {"days": {"type": "integer"}, "flexible": {"type": "boolean"},
+                               "cities": {"type": "array", "items": {"type": "string"}}, "notes": {"type": "string"}},
             },
         },
     },
@@ -469,6 +485,73 @@ CASES += [
     ),
 ]
 
+_DSML_SEARCH = (  # test_deepseekv4_tool_parser.py, build_tool_call("search", {"query": "vllm"})
+    '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="search">\n<｜DSML｜parameter name="query" string="true">vllm'
+    "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>"
+)
+CASES += [
+    # ---------------------------------------------------------------- DeepSeek V4
+    (
+        # vLLM tests/tool_parsers/test_deepseekv4_tool_parser.py, test_extract_tool_calls (after reasoning: the
+        # prompt opens <think>)
+        "deepseek-v4-content-and-call",
+        "deepseek-v4",
+        DEEPSEEK_V4_PROMPT,
+        "The user wants the weather.</think>Let me check. <｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n"
+        '<｜DSML｜parameter name="location" string="true">Beijing</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="unit" string="true">celsius</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+        "</｜DSML｜tool_calls><｜end▁of▁sentence｜>",
+        {
+            "role": "assistant",
+            "reasoning_content": "The user wants the weather.",
+            "content": "Let me check.",
+            "tool_calls": [call("get_weather", {"location": "Beijing", "unit": "celsius"})],
+        },
+    ),
+    (
+        # same file, test_missing_tool_calls_wrapper_is_recovered (the model omits <｜DSML｜tool_calls>)
+        "deepseek-v4-missing-wrapper",
+        "deepseek-v4",
+        DEEPSEEK_V4_NO_THINKING_PROMPT,
+        _DSML_SEARCH.replace("<｜DSML｜tool_calls>\n", ""),
+        {"role": "assistant", "tool_calls": [call("search", {"query": "vllm"})]},
+    ),
+    (
+        # same file, test_streaming_extracts_complete_invokes
+        "deepseek-v4-search",
+        "deepseek-v4",
+        DEEPSEEK_V4_NO_THINKING_PROMPT,
+        _DSML_SEARCH.replace("vllm", "deepseek v4"),
+        {"role": "assistant", "tool_calls": [call("search", {"query": "deepseek v4"})]},
+    ),
+    (
+        # same file, test_streaming_emits_incremental_argument_chunks (typed by its plan_trip schema)
+        "deepseek-v4-typed-arguments",
+        "deepseek-v4",
+        DEEPSEEK_V4_PROMPT,
+        "Plan it.</think>\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"plan_trip\">\n"
+        '<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="flexible" string="false">false</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="cities" string="false">["Beijing","Shanghai","Tokyo","New York"]</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="notes" string="true">靠窗座位</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+        {
+            "role": "assistant",
+            "reasoning_content": "Plan it.",
+            "tool_calls": [call("plan_trip", {"days": 3, "flexible": False,
+                                              "cities": ["Beijing", "Shanghai", "Tokyo", "New York"],
+                                              "notes": "靠窗座位"})],
+        },
+    ),
+    (
+        # thinking off: the prompt already closed the reasoning; a plain answer
+        "deepseek-v4-no-thinking-content",
+        "deepseek-v4",
+        DEEPSEEK_V4_NO_THINKING_PROMPT,
+        "It is sunny in Beijing.<｜end▁of▁sentence｜>",
+        {"role": "assistant", "content": "It is sunny in Beijing."},
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -530,6 +613,12 @@ VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
          "</tool_response>"),
         None,
         "<|im_end|>",
+    ),
+    "deepseek-ai-DeepSeek-V4.jinja": (
+        "deepseek-v4",
+        ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<think>", "</think>"),
+        "<｜begin▁of▁sentence｜>",
+        "<｜end▁of▁sentence｜>",
     ),
     "vllm-internlm-internlm2_5-7b-chat.jinja": (
         "internlm2",
