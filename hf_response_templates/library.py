@@ -396,7 +396,7 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         'name="K" string="true|false">V</｜DSML｜parameter></｜DSML｜invoke> inside <｜DSML｜tool_calls>...</｜DSML｜tool_calls> '
         "(the wrapper may be missing) -> tool_calls, values kept as text and typed from the tools' schemas "
         '(string="false" values are JSON), content up to <｜end▁of▁sentence｜> or the end of the call block. Proven '
-        "against llama.cpp's community template (DeepSeek ships Python encoder code, not Jinja), both thinking modes.",
+        "against llama.cpp's community template (not DeepSeek's own), with thinking on and off.",
     },
 }
 
