@@ -398,6 +398,18 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         '(string="false" values are JSON), content up to <｜end▁of▁sentence｜> or the end of the call block. Proven '
         "against llama.cpp's community template (not DeepSeek's own), with thinking on and off.",
     },
+    "kimi-k3": {
+        "models": ["moonshotai/Kimi-K3"],
+        "chat_template": "moonshotai-Kimi-K3.jinja",
+        "doc": "XTML channels: <|open|>think<|sep|>...<|close|>think<|sep|> -> reasoning_content (the generation prompt "
+        "opens it; with thinking=False it opens the response channel instead), <|open|>response<|sep|>...<|close|>"
+        'response<|sep|> -> content, <|open|>call tool="NAME" index="I"<|sep|><|open|>argument key="K" type="T"<|sep|>'
+        "V<|close|>argument<|sep|>...<|close|>call<|sep|> inside <|open|>tools<|sep|> -> tool_calls (type=\"string\" "
+        "values are raw text, others JSON: all kept as text and typed from the tools' schemas). Text outside the "
+        "channels (the tools wrapper, <|close|>message<|sep|>) is markup and not part of the message. Proven against "
+        "llama.cpp's Kimi K3 template (a port that states it matches the reference implementation). Tool and key "
+        "attributes are read as written (&amp;/&quot; escapes are not undone).",
+    },
 }
 
 
@@ -701,6 +713,10 @@ _RULES: tuple[_Rule, ...] = (
         "deepseek-v4",
         all_of=("<｜Assistant｜>", "｜DSML｜", "tool_calls>", "invoke name=", "parameter name="),
         none_of=("function_calls>",),
+    ),
+    _Rule(
+        "kimi-k3",
+        all_of=("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>", "'argument'", "'response'"),
     ),
 )
 

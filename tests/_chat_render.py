@@ -490,6 +490,19 @@ FAMILIES: dict[str, Family] = {
             argument_delimiters=("</｜DSML｜parameter>", "</｜DSML｜invoke>", "<｜DSML｜parameter"),
             special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"},
         ),
+        # Kimi K3 (llama.cpp's XTML template): <|open|>think<|sep|>R<|close|>think<|sep|>, then the response channel, then
+        # <|open|>tools<|sep|><|open|>call tool="N" index="I"<|sep|><|open|>argument key="K" type="T"<|sep|>V<|close|>argument
+        # <|sep|>...; string values raw, others JSON (kept as text, typed from the tools' schemas). The prompt opens the
+        # think channel (thinking on, the default) or the response channel (off).
+        Family(
+            "kimi-k3",
+            "moonshotai-Kimi-K3.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="thinking",
+            thinking_values=(True, False),
+            argument_delimiters=("<|close|>argument<|sep|>", "<|open|>", "<|close|>", "<|sep|>"),
+            content_forbidden=("<|open|>", "<|close|>", "<|sep|>"),
+        ),
     ]
 }
 

@@ -99,6 +99,7 @@ DETECT = {
     "vllm-meta-llama-Llama-3.2-json.jinja": "llama3",  # the Llama 3.1 JSON format (round trip proven on both)
     "stepfun-ai-Step-3.5-Flash.jinja": "qwen3.5",  # the Qwen3.5 format (round trip proven)
     "deepseek-ai-DeepSeek-V4.jinja": "deepseek-v4",
+    "moonshotai-Kimi-K3.jinja": "kimi-k3",
     # Apertus writes calls as one-key objects {"NAME": {...}}, which no template can express yet: not shipped
     "swiss-ai-Apertus-8B-Instruct-2509.jinja": None,
 }

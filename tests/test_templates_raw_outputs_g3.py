@@ -54,6 +54,15 @@ DEEPSEEK_V4_PROMPT = (
     "<｜begin▁of▁sentence｜>## Tools\n\nYou have access to a set of tools ... <｜User｜>Weather in Beijing?<｜Assistant｜><think>"
 )
 DEEPSEEK_V4_NO_THINKING_PROMPT = "<｜begin▁of▁sentence｜>## Tools\n\n...<｜User｜>Weather in Beijing?<｜Assistant｜></think>"
+KIMI_K3_PROMPT = (
+    '<|open|>message role="system" type="tool-declare"<|sep|># Tools\n...<|close|>message<|sep|><|end_of_msg|>'
+    '<|open|>message role="user"<|sep|>Run it.<|close|>message<|sep|><|end_of_msg|>'
+    '<|open|>message role="assistant"<|sep|><|open|>think<|sep|>'
+)
+KIMI_K3_NO_THINKING_PROMPT = (
+    '<|open|>message role="user"<|sep|>Hi<|close|>message<|sep|><|end_of_msg|>'
+    '<|open|>message role="assistant"<|sep|><|open|>response<|sep|>'
+)
 
 #: the tools of the request: the shared TOOLS plus the ones vLLM's parser tests call (typing is by these schemas)
 G3_TOOLS: list[dict] = [
@@ -76,6 +85,14 @@ G3_TOOLS: list[dict] = [
                 "properties": {"count": {"type": "integer"}, "enabled": {"type": "boolean"},
                                "message": {"type": "string"}},
             },
+        },
+    },
+    # the tool of the format example in vLLM's vllm/tool_parsers/kimi_k3_tool_parser.py (module docstring)
+    {
+        "type": "function",
+        "function": {
+            "name": "python",
+            "parameters": {"type": "object", "properties": {"code": {"type": "string"}, "opts": {"type": "object"}}},
         },
     },
     # vLLM tests/tool_parsers/test_deepseekv4_tool_parser.py, test_streaming_emits_incremental_argument_chunks
@@ -552,6 +569,64 @@ CASES += [
     ),
 ]
 
+CASES += [
+    # ---------------------------------------------------------------- Kimi K3 (XTML)
+    (
+        # vLLM 0.33.0 vllm/tool_parsers/kimi_k3_tool_parser.py, the module docstring's format example (indented as
+        # written there), after reasoning and an empty response channel; typed by the "python" tool's schema
+        "kimi-k3-docstring-example",
+        "kimi-k3",
+        KIMI_K3_PROMPT,
+        "I will run it.<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|>"
+        '<|open|>tools<|sep|>\n  <|open|>call tool="python" index="1"<|sep|>\n'
+        '    <|open|>argument key="code" type="string"<|sep|>print(1)<|close|>argument<|sep|>\n'
+        '    <|open|>argument key="opts" type="object"<|sep|>{"a":1}<|close|>argument<|sep|>\n'
+        "  <|close|>call<|sep|>\n<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>",
+        {
+            "role": "assistant",
+            "reasoning_content": "I will run it.",
+            "tool_calls": [call("python", {"code": "print(1)", "opts": {"a": 1}})],
+        },
+    ),
+    (
+        # vLLM tests/reasoning/test_kimi_k3_reasoning_parser.py: the think channel closed, then
+        # f"{RESPONSE_OPEN}answer" (the test of a close marker split over deltas)
+        "kimi-k3-reasoning-then-answer",
+        "kimi-k3",
+        KIMI_K3_PROMPT,
+        "Let me think.<|close|>think<|sep|><|open|>response<|sep|>answer<|close|>response<|sep|><|close|>message<|sep|>"
+        "<|end_of_msg|>",
+        {"role": "assistant", "reasoning_content": "Let me think.", "content": "answer"},
+    ),
+    (
+        # same file, test_thinking_disabled_streams_content: the prompt opened the response channel
+        "kimi-k3-thinking-disabled",
+        "kimi-k3",
+        KIMI_K3_NO_THINKING_PROMPT,
+        "answer<|close|>response<|sep|><|close|>message<|sep|><|end_of_msg|>",
+        {"role": "assistant", "content": "answer"},
+    ),
+    (
+        # the chat template's form: two calls, typed values (number, boolean, array), a raw string with quotes
+        "kimi-k3-two-calls-typed",
+        "kimi-k3",
+        KIMI_K3_PROMPT,
+        "<|close|>think<|sep|><|open|>response<|sep|>Checking.<|close|>response<|sep|><|open|>tools<|sep|>"
+        '<|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>'
+        'Rio "de" Janeiro<|close|>argument<|sep|><|open|>argument key="days" type="number"<|sep|>3<|close|>argument'
+        '<|sep|><|open|>argument key="metric" type="boolean"<|sep|>true<|close|>argument<|sep|><|close|>call<|sep|>'
+        '<|open|>call tool="search" index="2"<|sep|><|open|>argument key="query" type="string"<|sep|>rain'
+        '<|close|>argument<|sep|><|open|>argument key="tags" type="array"<|sep|>["a","b"]<|close|>argument<|sep|>'
+        "<|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>",
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [call("get_weather", {"city": 'Rio "de" Janeiro', "days": 3, "metric": True}),
+                           call("search", {"query": "rain", "tags": ["a", "b"]})],
+        },
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -619,6 +694,12 @@ VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
         ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<think>", "</think>"),
         "<｜begin▁of▁sentence｜>",
         "<｜end▁of▁sentence｜>",
+    ),
+    "moonshotai-Kimi-K3.jinja": (
+        "kimi-k3",
+        ("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"),
+        None,
+        "<|end_of_msg|>",
     ),
     "vllm-internlm-internlm2_5-7b-chat.jinja": (
         "internlm2",
