@@ -576,6 +576,8 @@ EXTRA_FIXTURES += [
     # group g3: Llama 3.2 with JSON tool calls (vLLM's template): the Llama 3.1 format, one call per message
     # ({"name": ..., "parameters": ...} as the whole turn), content dropped with it
     replace(FAMILIES["llama3"], fixture="vllm-meta-llama-Llama-3.2-json.jinja"),
+    # Llama 3.2 3B Instruct's own (Hub) template, llama.cpp's copy: the same format; tools go in the first user message
+    replace(FAMILIES["llama3"], fixture="meta-llama-Llama-3.2-3B-Instruct.jinja"),
     # Step 3.5 Flash (setar/llama.cpp's copy): the Qwen3.5 format (the prompt opens "<think>\n", Qwen3-Coder XML
     # calls, scalars rendered with |string and typed from the tools' schemas); tool results in a "tool_response" turn
     replace(FAMILIES["qwen3.5"], fixture="stepfun-ai-Step-3.5-Flash.jinja"),

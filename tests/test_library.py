@@ -97,6 +97,7 @@ DETECT = {
     "vllm-google-functiongemma-270m-it.jinja": "functiongemma",
     "vllm-meta-llama-Llama-3.2-pythonic.jinja": "llama3.2-pythonic",
     "vllm-meta-llama-Llama-3.2-json.jinja": "llama3",  # the Llama 3.1 JSON format (round trip proven on both)
+    "meta-llama-Llama-3.2-3B-Instruct.jinja": "llama3",  # Llama 3.2's own template: the same format
     "stepfun-ai-Step-3.5-Flash.jinja": "qwen3.5",  # the Qwen3.5 format (round trip proven)
     "deepseek-ai-DeepSeek-V4.jinja": "deepseek-v4",
     "moonshotai-Kimi-K3.jinja": "kimi-k3",

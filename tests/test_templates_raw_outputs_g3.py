@@ -701,6 +701,12 @@ VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
         None,
         "<|end_of_msg|>",
     ),
+    "meta-llama-Llama-3.2-3B-Instruct.jinja": (
+        "llama3",
+        ("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"),
+        "<|begin_of_text|>",
+        "<|eot_id|>",
+    ),
     "vllm-internlm-internlm2_5-7b-chat.jinja": (
         "internlm2",
         ("<s>", "</s>", "<|im_start|>", "<|im_end|>", "<|action_start|>", "<|action_end|>", "<|plugin|>",
