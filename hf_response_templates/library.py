@@ -407,7 +407,7 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "V<|close|>argument<|sep|>...<|close|>call<|sep|> inside <|open|>tools<|sep|> -> tool_calls (type=\"string\" "
         "values are raw text, others JSON: all kept as text and typed from the tools' schemas). Text outside the "
         "channels (the tools wrapper, <|close|>message<|sep|>) is markup and not part of the message. Proven against "
-        "llama.cpp's Kimi K3 template (a port that states it matches the reference implementation). Tool and key "
+        "llama.cpp's Kimi K3 template (a port: a comment in it refers to a reference implementation). Tool and key "
         "attributes are read as written (&amp;/&quot; escapes are not undone).",
     },
 }
@@ -701,7 +701,7 @@ _RULES: tuple[_Rule, ...] = (
         none_of=("<start_of_turn>",),
         tokens=("<|eot_id|>",),
     ),
-    # Llama 3.2 JSON tool calls (vLLM's template): the Llama 3.1 format, without <|python_tag|>
+    # Llama 3.2 JSON tool calls (its own chat template and vLLM's): the Llama 3.1 format, without <|python_tag|>
     _Rule(
         "llama3",
         all_of=("<|start_header_id|>", "<|eot_id|>", '"parameters": ',
