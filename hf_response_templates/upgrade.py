@@ -627,18 +627,27 @@ def _needs_escaping(message: Mapping[str, Any]) -> bool:
     return any(c in value for _i, _k, value in _string_arguments(message) for c in "\"'\\")
 
 
+def _render_with_probe(
+    message: dict, generation: Callable[[dict], str | BaseException], probe: str
+) -> tuple[str, str] | None:
+    """``(key, rendered turn)`` of the message with its first string argument replaced by ``probe`` (None when it
+    has no string argument or does not render)."""
+    found = _string_arguments(message)
+    if not found:
+        return None
+    index, key, _value = found[0]
+    probed = copy.deepcopy(message)
+    probed["tool_calls"][index]["function"]["arguments"][key] = probe
+    gen = generation(probed)
+    return (key, gen) if isinstance(gen, str) else None
+
+
 def _unescaped_arguments(message: dict, generation: Callable[[dict], str | BaseException]) -> bool:
     """Whether the chat template writes a string argument exactly as it is (no escaping): the message is
     rendered with one string argument replaced by :data:`_ESCAPE_PROBE`, and the probe must come out
     verbatim."""
-    found = _string_arguments(message)
-    if not found:
-        return False
-    index, key, _value = found[0]
-    probe = copy.deepcopy(message)
-    probe["tool_calls"][index]["function"]["arguments"][key] = _ESCAPE_PROBE
-    gen = generation(probe)
-    return isinstance(gen, str) and _ESCAPE_PROBE in gen
+    rendered = _render_with_probe(message, generation, _ESCAPE_PROBE)
+    return rendered is not None and _ESCAPE_PROBE in rendered[1]
 
 
 #: a plain string argument: a chat template that prints it right after ``KEY=`` writes strings without quotes
@@ -650,14 +659,8 @@ def _bare_string_arguments(message: dict, generation: Callable[[dict], str | Bas
     Llama 3.2 pythonic template prints every value with ``"%s" | format(value)``): the message is rendered with
     one string argument replaced by :data:`_BARE_PROBE`, which must come out right after ``KEY=``. No parser can
     read such a call back, whatever the string holds."""
-    found = _string_arguments(message)
-    if not found:
-        return False
-    index, key, _value = found[0]
-    probe = copy.deepcopy(message)
-    probe["tool_calls"][index]["function"]["arguments"][key] = _BARE_PROBE
-    gen = generation(probe)
-    return isinstance(gen, str) and f"{key}={_BARE_PROBE}" in gen
+    rendered = _render_with_probe(message, generation, _BARE_PROBE)
+    return rendered is not None and f"{rendered[0]}={_BARE_PROBE}" in rendered[1]
 
 
 def _thinking_switch(chat_template: str) -> Callable[[Sequence[Mapping[str, Any]]], list[dict]] | None:
