@@ -410,6 +410,16 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "llama.cpp's Kimi K3 template (a port: a comment in it refers to a reference implementation). Tool and key "
         "attributes are read as written (&amp;/&quot; escapes are not undone).",
     },
+    "gemma3-pythonic": {
+        "models": ["google/gemma-3-4b-it, gemma-3-12b-it, gemma-3-27b-it (with vLLM's pythonic tool template)"],
+        "chat_template": "vllm-google-gemma-3-it-pythonic.jinja",
+        "doc": "Gemma 3 with pythonic tool calls: the turn starts with a call list [get_weather(city='Paris'), ...] "
+        "(python-call-list, never evaluated; recognised only at the start of the generation; it ends at the first ')' "
+        "followed by ']'), then optional content, up to <end_of_turn>. Proven against vLLM's Gemma 3 pythonic "
+        "template (Gemma 3's own template has no tools), which writes a call's arguments with no separator between "
+        "them (Jinja scoping drops its separator flag): only one-argument calls round-trip through it; calls with "
+        "several arguments, as the model writes them, are proven on raw outputs. No reasoning.",
+    },
 }
 
 
@@ -717,6 +727,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "kimi-k3",
         all_of=("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>", "'argument'", "'response'"),
+    ),
+    _Rule(
+        "gemma3-pythonic",
+        all_of=("<start_of_turn>", "<end_of_turn>", "[func_name1(params_name1=params_value1"),
+        none_of=("<|start_header_id|>",),
     ),
 )
 

@@ -24,7 +24,8 @@ Theory of operation
   turn is "n/a", and so is a tool call whose string arguments hold quotes or backslashes when the chat
   template writes string arguments without escaping (vLLM's Llama 4 pythonic template: `city="%s"`),
   since no parser can read such text back; so is one whose chat template writes string arguments as bare words
-  (vLLM's Llama 3.2 pythonic template: `city=Paris`). A chat template switched by `/no_think` in the system text
+  (vLLM's Llama 3.2 pythonic template: `city=Paris`), and one whose chat template writes a call's arguments with no
+  separator (vLLM's Gemma 3 pythonic template: `f(a="x"b=1)`). A chat template switched by `/no_think` in the system text
   (Nemotron Nano v2) gets a case that does not pass evaluated again with that flag. Verification passes
   when no case fails and at least one passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
@@ -663,6 +664,20 @@ def _bare_string_arguments(message: dict, generation: Callable[[dict], str | Bas
     return rendered is not None and f"{rendered[0]}={_BARE_PROBE}" in rendered[1]
 
 
+def _unseparated_arguments(message: dict, generation: Callable[[dict], str | BaseException]) -> bool:
+    """Whether the chat template writes two arguments of a call with nothing between them (``f(a="x"b=1)``: vLLM's
+    Gemma 3 pythonic template sets its separator flag inside the loop body, where Jinja scoping drops it): the
+    message's first call is rendered with two probe arguments, and the first value must run straight into the
+    second key. No parser can split such a call."""
+    calls = message.get("tool_calls") or []
+    if not any(len((c.get("function") or {}).get("arguments") or {}) > 1 for c in calls if isinstance(c, Mapping)):
+        return False
+    probed = copy.deepcopy(message)
+    probed["tool_calls"][0]["function"]["arguments"] = {"probefirst": "probeone", "probesecond": "probetwo"}
+    gen = generation(probed)
+    return isinstance(gen, str) and re.search(r"probeone[\"']?probesecond", gen) is not None
+
+
 def _thinking_switch(chat_template: str) -> Callable[[Sequence[Mapping[str, Any]]], list[dict]] | None:
     """For a chat template that switches thinking off with ``/no_think`` in a system or user message, a
     function adding that flag to a conversation's system message (None for other chat templates)."""
@@ -793,6 +808,11 @@ def verify_chat_template(
         ):
             return CaseOutcome(name, "n/a", "the chat template writes string arguments as bare words without "
                                "quotes (KEY=VALUE), so no string argument can be read back", notes, gen)
+        if result.detail.startswith("parse failed") and _unseparated_arguments(
+            messages[-1], lambda final: generation(messages[:-1] + [final], kwargs)
+        ):
+            return CaseOutcome(name, "n/a", "the chat template writes a call's arguments with no separator between "
+                               "them, so a call with several arguments cannot be read back", notes, gen)
         if result.detail.startswith(("parse failed", "render failed")):
             return CaseOutcome(name, "fail", result.detail, notes, gen)
         # Is the mismatch the chat template's doing? Drop what it does not render and check the rest.

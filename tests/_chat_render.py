@@ -129,6 +129,15 @@ def _printable_lists(arguments: dict) -> bool:
     )
 
 
+def _no_call_list_end(arguments: dict) -> bool:
+    """vLLM's Gemma 3 pythonic template writes the calls as [f(k=JSON, ...)] and the content right after the
+    "]": a call list ends at the first ")" followed by "]" (spaces between allowed), so argument text (as
+    rendered with tojson) must not hold one. And the template's `{% set first = false %}` is scoped to its loop
+    body (Jinja), so it never writes the ", " between two arguments (`f(a=1b=2)`, which no reader can split):
+    only calls with at most one argument can be rendered readably."""
+    return len(arguments) <= 1 and regex.search(r"\)\s*\]", json.dumps(arguments, ensure_ascii=False)) is None
+
+
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in [
@@ -502,6 +511,15 @@ FAMILIES: dict[str, Family] = {
             thinking_values=(True, False),
             argument_delimiters=("<|close|>argument<|sep|>", "<|open|>", "<|close|>", "<|sep|>"),
             content_forbidden=("<|open|>", "<|close|>", "<|sep|>"),
+        ),
+        # Gemma 3 (vLLM's pythonic template): the turn starts with the call list [f(k=JSON, ...)], arguments written
+        # with tojson, the content right after the "]"; only one-argument calls are readable (see _no_call_list_end)
+        Family(
+            "gemma3-pythonic",
+            "vllm-google-gemma-3-it-pythonic.jinja",
+            arguments_ok=_no_call_list_end,
+            argument_delimiters=("<end_of_turn>",),
+            special_tokens={"bos_token": "<bos>"},
         ),
     ]
 }

@@ -63,6 +63,12 @@ KIMI_K3_NO_THINKING_PROMPT = (
     '<|open|>message role="user"<|sep|>Hi<|close|>message<|sep|><|end_of_msg|>'
     '<|open|>message role="assistant"<|sep|><|open|>response<|sep|>'
 )
+GEMMA3_PROMPT = (
+    "<bos><start_of_turn>user\nTools (functions) are available. If you decide to invoke one or more of the tools, you "
+    "must respond with a python list of the function calls.\nExample Format: [func_name1(params_name1=params_value1, "
+    "params_name2=params_value2...), func_name2(params)] \n...\n\nWeather in San Francisco?<end_of_turn>\n"
+    "<start_of_turn>model\n"
+)
 
 #: the tools of the request: the shared TOOLS plus the ones vLLM's parser tests call (typing is by these schemas)
 G3_TOOLS: list[dict] = [
@@ -627,6 +633,57 @@ CASES += [
     ),
 ]
 
+CASES += [
+    # ---------------------------------------------------------------- Gemma 3 (pythonic, vLLM's template)
+    (
+        # the pythonic format of vLLM's pythonic parser tests (SIMPLE_FUNCTION_OUTPUT, above), which this chat
+        # template's "Example Format" asks for
+        "gemma3-simple",
+        "gemma3-pythonic",
+        GEMMA3_PROMPT,
+        f"[{_PY_SIMPLE}]<end_of_turn>",
+        {"role": "assistant", "tool_calls": [_PY_SIMPLE_CALL]},
+    ),
+    (
+        # vLLM tests/tool_parsers/test_pythonic_tool_parser.py, "parallel_calls_nonstreaming"
+        "gemma3-parallel",
+        "gemma3-pythonic",
+        GEMMA3_PROMPT,
+        f"[{_PY_SIMPLE}, {_PY_MORE_TYPES}]<end_of_turn>",
+        {"role": "assistant", "tool_calls": [_PY_SIMPLE_CALL, _PY_MORE_TYPES_CALL]},
+    ),
+    (
+        # the chat template's own form: JSON values (tojson), content written right after the "]"
+        "gemma3-calls-then-content",
+        "gemma3-pythonic",
+        GEMMA3_PROMPT,
+        '[get_weather(city="Paris", days=3), search(query="rain", tags=["a", "b"], options={"x": null})]'
+        "Here you go.<end_of_turn>",
+        {
+            "role": "assistant",
+            "content": "Here you go.",
+            "tool_calls": [call("get_weather", {"city": "Paris", "days": 3}),
+                           call("search", {"query": "rain", "tags": ["a", "b"], "options": {"x": None}})],
+        },
+    ),
+    (
+        # the system text asks the model to point out when no function fits: plain content
+        "gemma3-no-call",
+        "gemma3-pythonic",
+        GEMMA3_PROMPT,
+        "None of the functions can tell the time.<end_of_turn>",
+        {"role": "assistant", "content": "None of the functions can tell the time."},
+    ),
+    (
+        # a call list later in the text is content: calls are recognised only at the start of the generation
+        "gemma3-brackets-in-content",
+        "gemma3-pythonic",
+        GEMMA3_PROMPT,
+        'Write [get_weather(city="Paris")] to call it.<end_of_turn>',
+        {"role": "assistant", "content": 'Write [get_weather(city="Paris")] to call it.'},
+    ),
+]
+
 IDS = [c[0] for c in CASES]
 
 
@@ -707,6 +764,12 @@ VERIFY_FOLDERS: dict[str, tuple[str, tuple[str, ...], str | None, str]] = {
         "<|begin_of_text|>",
         "<|eot_id|>",
     ),
+    "vllm-google-gemma-3-it-pythonic.jinja": (
+        "gemma3-pythonic",
+        ("<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>"),
+        "<bos>",
+        "<end_of_turn>",
+    ),
     "vllm-internlm-internlm2_5-7b-chat.jinja": (
         "internlm2",
         ("<s>", "</s>", "<|im_start|>", "<|im_end|>", "<|action_start|>", "<|action_end|>", "<|plugin|>",
@@ -769,5 +832,23 @@ def test_verify_marks_bare_string_arguments_not_applicable(tmp_path: Path, capsy
         eos_token="<|eot_id|>",
     )
     assert main(["verify", str(folder), "--template", "llama3.2-pythonic", "--json"]) == 1
+    cases = {c["name"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
+    assert cases["tool_call"]["status"] == "fail"
+
+
+def test_verify_marks_unseparated_arguments_not_applicable(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM's Gemma 3 pythonic template writes `get_weather(city="Paris"days=3)` (its separator flag is set inside
+    the loop body, where Jinja scoping drops it): a call with several arguments is n/a with the reason, while content
+    is checked. A chat template that separates arguments and whose calls fail to parse still fails."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = _tokenizer_folder(tmp_path / "tok", "vllm-google-gemma-3-it-pythonic.jinja")
+    assert main(["verify", str(folder), "--json"]) == 0
+    cases = {c["name"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
+    assert cases["tool_call"]["status"] == "n/a"
+    assert "no separator" in cases["tool_call"]["detail"]
+    assert cases["content"]["status"] == "pass"
+    folder = _tokenizer_folder(tmp_path / "tok2", "vllm-google-functiongemma-270m-it.jinja")
+    assert main(["verify", str(folder), "--template", "gemma3-pythonic", "--json"]) == 1
     cases = {c["name"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
     assert cases["tool_call"]["status"] == "fail"
