@@ -375,6 +375,68 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         'role turn holding {"name": ..., "arguments": ...} -> tool_calls (one per message: the chat template renders '
         "only the first), content up to <|message_sep|> (unless a function call follows) or </s>. No reasoning.",
     },
+    # group g3 (2025-2026 families)
+    "internlm2": {
+        "models": ["internlm/internlm2_5-7b-chat (and the other InternLM2.5 function-calling models)"],
+        "chat_template": "vllm-internlm-internlm2_5-7b-chat.jinja",
+        "doc": 'ChatML; a call is <|action_start|><|plugin|>{"name": NAME, "parameters": {...}}<|action_end|> (the '
+        'model writes "parameters"; vLLM\'s chat template renders "arguments": both are read). The name is captured '
+        "by the open pattern and the argument object is the region's JSON body, so calls must write name first "
+        "(both the model and the chat template do). Content up to <|im_end|>. Proven against vLLM's InternLM2 tool "
+        "template. No reasoning.",
+    },
+    "functiongemma": {
+        "models": ["google/functiongemma-270m-it (and fine-tunes that keep its format)"],
+        "chat_template": "vllm-google-functiongemma-270m-it.jinja",
+        "doc": "<start_function_call>call:NAME{key:<escape>VALUE<escape>,...}<end_function_call> per call -> tool_calls "
+        "(values are the text between the <escape> markers, kept verbatim and typed from the tools' schemas: pass "
+        "tools= to get 42 and True instead of '42' and 'true'), content up to <end_of_turn>. Proven against vLLM's "
+        "FunctionGemma template, a short rewrite of the Hub one; it prints every value with {{ value }} (Python's "
+        "str(): objects and lists come out as Python text, so only scalar arguments round-trip) and drops content "
+        "from a tool-call turn. No reasoning.",
+    },
+    "llama3.2-pythonic": {
+        "models": ["meta-llama/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-3B-Instruct"],
+        "chat_template": "vllm-meta-llama-Llama-3.2-pythonic.jinja",
+        "doc": "Llama 3.2 with pythonic tool calls (Meta's Llama 3.2 prompt format): the whole turn is a call list "
+        "[get_weather(city='San Francisco'), ...] (optionally after <|python_tag|>), read by the python-call-list "
+        "parser (never evaluated) and recognised only at the start of the generation; content ends at <|eot_id|> "
+        "or <|eom_id|>. Proven against vLLM's Llama 3.2 pythonic chat template, which prints every argument with "
+        "'%s' (strings as bare words, city=San Francisco), so its tool-call turns cannot be read back: the round "
+        "trip proves content, tool calls are proven on raw outputs. No reasoning.",
+    },
+    "deepseek-v4": {
+        "models": ["deepseek-ai/DeepSeek-V4 (and DeepSeek-V4-Flash, with the same DSML format)"],
+        "chat_template": "deepseek-ai-DeepSeek-V4.jinja",
+        "doc": "<think>...</think> -> reasoning_content (the prompt ends with <think> when thinking is on, with </think> "
+        'when off; reasoning also ends where a call block starts), DSML calls <｜DSML｜invoke name="N"><｜DSML｜parameter '
+        'name="K" string="true|false">V</｜DSML｜parameter></｜DSML｜invoke> inside <｜DSML｜tool_calls>...</｜DSML｜tool_calls> '
+        "(the wrapper may be missing) -> tool_calls, values kept as text and typed from the tools' schemas "
+        '(string="false" values are JSON), content up to <｜end▁of▁sentence｜> or the end of the call block. Proven '
+        "against llama.cpp's community template (not DeepSeek's own), with thinking on and off.",
+    },
+    "kimi-k3": {
+        "models": ["moonshotai/Kimi-K3"],
+        "chat_template": "moonshotai-Kimi-K3.jinja",
+        "doc": "XTML channels: <|open|>think<|sep|>...<|close|>think<|sep|> -> reasoning_content (the generation prompt "
+        "opens it; with thinking=False it opens the response channel instead), <|open|>response<|sep|>...<|close|>"
+        'response<|sep|> -> content, <|open|>call tool="NAME" index="I"<|sep|><|open|>argument key="K" type="T"<|sep|>'
+        "V<|close|>argument<|sep|>...<|close|>call<|sep|> inside <|open|>tools<|sep|> -> tool_calls (type=\"string\" "
+        "values are raw text, others JSON: all kept as text and typed from the tools' schemas). Text outside the "
+        "channels (the tools wrapper, <|close|>message<|sep|>) is markup and not part of the message. Proven against "
+        "llama.cpp's Kimi K3 template (a port: a comment in it refers to a reference implementation). Tool and key "
+        "attributes are read as written (&amp;/&quot; escapes are not undone).",
+    },
+    "gemma3-pythonic": {
+        "models": ["google/gemma-3-4b-it, gemma-3-12b-it, gemma-3-27b-it (with vLLM's pythonic tool template)"],
+        "chat_template": "vllm-google-gemma-3-it-pythonic.jinja",
+        "doc": "Gemma 3 with pythonic tool calls: the turn starts with a call list [get_weather(city='Paris'), ...] "
+        "(python-call-list, never evaluated; recognised only at the start of the generation; it ends at the first ')' "
+        "followed by ']'), then optional content, up to <end_of_turn>. Proven against vLLM's Gemma 3 pythonic "
+        "template (Gemma 3's own template has no tools), which writes a call's arguments with no separator between "
+        "them (Jinja scoping drops its separator flag): only one-argument calls round-trip through it; calls with "
+        "several arguments, as the model writes them, are proven on raw outputs. No reasoning.",
+    },
 }
 
 
@@ -651,6 +713,42 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "gigachat3",
         all_of=("<|role_sep|>", "<|message_sep|>", "function call"),
+    ),
+    _Rule(
+        "internlm2",
+        all_of=("<|im_start|>", "<|action_start|>", "<|plugin|>", "<|action_end|>"),
+    ),
+    _Rule(
+        "functiongemma",
+        all_of=("<start_of_turn>", "<start_function_call>", "<end_function_call>", "<escape>"),
+    ),
+    _Rule(
+        "llama3.2-pythonic",
+        all_of=("<|start_header_id|>", "<|eot_id|>", "[func_name1(params_name1=params_value1"),
+        none_of=("<start_of_turn>",),
+        tokens=("<|eot_id|>",),
+    ),
+    # Llama 3.2 JSON tool calls (its own chat template and vLLM's): the Llama 3.1 format, without <|python_tag|>
+    _Rule(
+        "llama3",
+        all_of=("<|start_header_id|>", "<|eot_id|>", '"parameters": ',
+                "please respond with JSON for a function call"),
+        none_of=("<|im_start|>", "<tool_call>", "<|python_tag|>"),
+        tokens=("<|eot_id|>",),
+    ),
+    _Rule(
+        "deepseek-v4",
+        all_of=("<｜Assistant｜>", "｜DSML｜", "tool_calls>", "invoke name=", "parameter name="),
+        none_of=("function_calls>",),
+    ),
+    _Rule(
+        "kimi-k3",
+        all_of=("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>", "'argument'", "'response'"),
+    ),
+    _Rule(
+        "gemma3-pythonic",
+        all_of=("<start_of_turn>", "<end_of_turn>", "[func_name1(params_name1=params_value1"),
+        none_of=("<|start_header_id|>",),
     ),
 )
 

@@ -23,7 +23,9 @@ Theory of operation
   JSON (Seed-OSS) is checked without it, a conversation the chat template cannot split into prompt +
   turn is "n/a", and so is a tool call whose string arguments hold quotes or backslashes when the chat
   template writes string arguments without escaping (vLLM's Llama 4 pythonic template: `city="%s"`),
-  since no parser can read such text back. A chat template switched by `/no_think` in the system text
+  since no parser can read such text back; so is one whose chat template writes string arguments as bare words
+  (vLLM's Llama 3.2 pythonic template: `city=Paris`), and one whose chat template writes a call's arguments with no
+  separator (vLLM's Gemma 3 pythonic template: `f(a="x"b=1)`). A chat template switched by `/no_think` in the system text
   (Nemotron Nano v2) gets a case that does not pass evaluated again with that flag. Verification passes
   when no case fails and at least one passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
@@ -661,18 +663,54 @@ def _needs_escaping(message: Mapping[str, Any]) -> bool:
     return any(c in value for _i, _k, value in _string_arguments(message) for c in "\"'\\")
 
 
+def _render_with_probe(
+    message: dict, generation: Callable[[dict], str | BaseException], probe: str
+) -> tuple[str, str] | None:
+    """``(key, rendered turn)`` of the message with its first string argument replaced by ``probe`` (None when it
+    has no string argument or does not render)."""
+    found = _string_arguments(message)
+    if not found:
+        return None
+    index, key, _value = found[0]
+    probed = copy.deepcopy(message)
+    probed["tool_calls"][index]["function"]["arguments"][key] = probe
+    gen = generation(probed)
+    return (key, gen) if isinstance(gen, str) else None
+
+
 def _unescaped_arguments(message: dict, generation: Callable[[dict], str | BaseException]) -> bool:
     """Whether the chat template writes a string argument exactly as it is (no escaping): the message is
     rendered with one string argument replaced by :data:`_ESCAPE_PROBE`, and the probe must come out
     verbatim."""
-    found = _string_arguments(message)
-    if not found:
+    rendered = _render_with_probe(message, generation, _ESCAPE_PROBE)
+    return rendered is not None and _ESCAPE_PROBE in rendered[1]
+
+
+#: a plain string argument: a chat template that prints it right after ``KEY=`` writes strings without quotes
+_BARE_PROBE = "plainprobe"
+
+
+def _bare_string_arguments(message: dict, generation: Callable[[dict], str | BaseException]) -> bool:
+    """Whether the chat template writes a string argument as a bare word in a pythonic call (``city=Paris``: vLLM's
+    Llama 3.2 pythonic template prints every value with ``"%s" | format(value)``): the message is rendered with
+    one string argument replaced by :data:`_BARE_PROBE`, which must come out right after ``KEY=``. No parser can
+    read such a call back, whatever the string holds."""
+    rendered = _render_with_probe(message, generation, _BARE_PROBE)
+    return rendered is not None and f"{rendered[0]}={_BARE_PROBE}" in rendered[1]
+
+
+def _unseparated_arguments(message: dict, generation: Callable[[dict], str | BaseException]) -> bool:
+    """Whether the chat template writes two arguments of a call with nothing between them (``f(a="x"b=1)``: vLLM's
+    Gemma 3 pythonic template sets its separator flag inside the loop body, where Jinja scoping drops it): the
+    message's first call is rendered with two probe arguments, and the first value must run straight into the
+    second key. No parser can split such a call."""
+    calls = message.get("tool_calls") or []
+    if not any(len((c.get("function") or {}).get("arguments") or {}) > 1 for c in calls if isinstance(c, Mapping)):
         return False
-    index, key, _value = found[0]
-    probe = copy.deepcopy(message)
-    probe["tool_calls"][index]["function"]["arguments"][key] = _ESCAPE_PROBE
-    gen = generation(probe)
-    return isinstance(gen, str) and _ESCAPE_PROBE in gen
+    probed = copy.deepcopy(message)
+    probed["tool_calls"][0]["function"]["arguments"] = {"probefirst": "probeone", "probesecond": "probetwo"}
+    gen = generation(probed)
+    return isinstance(gen, str) and re.search(r"probeone[\"']?probesecond", gen) is not None
 
 
 def _thinking_switch(chat_template: str) -> Callable[[Sequence[Mapping[str, Any]]], list[dict]] | None:
@@ -802,6 +840,16 @@ def verify_chat_template(
         ):
             return CaseOutcome(name, "n/a", "the chat template writes string arguments without escaping, "
                                "so an argument holding quotes or backslashes cannot be read back", notes, gen)
+        if result.detail.startswith("parse failed") and _bare_string_arguments(
+            messages[-1], lambda final: generation(messages[:-1] + [final], kwargs)
+        ):
+            return CaseOutcome(name, "n/a", "the chat template writes string arguments as bare words without "
+                               "quotes (KEY=VALUE), so no string argument can be read back", notes, gen)
+        if result.detail.startswith("parse failed") and _unseparated_arguments(
+            messages[-1], lambda final: generation(messages[:-1] + [final], kwargs)
+        ):
+            return CaseOutcome(name, "n/a", "the chat template writes a call's arguments with no separator between "
+                               "them, so a call with several arguments cannot be read back", notes, gen)
         if result.detail.startswith(("parse failed", "render failed")):
             return CaseOutcome(name, "fail", result.detail, notes, gen)
         # Is the mismatch the chat template's doing? Drop what it does not render and check the rest.

@@ -129,6 +129,15 @@ def _printable_lists(arguments: dict) -> bool:
     )
 
 
+def _no_call_list_end(arguments: dict) -> bool:
+    """vLLM's Gemma 3 pythonic template writes the calls as [f(k=JSON, ...)] and the content right after the
+    "]": a call list ends at the first ")" followed by "]" (spaces between allowed), so argument text (as
+    rendered with tojson) must not hold one. And the template's `{% set first = false %}` is scoped to its loop
+    body (Jinja), so it never writes the ", " between two arguments (`f(a=1b=2)`, which no reader can split):
+    only calls with at most one argument can be rendered readably."""
+    return len(arguments) <= 1 and regex.search(r"\)\s*\]", json.dumps(arguments, ensure_ascii=False)) is None
+
+
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in [
@@ -449,6 +458,69 @@ FAMILIES: dict[str, Family] = {
             max_tool_calls=1,
             special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
         ),
+        # group g3 -----------------------------------------------------------------------------------
+        # InternLM2.5 (vLLM's tool template): content, then each call as
+        # <|action_start|><|plugin|>\n{"name": ..., "arguments": ...}<|action_end|>, then <|im_end|>
+        Family(
+            "internlm2",
+            "vllm-internlm-internlm2_5-7b-chat.jinja",
+            argument_delimiters=("<|action_end|>",),
+            special_tokens={"bos_token": "<s>"},
+        ),
+        # FunctionGemma (vLLM's template): <start_function_call>call:NAME{k:<escape>V<escape>,...}<end_function_call>,
+        # every value printed with {{ value }} inside <escape> (Python's str(): scalars only, typed back from
+        # the tools' schemas); content is dropped from a tool-call turn.
+        Family(
+            "functiongemma",
+            "vllm-google-functiongemma-270m-it.jinja",
+            content_with_tool_calls=False,
+            scalar_arguments=True,
+            argument_delimiters=("<escape>", "<end_function_call>"),
+        ),
+        # Llama 3.2 (vLLM's pythonic template): the chat template prints every argument with "%s" | format(value),
+        # so a string comes out as a bare word (city=Paris), which no parser can read back: the round trip proves
+        # content; pythonic tool calls (which the model writes with quoted strings) are proven on raw outputs.
+        Family(
+            "llama3.2-pythonic",
+            "vllm-meta-llama-Llama-3.2-pythonic.jinja",
+            tool_calls=False,
+            special_tokens={"bos_token": "<|begin_of_text|>"},
+        ),
+        # DeepSeek V4 (llama.cpp's community template, setar/llama.cpp's copy): the prompt ends "<think>" (thinking on)
+        # or "</think>" (off), and every turn renders "<think>R</think>" or "</think>" the same way; DSML calls in a
+        # <｜DSML｜tool_calls> block, string="true" values as is, others as JSON (kept as text, typed from the tools'
+        # schemas).
+        Family(
+            "deepseek-v4",
+            "deepseek-ai-DeepSeek-V4.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="thinking",
+            thinking_values=(True,),  # thinking off (the template's default): EXTRA_FIXTURES
+            argument_delimiters=("</｜DSML｜parameter>", "</｜DSML｜invoke>", "<｜DSML｜parameter"),
+            special_tokens={"bos_token": "<｜begin▁of▁sentence｜>"},
+        ),
+        # Kimi K3 (llama.cpp's XTML template): <|open|>think<|sep|>R<|close|>think<|sep|>, then the response channel, then
+        # <|open|>tools<|sep|><|open|>call tool="N" index="I"<|sep|><|open|>argument key="K" type="T"<|sep|>V<|close|>argument
+        # <|sep|>...; string values raw, others JSON (kept as text, typed from the tools' schemas). The prompt opens the
+        # think channel (thinking on, the default) or the response channel (off).
+        Family(
+            "kimi-k3",
+            "moonshotai-Kimi-K3.jinja",
+            reasoning_key="reasoning_content",
+            thinking_kwarg="thinking",
+            thinking_values=(True, False),
+            argument_delimiters=("<|close|>argument<|sep|>", "<|open|>", "<|close|>", "<|sep|>"),
+            content_forbidden=("<|open|>", "<|close|>", "<|sep|>"),
+        ),
+        # Gemma 3 (vLLM's pythonic template): the turn starts with the call list [f(k=JSON, ...)], arguments written
+        # with tojson, the content right after the "]"; only one-argument calls are readable (see _no_call_list_end)
+        Family(
+            "gemma3-pythonic",
+            "vllm-google-gemma-3-it-pythonic.jinja",
+            arguments_ok=_no_call_list_end,
+            argument_delimiters=("<end_of_turn>",),
+            special_tokens={"bos_token": "<bos>"},
+        ),
     ]
 }
 
@@ -516,6 +588,20 @@ EXTRA_FIXTURES += [
     # as "<think></think>", which continues only the thinking-off prompt: with thinking on the checked
     # message always carries reasoning.
     replace(FAMILIES["qwen3.5"], fixture="nvidia-NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", reasoning_required=(True,)),
+]
+
+EXTRA_FIXTURES += [
+    # group g3: Llama 3.2 with JSON tool calls (vLLM's template): the Llama 3.1 format, one call per message
+    # ({"name": ..., "parameters": ...} as the whole turn), content dropped with it
+    replace(FAMILIES["llama3"], fixture="vllm-meta-llama-Llama-3.2-json.jinja"),
+    # Llama 3.2 3B Instruct's own (Hub) template, llama.cpp's copy: the same format; tools go in the first user message
+    replace(FAMILIES["llama3"], fixture="meta-llama-Llama-3.2-3B-Instruct.jinja"),
+    # Step 3.5 Flash (setar/llama.cpp's copy): the Qwen3.5 format (the prompt opens "<think>\n", Qwen3-Coder XML
+    # calls, scalars rendered with |string and typed from the tools' schemas); tool results in a "tool_response" turn
+    replace(FAMILIES["qwen3.5"], fixture="stepfun-ai-Step-3.5-Flash.jinja"),
+    # DeepSeek V4 with thinking off (the chat template's default): the prompt ends "</think>", as every turn does, and
+    # no reasoning is rendered
+    replace(FAMILIES["deepseek-v4"], thinking_values=(False,), reasoning_key=None),
 ]
 
 #: every Family (shipped template x chat template) the round-trip tests run

@@ -92,6 +92,16 @@ DETECT = {
     "unsloth-Apriel-1.5.jinja": "apriel-1.5",
     "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja": "nemotron-nano-v2",
     "ai-sage-GigaChat3-10B-A1.8B.jinja": "gigachat3",
+    # group g3
+    "vllm-internlm-internlm2_5-7b-chat.jinja": "internlm2",
+    "vllm-google-functiongemma-270m-it.jinja": "functiongemma",
+    "vllm-meta-llama-Llama-3.2-pythonic.jinja": "llama3.2-pythonic",
+    "vllm-meta-llama-Llama-3.2-json.jinja": "llama3",  # the Llama 3.1 JSON format (round trip proven on both)
+    "meta-llama-Llama-3.2-3B-Instruct.jinja": "llama3",  # Llama 3.2's own template: the same format
+    "stepfun-ai-Step-3.5-Flash.jinja": "qwen3.5",  # the Qwen3.5 format (round trip proven)
+    "deepseek-ai-DeepSeek-V4.jinja": "deepseek-v4",
+    "moonshotai-Kimi-K3.jinja": "kimi-k3",
+    "vllm-google-gemma-3-it-pythonic.jinja": "gemma3-pythonic",
     # Apertus writes calls as one-key objects {"NAME": {...}}, which no template can express yet: not shipped
     "swiss-ai-Apertus-8B-Instruct-2509.jinja": None,
 }
