@@ -422,8 +422,10 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "opens it; with thinking=False it opens the response channel instead), <|open|>response<|sep|>...<|close|>"
         'response<|sep|> -> content, <|open|>call tool="NAME" index="I"<|sep|><|open|>argument key="K" type="T"<|sep|>'
         "V<|close|>argument<|sep|>...<|close|>call<|sep|> inside <|open|>tools<|sep|> -> tool_calls (type=\"string\" "
-        "values are raw text, others JSON: all kept as text and typed from the tools' schemas). Text outside the "
-        "channels (the tools wrapper, <|close|>message<|sep|>) is markup and not part of the message. Proven against "
+        "values are raw text, others JSON: all kept as text and typed from the tools' schemas). The markup outside "
+        "the channels (the tools wrapper, <|close|>message<|sep|>) is consumed by three helper fields (tool_section, "
+        "tool_section_end, message_end) that close empty and so never appear in a message; anything else there is "
+        "kept in unparsed. Proven against "
         "llama.cpp's Kimi K3 template (a port: a comment in it refers to a reference implementation). Tool and key "
         "attributes are read as written (&amp;/&quot; escapes are not undone).",
     },
