@@ -65,7 +65,7 @@ class ContentParser:
     args: Mapping[str, ArgCheck] | None = None  # None: accept any args unchecked
     #: Built-ins only: adds entries derived from the validated args (how to read a pattern's matches, say)
     #: once per template, so that `parse` does not work them out for every region.
-    prepare: Callable[[dict[str, Any]], None] | None = None
+    prepare: Callable[[dict[str, Any], str], None] | None = None
 
     def compile_args(self, args: Any, field: str) -> Mapping[str, Any]:
         if args is None:
@@ -79,7 +79,7 @@ class ContentParser:
         if self.args is None:
             out = dict(args)
             if self.prepare is not None:
-                self.prepare(out)
+                self.prepare(out, field)
             return out
         unknown = sorted(set(args) - set(self.args))
         if unknown:
@@ -96,7 +96,7 @@ class ContentParser:
                 f"the {self.name!r} parser requires {missing}", field=field, key=f"content_args.{missing[0]}"
             )
         if self.prepare is not None:
-            self.prepare(out)
+            self.prepare(out, field)
         return out
 
 
@@ -236,6 +236,24 @@ def _value_parser(value: Any, field: str, key: str) -> Callable[[str], Any]:
     args = parser.compile_args(value.get("args"), field)
     parse = parser.parse
     return lambda text: parse(text, args)
+
+
+def _value_parsers(value: Any, field: str, key: str) -> dict[str, Callable[[str], Any]]:
+    """`value_parsers`: `{text of the value_parser_group: value parser}`, each entry a parser name or a
+    `{"name", "args"}` dict as for `value_parser`."""
+    if not isinstance(value, dict) or not value:
+        raise TemplateError(
+            'must be a non-empty dict like {"true": "text", "false": {"name": "json"}}: the text of the '
+            "value_parser_group -> a value parser (a name, or {\"name\", \"args\"})",
+            field=field,
+            key=key,
+        )
+    out = {}
+    for text, spec in value.items():
+        if not isinstance(text, str):
+            raise TemplateError(f"keys must be strings (the group's text), got {text!r}", field=field, key=key)
+        out[text] = _value_parser({"name": spec} if isinstance(spec, str) else spec, field, f"{key}.{text}")
+    return out
 
 
 # --------------------------------------------------------------------------- basic types
@@ -534,11 +552,33 @@ def _bounded_matches(pattern: regex.Pattern, text: str, first: str, last_start: 
     return out
 
 
-def _prepare_xml_inline(args: dict[str, Any]) -> None:
-    """How `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`), `_chain` (see
-    `_literal_chain`) and `_plain` (the result is just `dict(findall(...))`: key and value are the only
-    groups, nothing else is asked)."""
+def _prepare_xml_inline(args: dict[str, Any], field: str) -> None:
+    """Check `value_parser_group` / `value_parsers` against `tag_pattern`, then work out how
+    `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`), `_chain` (see
+    `_literal_chain`), `_select` (`(group, {text: value parser})` when a group picks each value's
+    parser) and `_plain` (the result is just `dict(findall(...))`: key and value are the only groups,
+    nothing else is asked)."""
     pattern = args["tag_pattern"]
+    group, parsers = args.get("value_parser_group"), args.get("value_parsers")
+    if (group is None) != (parsers is None):
+        given, other = ("value_parser_group", "value_parsers") if parsers is None else ("value_parsers",
+                                                                                       "value_parser_group")
+        raise TemplateError(
+            f"needs {other} too: value_parser_group names the tag_pattern group whose text picks a parser "
+            "from value_parsers",
+            field=field,
+            key=f"content_args.{given}",
+        )
+    if group is not None:
+        if group in ("key", "value") or group not in pattern.groupindex:
+            others = sorted(set(pattern.groupindex) - {"key", "value"})
+            raise TemplateError(
+                f"must name a named group of tag_pattern other than key and value, got {group!r} "
+                f"(tag_pattern's other groups: {others or 'none'})",
+                field=field,
+                key="content_args.value_parser_group",
+            )
+        args["_select"] = (group, parsers)
     columns = _key_value_columns(pattern)
     args["_columns"] = columns
     args["_chain"] = _literal_chain(pattern)
@@ -547,6 +587,7 @@ def _prepare_xml_inline(args: dict[str, Any]) -> None:
         and pattern.groups == 2
         and not args.get("merge_duplicates", False)
         and not args.get("value_parser")
+        and group is None
     )
 
 
@@ -560,7 +601,8 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
 
     Linear in the length of `text` for patterns made of fixed texts around lazy or bounded parts (the
     usual tag patterns; see `_search_bounds`). A match in which the `key` group does not take part is
-    an error (as in Transformers' native parser), never skipped silently.
+    an error (as in Transformers' native parser), never skipped silently. With `value_parser_group`, the
+    text of that group picks each value's parser from `value_parsers` (see `_select_values`).
     """
     pattern: regex.Pattern = args["tag_pattern"]
     timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
@@ -586,6 +628,11 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         merged: set[str] = set()
         columns = args["_columns"]
+        select = args.get("_select")
+        if select is not None:
+            if matches is None:
+                matches = list(pattern.finditer(text, 0, end, timeout=timeout))
+            return _select_values(matches, select, value_parser, merge)
         if matches is not None:
             pairs: Any = (m.group("key", "value") for m in matches)
         elif columns is not None:
@@ -614,6 +661,31 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             timeout=timeout,
             text=text,
         ) from None
+    return out
+
+
+def _select_values(matches: list[Any], select: tuple[str, Mapping[str, Callable[[str], Any]]],
+                   default: Callable[[str], Any] | None, merge: bool) -> dict[str, Any]:
+    """`parse_xml_inline` with `value_parser_group`: each match's value is read by the parser its group's
+    text names in `value_parsers`; `default` (`value_parser`, else the raw text) when the group did not
+    take part or its text is not a key there."""
+    group, parsers = select
+    out: dict[str, Any] = {}
+    merged: set[str] = set()
+    for m in matches:
+        key, raw, picked = m.group("key", "value", group)
+        if key is None:
+            raise ValueError(f"xml-inline: a tag_pattern match at character {m.start()} has no 'key' (the group "
+                             "did not take part)")
+        parse = parsers.get(picked, default) if picked is not None else default
+        value = parse(raw or "") if parse is not None else (raw or "")
+        if merge and key in out:
+            if key not in merged:
+                out[key] = [out[key]]
+                merged.add(key)
+            out[key].append(value)
+        else:
+            out[key] = value
     return out
 
 
@@ -825,7 +897,13 @@ def _register_builtins() -> None:
         "xml-inline",
         parse_xml_inline,
         False,
-        {"tag_pattern": _required(_tag_pattern), "value_parser": _value_parser, "merge_duplicates": _typed(bool)},
+        {
+            "tag_pattern": _required(_tag_pattern),
+            "value_parser": _value_parser,
+            "value_parser_group": _nonempty_str,
+            "value_parsers": _value_parsers,
+            "merge_duplicates": _typed(bool),
+        },
         prepare=_prepare_xml_inline,
     )
     _REGISTRY["kv-lines"] = ContentParser(

@@ -180,9 +180,10 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "doc": "<think>...</think> reasoning_content (the thinking prompt ends with <think>, or <think></think> with "
         "thinking off), DSML tool calls <｜DSML｜function_calls><｜DSML｜invoke name=\"N\"><｜DSML｜parameter name=\"K\" "
         'string="true|false">V</｜DSML｜parameter>...</｜DSML｜invoke>...</｜DSML｜function_calls>, one call per invoke, '
-        "content up to <｜end▁of▁sentence｜>. Parameter values are kept as raw text and typed from the tools' schemas "
-        '(string="false" values are JSON: objects, arrays, numbers, booleans decode when the schema says so); '
-        "without tools= they stay strings, since the template language has no per-match choice of value parser. "
+        "content up to <｜end▁of▁sentence｜>. The string attribute picks each value's parser (xml-inline "
+        'value_parser_group): string="true" values are raw text (typed from the tools\' schemas when tools= is '
+        'given), string="false" or absent ones JSON (objects, arrays, numbers, booleans, null; text that is not '
+        "JSON is kept), so arguments are typed without tools=. "
         "The chat template renders history turns with </think> only, so thinking-off turns do not continue the "
         "<think></think> prompt: the round trip checks thinking mode.",
     },
