@@ -352,6 +352,17 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "the last assistant turn's tool calls as a turn of their own, so the round trip proves content with "
         "/no_think; reasoning and tool calls are proven on raw outputs.",
     },
+    "apertus": {
+        "models": ["swiss-ai/Apertus-8B-Instruct-2509", "swiss-ai/Apertus-70B-Instruct-2509"],
+        "chat_template": "vllm-swiss-ai-Apertus.jinja",
+        "doc": "The turn follows <|assistant_start|>; <|inner_prefix|>...<|inner_suffix|> -> reasoning_content (written "
+        "with Deliberation: enabled), calls <|tools_prefix|>[{\"NAME\": {ARGS}}, ...]<|tools_suffix|>: each call is a "
+        "one-key object read with the transform steps {$key} / {$value} (transform_each), content up to "
+        "<|assistant_end|>. Proven against vLLM's variant of the chat template (OpenAI-style tools) and the Hub one "
+        "(llama.cpp's copy, which reads flat tools only and needs arguments as JSON text). Neither renders "
+        "reasoning_content (only content 'blocks'), and both render tool results inside the assistant turn, so the "
+        "round trip has no tool results in history; reasoning is proven on raw outputs.",
+    },
     "gigachat3": {
         "models": ["ai-sage/GigaChat3-10B-A1.8B"],
         "chat_template": "ai-sage-GigaChat3-10B-A1.8B.jinja",
@@ -635,6 +646,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "gigachat3",
         all_of=("<|role_sep|>", "<|message_sep|>", "function call"),
+    ),
+    _Rule(
+        "apertus",
+        all_of=("<|assistant_start|>", "<|tools_prefix|>", "<|tools_suffix|>", "<|inner_prefix|>"),
+        tokens=("<|tools_prefix|>",),
     ),
 )
 

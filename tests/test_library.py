@@ -92,8 +92,8 @@ DETECT = {
     "unsloth-Apriel-1.5.jinja": "apriel-1.5",
     "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja": "nemotron-nano-v2",
     "ai-sage-GigaChat3-10B-A1.8B.jinja": "gigachat3",
-    # Apertus writes calls as one-key objects {"NAME": {...}}, which no template can express yet: not shipped
-    "swiss-ai-Apertus-8B-Instruct-2509.jinja": None,
+    "swiss-ai-Apertus-8B-Instruct-2509.jinja": "apertus",
+    "vllm-swiss-ai-Apertus.jinja": "apertus",
 }
 
 PLAIN_CHATML = (
