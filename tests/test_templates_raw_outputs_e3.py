@@ -319,10 +319,15 @@ def _verify(folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict
     return code, json.loads(out)
 
 
-def test_cli_verify_auto_passes_for_vllms_apertus_chat_template(tmp_path: Path,
+FLAT_NOTE = "tools passed in the flat form {name, description, parameters}"
+
+
+@pytest.mark.parametrize("fixture, flat", [("vllm-swiss-ai-Apertus.jinja", False),
+                                           ("swiss-ai-Apertus-8B-Instruct-2509.jinja", True)])
+def test_cli_verify_auto_passes_for_both_apertus_chat_templates(fixture: str, flat: bool, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     folder = make_tokenizer_folder(
-        tmp_path / "tok", chat_template_text=chat_template("vllm-swiss-ai-Apertus.jinja"),
+        tmp_path / "tok", chat_template_text=chat_template(fixture),
         special_tokens=APERTUS_SPECIALS, bos_token="<s>", eos_token="<|assistant_end|>", extra={"pad_token": "<s>"},
     )
     code, data = _verify(folder, capsys)
@@ -330,3 +335,5 @@ def test_cli_verify_auto_passes_for_vllms_apertus_chat_template(tmp_path: Path,
     assert code == 0 and data["passed"], data
     statuses = {c["status"] for c in data["cases"]}
     assert "pass" in statuses and "fail" not in statuses
+    # the Hub template renders only flat tools (verify retries with them); vLLM's reads OpenAI-style ones
+    assert all((FLAT_NOTE in " ".join(c["notes"])) is flat for c in data["cases"]), data["cases"]
