@@ -578,8 +578,12 @@ def _prepare_xml_inline(args: dict[str, Any], field: str) -> None:
                 field=field,
                 key="content_args.value_parser_group",
             )
-        args["_select"] = (group, parsers)
     columns = _key_value_columns(pattern)
+    if group is not None:
+        # with `columns`, findall's tuples hold the group too ("" when it did not take part, which picks
+        # the default, as None does, unless "" is a key of value_parsers)
+        column = pattern.groupindex[group] - 1 if columns is not None and "" not in parsers else None
+        args["_select"] = (group, parsers, column)
     args["_columns"] = columns
     args["_chain"] = _literal_chain(pattern)
     args["_plain"] = (
@@ -630,9 +634,16 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         columns = args["_columns"]
         select = args.get("_select")
         if select is not None:
-            if matches is None:
-                matches = list(pattern.finditer(text, 0, end, timeout=timeout))
-            return _select_values(matches, select, value_parser, merge)
+            group, parsers, column = select
+            if matches is None and column is not None:
+                k, v = columns
+                found: Any = [(t[k], t[v], t[column] or None)
+                              for t in pattern.findall(text, 0, end, False, None, timeout)]
+            else:
+                if matches is None:
+                    matches = list(pattern.finditer(text, 0, end, timeout=timeout))
+                found = [m.group("key", "value", group) for m in matches]
+            return _select_values(found, matches, parsers, value_parser, merge)
         if matches is not None:
             pairs: Any = (m.group("key", "value") for m in matches)
         elif columns is not None:
@@ -647,10 +658,7 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"xml-inline: a tag_pattern match{at} has no 'key' (the group did not take part)")
             value = value_parser(raw if raw is not None else "") if value_parser else (raw or "")
             if merge and key in out:
-                if key not in merged:
-                    out[key] = [out[key]]
-                    merged.add(key)
-                out[key].append(value)
+                _merge_value(out, merged, key, value)
             else:
                 out[key] = value
     except TimeoutError:
@@ -664,29 +672,34 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _select_values(matches: list[Any], select: tuple[str, Mapping[str, Callable[[str], Any]]],
-                   default: Callable[[str], Any] | None, merge: bool) -> dict[str, Any]:
-    """`parse_xml_inline` with `value_parser_group`: each match's value is read by the parser its group's
-    text names in `value_parsers`; `default` (`value_parser`, else the raw text) when the group did not
-    take part or its text is not a key there."""
-    group, parsers = select
+def _select_values(found: list[tuple[Any, Any, Any]], matches: list[Any] | None,
+                   parsers: Mapping[str, Callable[[str], Any]], default: Callable[[str], Any] | None,
+                   merge: bool) -> dict[str, Any]:
+    """`parse_xml_inline` with `value_parser_group`: `found` holds each match's (key, value, group text);
+    the value is read by the parser the group's text names in `parsers` (`value_parsers`), or by
+    `default` (`value_parser`, else kept as raw text) when the group did not take part or its text is not
+    a key there. `matches`: the Match objects, when `found` came from them (for error positions)."""
     out: dict[str, Any] = {}
     merged: set[str] = set()
-    for m in matches:
-        key, raw, picked = m.group("key", "value", group)
+    for i, (key, raw, picked) in enumerate(found):
         if key is None:
-            raise ValueError(f"xml-inline: a tag_pattern match at character {m.start()} has no 'key' (the group "
-                             "did not take part)")
-        parse = parsers.get(picked, default) if picked is not None else default
+            at = f" at character {matches[i].start()}" if matches is not None else ""
+            raise ValueError(f"xml-inline: a tag_pattern match{at} has no 'key' (the group did not take part)")
+        parse = default if picked is None else parsers.get(picked, default)
         value = parse(raw or "") if parse is not None else (raw or "")
         if merge and key in out:
-            if key not in merged:
-                out[key] = [out[key]]
-                merged.add(key)
-            out[key].append(value)
+            _merge_value(out, merged, key, value)
         else:
             out[key] = value
     return out
+
+
+def _merge_value(out: dict[str, Any], merged: set[str], key: str, value: Any) -> None:
+    """`merge_duplicates`: `key` seen again; its values become a list (`merged`: keys already lists)."""
+    if key not in merged:
+        out[key] = [out[key]]
+        merged.add(key)
+    out[key].append(value)
 
 
 def parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:

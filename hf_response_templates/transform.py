@@ -187,10 +187,7 @@ def _lookup(path: str) -> Applier:
     root, *keys = path.split(".")
 
     if root in ONE_KEY_STEPS:  # "{$key}": the transform_each element itself is the one-key object
-        return _lookup_steps(path, "the element", None, [root, *keys])
-    if "$" in path:
-        return _lookup_steps(path, root, root, keys)
-
+        return _lookup_steps(path, None, [root, *keys])
     if not keys:  # "{content}", "{name}": one lookup
 
         def apply_root(scope: Mapping[str, Any]) -> Any:
@@ -200,30 +197,17 @@ def _lookup(path: str) -> Applier:
 
         return apply_root
 
-    def apply(scope: Mapping[str, Any]) -> Any:
-        if root not in scope:
-            raise _undefined(path, scope)
-        value = scope[root]
-        for i, key in enumerate(keys):
-            if not isinstance(value, dict):
-                raise TransformError(
-                    f"transform placeholder '{{{path}}}' cannot look up {key!r} in "
-                    f"{'.'.join([root, *keys[:i]])}, which is a {type(value).__name__}, not a dict"
-                )
-            if key not in value:
-                raise TransformError(
-                    f"transform placeholder '{{{path}}}': {'.'.join([root, *keys[:i]])} has no key {key!r} "
-                    f"(keys: {sorted(value)})"
-                )
-            value = value[key]
-        return value
-
-    return apply
+    return _lookup_steps(path, root, keys)
 
 
-def _lookup_steps(path: str, start: str, root: str | None, steps: list[str]) -> Applier:
-    """A path with `$key` / `$value` steps: from `scope[root]` (the scope itself when `root` is None, as for
-    `"{$key}"` with `transform_each`, whose scope is the element), each step a key, `$key` or `$value`."""
+def _lookup_steps(path: str, root: str | None, steps: list[str]) -> Applier:
+    """A dotted path: from `scope[root]` (the scope itself when `root` is None, as for `"{$key}"` with
+    `transform_each`, whose scope is the element), each step a key of a dict, `$key` or `$value`."""
+
+    def where(i: int) -> str:  # the part of the path before step i, for error messages
+        if root is None:
+            return ".".join(steps[:i]) if i else "the element"
+        return ".".join([root, *steps[:i]])
 
     def apply(scope: Mapping[str, Any]) -> Any:
         if root is None:
@@ -232,24 +216,20 @@ def _lookup_steps(path: str, start: str, root: str | None, steps: list[str]) -> 
             value = scope[root]
         else:
             raise _undefined(path, scope)
-        where = start
-        done = [] if root is None else [root]
-        for step in steps:
+        for i, step in enumerate(steps):
             if step in ONE_KEY_STEPS:
-                value = _only(value, step, path, where)
+                value = _only(value, step, path, where(i))
             elif not isinstance(value, dict):
                 raise TransformError(
-                    f"transform placeholder '{{{path}}}' cannot look up {step!r} in {where}, which is a "
+                    f"transform placeholder '{{{path}}}' cannot look up {step!r} in {where(i)}, which is a "
                     f"{type(value).__name__}, not a dict"
                 )
             elif step not in value:
                 raise TransformError(
-                    f"transform placeholder '{{{path}}}': {where} has no key {step!r} (keys: {sorted(value)})"
+                    f"transform placeholder '{{{path}}}': {where(i)} has no key {step!r} (keys: {sorted(value)})"
                 )
             else:
                 value = value[step]
-            done.append(step)
-            where = ".".join(done)
         return value
 
     return apply

@@ -78,6 +78,13 @@ def test_merge_duplicates_collects_values_parsed_per_match():
     assert args_of(raw, tpl) == {"x": [1, "1", [1]]}
 
 
+def test_an_empty_group_text_is_a_key_of_its_own_not_an_absent_group():
+    tpl = template(tag_pattern=r'<p name="(?P<key>[^"]+)"(?: string="(?P<string>[a-z]*)")?>(?P<value>.*?)</p>',
+                   value_parsers={"": "json", "true": {"name": "text", "args": {"strip": False}}})
+    raw = '<p name="e" string="">[1]</p><p name="a">[1]</p><p name="t" string="true">[1]</p>'
+    assert args_of(raw, tpl) == {"e": [1], "a": "[1]", "t": "[1]"}
+
+
 def test_falsy_parsed_values_are_kept_not_replaced_by_empty_text():
     raw = ('<p name="z" string="false">0</p><p name="f" string="false">false</p><p name="n" string="false">null'
            '</p><p name="l" string="false">[]</p><p name="e" string="true"></p>')
