@@ -555,8 +555,8 @@ def _bounded_matches(pattern: regex.Pattern, text: str, first: str, last_start: 
 def _prepare_xml_inline(args: dict[str, Any], field: str) -> None:
     """Check `value_parser_group` / `value_parsers` against `tag_pattern`, then work out how
     `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`), `_chain` (see
-    `_literal_chain`), `_select` (`(group, {text: value parser})` when a group picks each value's
-    parser) and `_plain` (the result is just `dict(findall(...))`: key and value are the only groups,
+    `_literal_chain`), `_select` (`(group, {text: value parser}, the group's column in findall's tuples
+    or None)` when a group picks each value's parser) and `_plain` (the result is just `dict(findall(...))`: key and value are the only groups,
     nothing else is asked)."""
     pattern = args["tag_pattern"]
     group, parsers = args.get("value_parser_group"), args.get("value_parsers")
@@ -629,8 +629,6 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             return dict(pattern.findall(text, 0, end, False, None, timeout))
         value_parser = args.get("value_parser")
         merge = args.get("merge_duplicates", False)
-        out: dict[str, Any] = {}
-        merged: set[str] = set()
         columns = args["_columns"]
         select = args.get("_select")
         if select is not None:
@@ -644,6 +642,8 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
                     matches = list(pattern.finditer(text, 0, end, timeout=timeout))
                 found = [m.group("key", "value", group) for m in matches]
             return _select_values(found, matches, parsers, value_parser, merge)
+        out: dict[str, Any] = {}
+        merged: set[str] = set()
         if matches is not None:
             pairs: Any = (m.group("key", "value") for m in matches)
         elif columns is not None:
