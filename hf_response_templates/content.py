@@ -65,21 +65,23 @@ class ContentParser:
     args: Mapping[str, ArgCheck] | None = None  # None: accept any args unchecked
     #: Built-ins only: adds entries derived from the validated args (how to read a pattern's matches, say)
     #: once per template, so that `parse` does not work them out for every region.
-    prepare: Callable[[dict[str, Any], str], None] | None = None
+    prepare: Callable[[dict[str, Any], str, str], None] | None = None
 
-    def compile_args(self, args: Any, field: str) -> Mapping[str, Any]:
+    def compile_args(self, args: Any, field: str, key: str = "content_args") -> Mapping[str, Any]:
+        """Validate `args`; errors name `field` and `key` (`content_args`, or where a value parser's `args`
+        sit: `content_args.value_parser.args`)."""
         if args is None:
             args = {}
         if not isinstance(args, dict):
             raise TemplateError(
                 f"must be a dict of arguments for the {self.name!r} parser, got {type(args).__name__}",
                 field=field,
-                key="content_args",
+                key=key,
             )
         if self.args is None:
             out = dict(args)
             if self.prepare is not None:
-                self.prepare(out, field)
+                self.prepare(out, field, key)
             return out
         unknown = sorted(set(args) - set(self.args))
         if unknown:
@@ -87,16 +89,16 @@ class ContentParser:
             raise TemplateError(
                 f"unknown argument(s) {unknown} for the {self.name!r} parser (accepted: {allowed})",
                 field=field,
-                key="content_args",
+                key=key,
             )
-        out = {k: self.args[k](v, field, f"content_args.{k}") for k, v in args.items()}
+        out = {k: self.args[k](v, field, f"{key}.{k}") for k, v in args.items()}
         missing = [k for k, check in self.args.items() if getattr(check, "required", False) and k not in out]
         if missing:
             raise TemplateError(
-                f"the {self.name!r} parser requires {missing}", field=field, key=f"content_args.{missing[0]}"
+                f"the {self.name!r} parser requires {missing}", field=field, key=f"{key}.{missing[0]}"
             )
         if self.prepare is not None:
-            self.prepare(out, field)
+            self.prepare(out, field, key)
         return out
 
 
@@ -233,7 +235,7 @@ def _value_parser(value: Any, field: str, key: str) -> Callable[[str], Any]:
     if unknown:
         raise TemplateError(f"unknown keys {sorted(unknown)} (accepted: name, args)", field=field, key=key)
     parser = get_content_parser(value["name"], field=field, key=f"{key}.name")
-    args = parser.compile_args(value.get("args"), field)
+    args = parser.compile_args(value.get("args"), field, f"{key}.args")
     parse = parser.parse
     return lambda text: parse(text, args)
 
@@ -552,7 +554,7 @@ def _bounded_matches(pattern: regex.Pattern, text: str, first: str, last_start: 
     return out
 
 
-def _prepare_xml_inline(args: dict[str, Any], field: str) -> None:
+def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
     """Check `value_parser_group` / `value_parsers` against `tag_pattern`, then work out how
     `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`), `_chain` (see
     `_literal_chain`), `_select` (`(group, {text: value parser}, the group's column in findall's tuples
@@ -567,7 +569,7 @@ def _prepare_xml_inline(args: dict[str, Any], field: str) -> None:
             f"needs {other} too: value_parser_group names the tag_pattern group whose text picks a parser "
             "from value_parsers",
             field=field,
-            key=f"content_args.{given}",
+            key=f"{key}.{given}",
         )
     if group is not None:
         if group in ("key", "value") or group not in pattern.groupindex:
@@ -576,7 +578,7 @@ def _prepare_xml_inline(args: dict[str, Any], field: str) -> None:
                 f"must name a named group of tag_pattern other than key and value, got {group!r} "
                 f"(tag_pattern's other groups: {others or 'none'})",
                 field=field,
-                key="content_args.value_parser_group",
+                key=f"{key}.value_parser_group",
             )
     columns = _key_value_columns(pattern)
     if group is not None:

@@ -132,7 +132,14 @@ def test_the_shipped_deepseek_template_types_string_false_values_without_tools()
         ({"value_parsers": {"true": "nah"}}, "content_args.value_parsers.true.name", "unknown content parser 'nah'"),
         ({"value_parsers": {"true": 5}}, "content_args.value_parsers.true", '{"name": "json"'),
         ({"value_parsers": {"true": {"name": "json", "extra": 1}}}, "content_args.value_parsers.true", "unknown keys"),
-        ({"value_parsers": {"true": {"name": "json", "args": {"nope": 1}}}}, "content_args", "unknown argument"),
+        ({"value_parsers": {"true": {"name": "json", "args": {"nope": 1}}}}, "content_args.value_parsers.true.args",
+         "unknown argument"),
+        ({"value_parsers": {"true": {"name": "json", "args": {"allow_non_json": 1}}}},
+         "content_args.value_parsers.true.args.allow_non_json", "must be bool"),
+        ({"value_parser": {"name": "json", "args": {"nope": 1}}}, "content_args.value_parser.args", "unknown argument"),
+        ({"value_parsers": {"true": {"name": "xml-inline", "args": {"tag_pattern": PATTERN, "value_parser_group": "x",
+                                                                    "value_parsers": {"a": "json"}}}}},
+         "content_args.value_parsers.true.args.value_parser_group", "tag_pattern's other groups: ['string']"),
     ],
 )
 def test_bad_arguments_are_template_errors_naming_field_and_key(args, key, message):
