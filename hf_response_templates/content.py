@@ -65,21 +65,23 @@ class ContentParser:
     args: Mapping[str, ArgCheck] | None = None  # None: accept any args unchecked
     #: Built-ins only: adds entries derived from the validated args (how to read a pattern's matches, say)
     #: once per template, so that `parse` does not work them out for every region.
-    prepare: Callable[[dict[str, Any]], None] | None = None
+    prepare: Callable[[dict[str, Any], str, str], None] | None = None
 
-    def compile_args(self, args: Any, field: str) -> Mapping[str, Any]:
+    def compile_args(self, args: Any, field: str, key: str = "content_args") -> Mapping[str, Any]:
+        """Validate `args`; errors name `field` and `key` (`content_args`, or where a value parser's `args`
+        sit: `content_args.value_parser.args`)."""
         if args is None:
             args = {}
         if not isinstance(args, dict):
             raise TemplateError(
                 f"must be a dict of arguments for the {self.name!r} parser, got {type(args).__name__}",
                 field=field,
-                key="content_args",
+                key=key,
             )
         if self.args is None:
             out = dict(args)
             if self.prepare is not None:
-                self.prepare(out)
+                self.prepare(out, field, key)
             return out
         unknown = sorted(set(args) - set(self.args))
         if unknown:
@@ -87,16 +89,16 @@ class ContentParser:
             raise TemplateError(
                 f"unknown argument(s) {unknown} for the {self.name!r} parser (accepted: {allowed})",
                 field=field,
-                key="content_args",
+                key=key,
             )
-        out = {k: self.args[k](v, field, f"content_args.{k}") for k, v in args.items()}
+        out = {k: self.args[k](v, field, f"{key}.{k}") for k, v in args.items()}
         missing = [k for k, check in self.args.items() if getattr(check, "required", False) and k not in out]
         if missing:
             raise TemplateError(
-                f"the {self.name!r} parser requires {missing}", field=field, key=f"content_args.{missing[0]}"
+                f"the {self.name!r} parser requires {missing}", field=field, key=f"{key}.{missing[0]}"
             )
         if self.prepare is not None:
-            self.prepare(out)
+            self.prepare(out, field, key)
         return out
 
 
@@ -233,9 +235,27 @@ def _value_parser(value: Any, field: str, key: str) -> Callable[[str], Any]:
     if unknown:
         raise TemplateError(f"unknown keys {sorted(unknown)} (accepted: name, args)", field=field, key=key)
     parser = get_content_parser(value["name"], field=field, key=f"{key}.name")
-    args = parser.compile_args(value.get("args"), field)
+    args = parser.compile_args(value.get("args"), field, f"{key}.args")
     parse = parser.parse
     return lambda text: parse(text, args)
+
+
+def _value_parsers(value: Any, field: str, key: str) -> dict[str, Callable[[str], Any]]:
+    """`value_parsers`: `{text of the value_parser_group: value parser}`, each entry a parser name or a
+    `{"name", "args"}` dict as for `value_parser`."""
+    if not isinstance(value, dict) or not value:
+        raise TemplateError(
+            'must be a non-empty dict like {"true": "text", "false": {"name": "json"}}: the text of the '
+            "value_parser_group -> a value parser (a name, or {\"name\", \"args\"})",
+            field=field,
+            key=key,
+        )
+    out = {}
+    for text, spec in value.items():
+        if not isinstance(text, str):
+            raise TemplateError(f"keys must be strings (the group's text), got {text!r}", field=field, key=key)
+        out[text] = _value_parser({"name": spec} if isinstance(spec, str) else spec, field, f"{key}.{text}")
+    return out
 
 
 # --------------------------------------------------------------------------- basic types
@@ -534,12 +554,38 @@ def _bounded_matches(pattern: regex.Pattern, text: str, first: str, last_start: 
     return out
 
 
-def _prepare_xml_inline(args: dict[str, Any]) -> None:
-    """How `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`), `_chain` (see
-    `_literal_chain`) and `_plain` (the result is just `dict(findall(...))`: key and value are the only
-    groups, nothing else is asked)."""
+def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
+    """Check `value_parser_group` / `value_parsers` against `tag_pattern`, then work out how
+    `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`), `_chain` (see
+    `_literal_chain`), `_select` (`(group, {text: value parser}, the group's column in findall's tuples
+    or None)` when a group picks each value's parser) and `_plain` (the result is just `dict(findall(...))`: key and value are the only groups,
+    nothing else is asked)."""
     pattern = args["tag_pattern"]
+    group, parsers = args.get("value_parser_group"), args.get("value_parsers")
+    if (group is None) != (parsers is None):
+        given, other = ("value_parser_group", "value_parsers") if parsers is None else ("value_parsers",
+                                                                                       "value_parser_group")
+        raise TemplateError(
+            f"needs {other} too: value_parser_group names the tag_pattern group whose text picks a parser "
+            "from value_parsers",
+            field=field,
+            key=f"{key}.{given}",
+        )
+    if group is not None:
+        if group in ("key", "value") or group not in pattern.groupindex:
+            others = sorted(set(pattern.groupindex) - {"key", "value"})
+            raise TemplateError(
+                f"must name a named group of tag_pattern other than key and value, got {group!r} "
+                f"(tag_pattern's other groups: {others or 'none'})",
+                field=field,
+                key=f"{key}.value_parser_group",
+            )
     columns = _key_value_columns(pattern)
+    if group is not None:
+        # with `columns`, findall's tuples hold the group too ("" when it did not take part, which picks
+        # the default, as None does, unless "" is a key of value_parsers)
+        column = pattern.groupindex[group] - 1 if columns is not None and "" not in parsers else None
+        args["_select"] = (group, parsers, column)
     args["_columns"] = columns
     args["_chain"] = _literal_chain(pattern)
     args["_plain"] = (
@@ -547,6 +593,7 @@ def _prepare_xml_inline(args: dict[str, Any]) -> None:
         and pattern.groups == 2
         and not args.get("merge_duplicates", False)
         and not args.get("value_parser")
+        and group is None
     )
 
 
@@ -560,7 +607,8 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
 
     Linear in the length of `text` for patterns made of fixed texts around lazy or bounded parts (the
     usual tag patterns; see `_search_bounds`). A match in which the `key` group does not take part is
-    an error (as in Transformers' native parser), never skipped silently.
+    an error (as in Transformers' native parser), never skipped silently. With `value_parser_group`, the
+    text of that group picks each value's parser from `value_parsers` (see `_select_values`).
     """
     pattern: regex.Pattern = args["tag_pattern"]
     timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
@@ -583,9 +631,21 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             return dict(pattern.findall(text, 0, end, False, None, timeout))
         value_parser = args.get("value_parser")
         merge = args.get("merge_duplicates", False)
+        columns = args["_columns"]
+        select = args.get("_select")
+        if select is not None:
+            group, parsers, column = select
+            if matches is None and column is not None:
+                k, v = columns
+                found: Any = [(t[k], t[v], t[column] or None)
+                              for t in pattern.findall(text, 0, end, False, None, timeout)]
+            else:
+                if matches is None:
+                    matches = list(pattern.finditer(text, 0, end, timeout=timeout))
+                found = [m.group("key", "value", group) for m in matches]
+            return _select_values(found, matches, parsers, value_parser, merge)
         out: dict[str, Any] = {}
         merged: set[str] = set()
-        columns = args["_columns"]
         if matches is not None:
             pairs: Any = (m.group("key", "value") for m in matches)
         elif columns is not None:
@@ -600,10 +660,7 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"xml-inline: a tag_pattern match{at} has no 'key' (the group did not take part)")
             value = value_parser(raw if raw is not None else "") if value_parser else (raw or "")
             if merge and key in out:
-                if key not in merged:
-                    out[key] = [out[key]]
-                    merged.add(key)
-                out[key].append(value)
+                _merge_value(out, merged, key, value)
             else:
                 out[key] = value
     except TimeoutError:
@@ -615,6 +672,36 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             text=text,
         ) from None
     return out
+
+
+def _select_values(found: list[tuple[Any, Any, Any]], matches: list[Any] | None,
+                   parsers: Mapping[str, Callable[[str], Any]], default: Callable[[str], Any] | None,
+                   merge: bool) -> dict[str, Any]:
+    """`parse_xml_inline` with `value_parser_group`: `found` holds each match's (key, value, group text);
+    the value is read by the parser the group's text names in `parsers` (`value_parsers`), or by
+    `default` (`value_parser`, else kept as raw text) when the group did not take part or its text is not
+    a key there. `matches`: the Match objects, when `found` came from them (for error positions)."""
+    out: dict[str, Any] = {}
+    merged: set[str] = set()
+    for i, (key, raw, picked) in enumerate(found):
+        if key is None:
+            at = f" at character {matches[i].start()}" if matches is not None else ""
+            raise ValueError(f"xml-inline: a tag_pattern match{at} has no 'key' (the group did not take part)")
+        parse = default if picked is None else parsers.get(picked, default)
+        value = parse(raw or "") if parse is not None else (raw or "")
+        if merge and key in out:
+            _merge_value(out, merged, key, value)
+        else:
+            out[key] = value
+    return out
+
+
+def _merge_value(out: dict[str, Any], merged: set[str], key: str, value: Any) -> None:
+    """`merge_duplicates`: `key` seen again; its values become a list (`merged`: keys already lists)."""
+    if key not in merged:
+        out[key] = [out[key]]
+        merged.add(key)
+    out[key].append(value)
 
 
 def parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -825,7 +912,13 @@ def _register_builtins() -> None:
         "xml-inline",
         parse_xml_inline,
         False,
-        {"tag_pattern": _required(_tag_pattern), "value_parser": _value_parser, "merge_duplicates": _typed(bool)},
+        {
+            "tag_pattern": _required(_tag_pattern),
+            "value_parser": _value_parser,
+            "value_parser_group": _nonempty_str,
+            "value_parsers": _value_parsers,
+            "merge_duplicates": _typed(bool),
+        },
         prepare=_prepare_xml_inline,
     )
     _REGISTRY["kv-lines"] = ContentParser(

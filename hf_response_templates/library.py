@@ -197,9 +197,10 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "doc": "<think>...</think> reasoning_content (the thinking prompt ends with <think>, or <think></think> with "
         "thinking off), DSML tool calls <｜DSML｜function_calls><｜DSML｜invoke name=\"N\"><｜DSML｜parameter name=\"K\" "
         'string="true|false">V</｜DSML｜parameter>...</｜DSML｜invoke>...</｜DSML｜function_calls>, one call per invoke, '
-        "content up to <｜end▁of▁sentence｜>. Parameter values are kept as raw text and typed from the tools' schemas "
-        '(string="false" values are JSON: objects, arrays, numbers, booleans decode when the schema says so); '
-        "without tools= they stay strings, since the template language has no per-match choice of value parser. "
+        "content up to <｜end▁of▁sentence｜>. The string attribute picks each value's parser (xml-inline "
+        'value_parser_group): string="true" values are raw text (typed from the tools\' schemas when tools= is '
+        'given), string="false" or absent ones JSON (objects, arrays, numbers, booleans, null; text that is not '
+        "JSON is kept), so arguments are typed without tools=. "
         "The chat template renders history turns with </think> only, so thinking-off turns do not continue the "
         "<think></think> prompt: the round trip checks thinking mode.",
     },
@@ -367,6 +368,17 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "-> tool_calls, content up to <SPECIAL_12>. The chat template strips reasoning from history and renders "
         "the last assistant turn's tool calls as a turn of their own, so the round trip proves content with "
         "/no_think; reasoning and tool calls are proven on raw outputs.",
+    },
+    "apertus": {
+        "models": ["swiss-ai/Apertus-8B-Instruct-2509", "swiss-ai/Apertus-70B-Instruct-2509"],
+        "chat_template": "vllm-swiss-ai-Apertus.jinja",
+        "doc": "The turn follows <|assistant_start|>; <|inner_prefix|>...<|inner_suffix|> -> reasoning_content (written "
+        "with Deliberation: enabled), calls <|tools_prefix|>[{\"NAME\": {ARGS}}, ...]<|tools_suffix|>: each call is a "
+        "one-key object read with the transform steps {$key} / {$value} (transform_each), content up to "
+        "<|assistant_end|>. Proven against vLLM's variant of the chat template (OpenAI-style tools) and the Hub one "
+        "(llama.cpp's copy, which reads flat tools only and needs arguments as JSON text). Neither renders "
+        "reasoning_content (only content 'blocks'), and both render tool results inside the assistant turn, so the "
+        "round trip has no tool results in history; reasoning is proven on raw outputs.",
     },
     "gigachat3": {
         "models": ["ai-sage/GigaChat3-10B-A1.8B"],
@@ -751,6 +763,11 @@ _RULES: tuple[_Rule, ...] = (
         "gemma3-pythonic",
         all_of=("<start_of_turn>", "<end_of_turn>", "[func_name1(params_name1=params_value1"),
         none_of=("<|start_header_id|>",),
+    ),
+    _Rule(
+        "apertus",
+        all_of=("<|assistant_start|>", "<|tools_prefix|>", "<|tools_suffix|>", "<|inner_prefix|>"),
+        tokens=("<|tools_prefix|>",),
     ),
 )
 

@@ -24,7 +24,7 @@ import regex
 from .content import get_content_parser, parse_text
 from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
-from .transform import compile_transform, placeholder_roots
+from .transform import ONE_KEY_STEPS, compile_transform, placeholder_roots
 
 __all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH", "RESERVED_KEYS"]
 
@@ -632,8 +632,26 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         apply = None
     else:
         apply = compile_transform(transform, field=name)
+        roots = placeholder_roots(transform)
+        own = sorted(roots.intersection(ONE_KEY_STEPS))
+        if own and not transform_each:
+            raise TemplateError(
+                f"uses {', '.join('{' + r + '}' for r in own)}: $key and $value at the start of a path read the "
+                "transform_each element (a one-key object); without transform_each write {content.$key} / "
+                "{content.$value}",
+                field=name,
+                key="transform",
+            )
+        if own and groups:
+            raise TemplateError(
+                f"uses {', '.join('{' + r + '}' for r in own)} with transform_each, but the delimiter patterns "
+                f"capture named group(s) {sorted(groups)}, which share the element's scope: the element would "
+                "not be a one-key object. Use unnamed groups (?:...)",
+                field=name,
+                key="transform",
+            )
         if not transform_each:
-            roots = placeholder_roots(transform) - groups - {"content"}
+            roots = roots - groups - {"content"}
             if roots:
                 raise TemplateError(
                     f"uses placeholder(s) {sorted('{' + r + '}' for r in roots)} that are neither 'content' nor a "

@@ -3,8 +3,12 @@
 A transform is a JSON-like structure. Every string leaf that is exactly `"{path}"` is replaced by the
 value at `path` in the scope (`content` plus the named groups of `open_pattern` / `close_pattern`;
 with `transform_each`, the keys of each list element). The value keeps its type. Paths may be dotted
-(`"{content.args}"`) to descend into dicts. Mixed strings such as `"abc {name}"` are rejected when the
-template is loaded; a path that does not resolve raises `TransformError` when the region closes.
+(`"{content.args}"`) to descend into dicts. Two steps read a one-key object, whose key is data (Apertus
+writes a call as `{"get_weather": {...}}`): `$key` gives its only key and `$value` its only value
+(`"{content.$key}"`, `"{content.$value.city}"`); at the start of a path (`"{$key}"`) they read the
+`transform_each` element itself. Mixed strings such as `"abc {name}"` and unknown `$` steps are
+rejected when the template is loaded; a path that does not resolve raises `TransformError` when the
+region closes.
 
 Transforms are compiled once into a tree of small closures, so applying one does no string parsing.
 """
@@ -17,11 +21,15 @@ from typing import Any
 
 from .errors import TemplateError
 
-__all__ = ["TransformError", "compile_transform", "placeholder_roots"]
+__all__ = ["ONE_KEY_STEPS", "TransformError", "compile_transform", "placeholder_roots"]
 
 #: `{name}` or `{name.key.key}`, names of word characters (a digit may come first: `{0}` is a placeholder,
 #: as in Transformers' native parser, resolved against the keys of a `transform_each` element).
-_PLACEHOLDER = re.compile(r"\{(\w+(?:\.\w+)*)\}")
+#: A step may also be `$word`: `$key` and `$value` are the one-key-object steps, any other `$word` is rejected
+#: when the template loads (it would otherwise be a literal string that looks like a placeholder).
+_PLACEHOLDER = re.compile(r"\{(\$?\w+(?:\.\$?\w+)*)\}")
+#: The steps that read a one-key object: its only key, its only value.
+ONE_KEY_STEPS = ("$key", "$value")
 MAX_TRANSFORM_DEPTH = 32
 MAX_TRANSFORM_NODES = 2_000
 
@@ -34,7 +42,7 @@ Applier = Callable[[Mapping[str, Any]], Any]
 
 
 def placeholder_roots(transform: Any) -> set[str]:
-    """The first path component of every placeholder in `transform`."""
+    """The first path component of every placeholder in `transform` (`$key` / `$value` for `"{$key}"`)."""
     roots: set[str] = set()
     stack = [transform]
     while stack:
@@ -84,6 +92,9 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
             m = _PLACEHOLDER.fullmatch(node)
             if m:
                 path = m.group(1)
+                if "$" in path:
+                    _check_steps(path, where, field)
+                    return _CALL, _lookup(path)
                 return (_ROOT, path) if "." not in path else (_CALL, _lookup(path))
             if _PLACEHOLDER.search(node):
                 raise TemplateError(
@@ -102,6 +113,42 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
         )
 
     return _as_applier(*build(transform, 0, "transform"))
+
+
+def _check_steps(path: str, where: str, field: str) -> None:
+    """Reject unknown `$` steps, and steps after `$key` (a key is a string: there is nothing to descend into)."""
+    steps = path.split(".")
+    for i, step in enumerate(steps):
+        if step.startswith("$") and step not in ONE_KEY_STEPS:
+            raise TemplateError(
+                f"placeholder '{{{path}}}' at {where} has the unknown step {step!r}; the steps that start with $ "
+                "are $key (the only key of a one-key object) and $value (its only value)",
+                field=field,
+                key="transform",
+            )
+        if step == "$key" and i < len(steps) - 1:
+            raise TemplateError(
+                f"placeholder '{{{path}}}' at {where} goes on after $key, which is a string; use $value to "
+                "descend into the object's value",
+                field=field,
+                key="transform",
+            )
+
+
+def _only(value: Any, step: str, path: str, where: str) -> Any:
+    """The only key (`$key`) or value (`$value`) of the dict `value`, reached by `where` in `path`."""
+    if not isinstance(value, dict):
+        raise TransformError(
+            f"transform placeholder '{{{path}}}': {step} needs a one-key object, but {where} is a "
+            f"{type(value).__name__}, not a dict"
+        )
+    if len(value) != 1:
+        keys = sorted(value)
+        raise TransformError(
+            f"transform placeholder '{{{path}}}': {step} needs a one-key object, but {where} has "
+            f"{len(keys)} keys{f' {keys[:8]}' if keys else ''}"
+        )
+    return next(iter(value)) if step == "$key" else next(iter(value.values()))
 
 
 def _as_applier(kind: int, value: Any) -> Applier:
@@ -139,6 +186,8 @@ def _dict_applier(items: tuple[tuple[str, int, Any], ...]) -> Applier:
 def _lookup(path: str) -> Applier:
     root, *keys = path.split(".")
 
+    if root in ONE_KEY_STEPS:  # "{$key}": the transform_each element itself is the one-key object
+        return _lookup_steps(path, None, [root, *keys])
     if not keys:  # "{content}", "{name}": one lookup
 
         def apply_root(scope: Mapping[str, Any]) -> Any:
@@ -148,22 +197,39 @@ def _lookup(path: str) -> Applier:
 
         return apply_root
 
+    return _lookup_steps(path, root, keys)
+
+
+def _lookup_steps(path: str, root: str | None, steps: list[str]) -> Applier:
+    """A dotted path: from `scope[root]` (the scope itself when `root` is None, as for `"{$key}"` with
+    `transform_each`, whose scope is the element), each step a key of a dict, `$key` or `$value`."""
+
+    def where(i: int) -> str:  # the part of the path before step i, for error messages
+        if root is None:
+            return ".".join(steps[:i]) if i else "the element"
+        return ".".join([root, *steps[:i]])
+
     def apply(scope: Mapping[str, Any]) -> Any:
-        if root not in scope:
+        if root is None:
+            value: Any = scope
+        elif root in scope:
+            value = scope[root]
+        else:
             raise _undefined(path, scope)
-        value = scope[root]
-        for i, key in enumerate(keys):
-            if not isinstance(value, dict):
+        for i, step in enumerate(steps):
+            if step in ONE_KEY_STEPS:
+                value = _only(value, step, path, where(i))
+            elif not isinstance(value, dict):
                 raise TransformError(
-                    f"transform placeholder '{{{path}}}' cannot look up {key!r} in "
-                    f"{'.'.join([root, *keys[:i]])}, which is a {type(value).__name__}, not a dict"
+                    f"transform placeholder '{{{path}}}' cannot look up {step!r} in {where(i)}, which is a "
+                    f"{type(value).__name__}, not a dict"
                 )
-            if key not in value:
+            elif step not in value:
                 raise TransformError(
-                    f"transform placeholder '{{{path}}}': {'.'.join([root, *keys[:i]])} has no key {key!r} "
-                    f"(keys: {sorted(value)})"
+                    f"transform placeholder '{{{path}}}': {where(i)} has no key {step!r} (keys: {sorted(value)})"
                 )
-            value = value[key]
+            else:
+                value = value[step]
         return value
 
     return apply

@@ -25,7 +25,8 @@ Theory of operation
   template writes string arguments without escaping (vLLM's Llama 4 pythonic template: `city="%s"`),
   since no parser can read such text back; so is one whose chat template writes string arguments as bare words
   (vLLM's Llama 3.2 pythonic template: `city=Paris`), and one whose chat template writes a call's arguments with no
-  separator (vLLM's Gemma 3 pythonic template: `f(a="x"b=1)`). A chat template switched by `/no_think` in the system text
+  separator (vLLM's Gemma 3 pythonic template: `f(a="x"b=1)`). Tools are passed in the flat form ``{name, description,
+  parameters}`` when the chat template renders only with that form (Apertus's Hub template). A chat template switched by `/no_think` in the system text
   (Nemotron Nano v2) gets a case that does not pass evaluated again with that flag. Verification passes
   when no case fails and at least one passes.
 * **Planning** (:func:`plan_upgrade`): decides the outcome (``ready``, ``already``, ``conflict``,
@@ -735,6 +736,13 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:200]}"
 
 
+def _flat_tools(tools: Sequence[Any]) -> list[Any] | None:
+    """`tools` with every OpenAI-style `{"type": "function", "function": {...}}` replaced by its function
+    dict; None when there is none to replace."""
+    flat = [t["function"] if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping) else t for t in tools]
+    return None if all(a is b for a, b in zip(flat, tools)) else flat
+
+
 def verify_chat_template(
     chat_template: str,
     template: Mapping[str, Any],
@@ -885,6 +893,20 @@ def verify_chat_template(
         retry = check(messages[:-1] + [adjusted], kwargs)
         return CaseOutcome(name, "pass" if retry.passed else "fail", retry.detail, notes, gen)
 
+    # A chat template that reads tools only in the flat form {"name", "description", "parameters"} (Apertus's
+    # Hub template) fails on every OpenAI-style tool: probe once, and pass them flat if only that renders.
+    flat = _flat_tools(tools)
+    flat_note = ""
+    if flat is not None:
+        probe = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
+        if isinstance(first_split(probe)[0], BaseException):
+            render["tools"] = flat
+            if isinstance(first_split(probe)[0], BaseException):
+                render["tools"] = tools
+            else:
+                flat_note = ("tools passed in the flat form {name, description, parameters} (the chat template "
+                             "does not read OpenAI-style tools)")
+
     switch = _thinking_switch(chat_template)
     cases: list[CaseOutcome] = []
     for name, conversation in conversations.items():
@@ -896,6 +918,8 @@ def verify_chat_template(
             if alternative.status == "pass":
                 alternative.notes.append("rendered with /no_think in the system message")
                 outcome = alternative
+        if flat_note:
+            outcome.notes.insert(0, flat_note)
         cases.append(outcome)
     return Verification(label, cases)
 

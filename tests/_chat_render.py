@@ -108,6 +108,13 @@ class Family:
     #: a predicate on a tool call's arguments dict: only arguments the chat template renders in a form
     #: that can be read back (pythonic chat templates print values with Python's `%s` / `|string`)
     arguments_ok: Callable[[dict], bool] | None = None
+    #: the chat template reads tools in the flat form {"name", "description", "parameters"} and fails on
+    #: OpenAI-style {"type": "function", "function": {...}} (Apertus's Hub template): tools are passed flat
+    flat_tools: bool = False
+
+    def tools_for(self, tools: list[dict]) -> list[dict]:
+        """`tools` in the form this chat template reads (see `flat_tools`)."""
+        return [t.get("function", t) for t in tools] if self.flat_tools else tools
 
 
 # --------------------------------------------------------------------------- pythonic chat templates
@@ -521,6 +528,15 @@ FAMILIES: dict[str, Family] = {
             argument_delimiters=("<end_of_turn>",),
             special_tokens={"bos_token": "<bos>"},
         ),
+        # Apertus (vLLM's variant of the Hub chat template, which also reads OpenAI-style tools): calls
+        # <|tools_prefix|>[{"NAME": ARGS}, ...]<|tools_suffix|>; reasoning is rendered only from content
+        # "blocks", not from reasoning_content; tool results are rendered inside the assistant turn, and the
+        # turn after them does not repeat the <|assistant_start|> the prompt ends with.
+        Family(
+            "apertus",
+            "vllm-swiss-ai-Apertus.jinja",
+            tool_history=False,
+        ),
     ]
 }
 
@@ -560,6 +576,10 @@ EXTRA_FIXTURES: list[Family] = [
     # LFM2-8B-A1B and LFM2.5 instruct: assistant history is rendered as content only
     Family("lfm2", "LiquidAI-LFM2-8B-A1B.jinja", tool_calls=False),
     Family("lfm2", "LiquidAI-LFM2.5-Instruct.jinja", tool_calls=False),
+    # Apertus's Hub chat template (llama.cpp's copy): as vLLM's variant, but it reads flat tools only and
+    # concatenates the arguments as text
+    Family("apertus", "swiss-ai-Apertus-8B-Instruct-2509.jinja", tool_history=False, flat_tools=True,
+           arguments_as_json_text=True),
 ]
 
 EXTRA_FIXTURES += [

@@ -102,8 +102,8 @@ DETECT = {
     "deepseek-ai-DeepSeek-V4.jinja": "deepseek-v4",
     "moonshotai-Kimi-K3.jinja": "kimi-k3",
     "vllm-google-gemma-3-it-pythonic.jinja": "gemma3-pythonic",
-    # Apertus writes calls as one-key objects {"NAME": {...}}, which no template can express yet: not shipped
-    "swiss-ai-Apertus-8B-Instruct-2509.jinja": None,
+    "swiss-ai-Apertus-8B-Instruct-2509.jinja": "apertus",
+    "vllm-swiss-ai-Apertus.jinja": "apertus",
 }
 
 PLAIN_CHATML = (

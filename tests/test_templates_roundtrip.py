@@ -41,7 +41,7 @@ def _check(name: str | Family, messages: list[dict], kwargs: dict) -> None:
         chat_template(family.fixture),
         get_template(name),
         {"case": messages},
-        tools=TOOLS,
+        tools=family.tools_for(TOOLS),
         special_tokens=family.special_tokens,
         **kwargs,
     )
@@ -132,7 +132,7 @@ def test_round_trip_sample_conversations(family: Family) -> None:
         chat_template(family.fixture),
         template,
         cases,
-        tools=sample_tools(),
+        tools=family.tools_for(sample_tools()),
         special_tokens=family.special_tokens,
         **kwargs,
     )
