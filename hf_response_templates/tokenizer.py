@@ -703,6 +703,29 @@ def _wrap_init(original: Callable) -> Callable:
     return __init__
 
 
+def _wrap_from_pretrained(original: Any) -> classmethod:
+    func = original.__func__
+
+    @functools.wraps(func)
+    def from_pretrained(cls, *args, **kwargs):
+        try:
+            return func(cls, *args, **kwargs)
+        except RecursionError:
+            # A value nested hundreds of levels deep in tokenizer_config.json (a hostile saved
+            # response_template) overflows Transformers' own recursive reading of the config before this
+            # package sees it. Read it once more with room to spare: the template then reaches
+            # `_load_saved_template`, which rejects it with a warning, and the tokenizer loads.
+            limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(limit, 20_000))
+            try:
+                return func(cls, *args, **kwargs)
+            finally:
+                sys.setrecursionlimit(limit)
+
+    from_pretrained._hf_response_templates_original = original  # type: ignore[attr-defined]
+    return classmethod(from_pretrained)
+
+
 def _set_member(cls: type, name: str, value: Any) -> None:
     if (cls, name) not in _saved:
         _saved[(cls, name)] = cls.__dict__.get(name, _MISSING)
@@ -715,6 +738,8 @@ def _patch_tokenizer_class(cls: type) -> None:
     for name in _MEMBERS:
         _set_member(cls, name, ResponseTemplateMixin.__dict__[name])
     _set_member(cls, "__init__", _wrap_init(cls.__dict__["__init__"]))
+    if isinstance(cls.__dict__.get("from_pretrained"), classmethod):
+        _set_member(cls, "from_pretrained", _wrap_from_pretrained(cls.__dict__["from_pretrained"]))
     _patched.add(cls)
 
 

@@ -30,9 +30,10 @@ HOSTILE = {
     "63 fields x 64 literals": {"start_anchor": "S", "fields": {
         f"f{i}": {"open": [f"<t{i}_{j}_" + "x" * 20 for j in range(64)], "close": "</t>"} for i in range(63)}},
     "nested 100": {"start_anchor": "S", "defaults": {"x": _nested(100)}, "fields": {"c": {}}},
-    # deeper than ~480 levels, Transformers' own `convert_added_tokens` overflows the stack reading
-    # tokenizer_config.json, before this package sees the template
     "nested 450": {"start_anchor": "S", "defaults": {"x": _nested(450)}, "fields": {"c": {}}},
+    # deeper than ~480 levels, Transformers' own `convert_added_tokens` overflows the recursion limit reading
+    # tokenizer_config.json before this package sees the template: from_pretrained reads it again with room
+    "nested 950": {"start_anchor": "S", "defaults": {"x": _nested(950)}, "fields": {"c": {}}},
     "deep transform": {"start_anchor": "S", "fields": {"a": {"open": "<a>", "transform": _nested(300)}}},
 }
 
