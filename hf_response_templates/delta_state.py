@@ -88,6 +88,10 @@ class _Shape:
         self.fn_keys: tuple = ()
         self.name = self.args = self.id = None
         self.streamable = True
+        if spec.get("content") == "json" and (spec.get("content_args") or {}).get("allow_non_json"):
+            # the body may turn out not to be JSON (the arguments are then its text): nothing streams before
+            # the region closes, since fragments of a JSON object could not be taken back
+            self.streamable = False
         if t is None or isinstance(t, str):
             ref = ("ref", "content", ()) if t is None else _ref(t)
             if ref is None or ref[0] != "ref" or ref[1] != "content" or self.each:

@@ -188,7 +188,9 @@ def chat_completion(
     """A non-streaming ``chat.completion`` response from a parsed message (``parse_response``'s).
 
     ``content`` is None when empty; tool calls get ``id`` (the message's own, else ``call_`` + 24
-    letters/digits, reproducible with ``id_seed``), ``type`` and JSON-string ``arguments``; an ``index``
+    letters/digits, reproducible with ``id_seed``), ``type`` and ``arguments`` as the JSON text of the parsed
+    value (a string value, e.g. a body kept as text by ``allow_non_json``, becomes a JSON string, as in the
+    streamed deltas); an ``index``
     key is not kept. ``finish_reason`` defaults to "tool_calls" when there are calls, else "stop".
     ``usage``: (prompt_tokens, completion_tokens). Other message keys (e.g. ``unparsed``) are kept as
     extensions, as in the streamed deltas.
@@ -217,7 +219,7 @@ def chat_completion(
                 "type": "function",
                 "function": {
                     "name": fn.get("name") if isinstance(fn.get("name"), str) else "",
-                    "arguments": _scrub(args if isinstance(args, str) else _dumps(args)),
+                    "arguments": _scrub(_dumps(args)),
                 },
             }
         )

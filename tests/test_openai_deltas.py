@@ -495,6 +495,11 @@ def _incomplete_snapshots(text: str, template: dict, prefix: str) -> dict[int, s
 def test_arguments_stream_before_the_region_closes(case: int) -> None:
     name, prefix, text = RAW[case]
     template = get_template(name)
+    if any((f.get("content_args") or {}).get("allow_non_json") for f in template["fields"].values()):
+        # gpt-oss: a body that may turn out not to be JSON (a built-in tool's code) is sent at its close
+        seen = _incomplete_snapshots(text, template, prefix)
+        assert not any(seen.values()), seen
+        return
     message = parse_response(text, template, prefix=prefix, tools=TOOLS)
     seen = _incomplete_snapshots(text, template, prefix)
     for i, call in enumerate(_flat_calls(message)):
