@@ -201,7 +201,7 @@ def _values(obj: Any) -> list[str]:
     if isinstance(obj, str):
         return [obj]
     if isinstance(obj, Mapping):
-        return [v for x in obj.values() for v in _values(x)]
+        return [v for k, x in obj.items() if k not in ("type", "role", "id") for v in _values(x)]
     if isinstance(obj, list):
         return [v for x in obj for v in _values(x)]
     return []
@@ -297,7 +297,7 @@ def derive(
             return _result(template, f"library:{name}", [Finding("template", "shipped family", name)], proof,
                            [], probes)
 
-    reasoning, found = find_reasoning(probes)
+    reasoning, found = find_reasoning(probes, chat_template)
     content, content_found = find_content(probes, reasoning)
     found += content_found
     problems: list[str] = []
@@ -331,6 +331,8 @@ def derive(
     found += _typing_findings(template, probes)
     result = _result(template, "derived", found, proof, problems, probes)
     result.undetermined = undetermined
+    if result.confidence == "high" and "tool_calls" not in template["fields"] and "tool_calls" in chat_template:
+        result.confidence = "medium"  # the chat template mentions tool calls the template cannot read
     return result
 
 

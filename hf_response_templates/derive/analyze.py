@@ -92,11 +92,19 @@ class Reasoning:
     only_with_tool_calls: bool = False
 
 
-def find_reasoning(probes: Sequence[Probe]) -> tuple[Reasoning | None, list[Finding]]:
-    """Which message key the chat template renders reasoning from, and its open and close markers."""
+def find_reasoning(probes: Sequence[Probe], chat_template: str = "") -> tuple[Reasoning | None, list[Finding]]:
+    """Which message key the chat template renders reasoning from, and its open and close markers.
+
+    When several keys render (Transformers 5 maps ``reasoning_content`` and ``thinking`` onto each
+    other), a key the chat template names itself is preferred.
+    """
     found: list[Finding] = []
-    plain = [p for p in _ok(probes, "reasoning") if REASONING in p.generation and CONTENT in p.generation]
-    with_calls = [p for p in _ok(probes, "tool_call_reasoning") if REASONING in p.generation]
+
+    def named_first(group: list[Probe]) -> list[Probe]:
+        return sorted(group, key=lambda p: p.name.split(":", 1)[1] not in chat_template)
+
+    plain = named_first([p for p in _ok(probes, "reasoning") if REASONING in p.generation and CONTENT in p.generation])
+    with_calls = named_first([p for p in _ok(probes, "tool_call_reasoning") if REASONING in p.generation])
     for group, only_calls in ((plain, False), (with_calls, True)):
         if not group:
             continue
@@ -197,12 +205,10 @@ def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
             continue
         a = p.generation_prompt
         if not a:
-            tail = None
-            for sentinel in (TOOL_RESULT, USER, USER_2):
-                j = p.prefix.rfind(sentinel)
-                if j >= 0 and (tail is None or j + len(sentinel) > len(p.prefix) - len(tail)):
-                    tail = p.prefix[j + len(sentinel) :]
-            a = tail
+            # the text after the message the assistant answers (skipped if the template drops it)
+            sentinel = str(p.messages[-2].get("content", "")) if len(p.messages) > 1 else ""
+            j = p.prefix.rfind(sentinel) if sentinel else -1
+            a = p.prefix[j + len(sentinel) :] if j >= 0 else None
             if a is not None and a.startswith('"'):  # a JSON-quoted tool result
                 a = a[1:]
         if not a or not a.strip():
@@ -486,7 +492,7 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
     rest = text[spans[-1][3] :]
     if len(spans) > 1:
         s2 = text[spans[0][3] : spans[1][0]]
-        key_pre = common_suffix(s0, s2)
+        key_pre = _marker_start(common_suffix(s0, s2))
         val_post = common_prefix(s2, rest)[: max(0, len(s2) - len(key_pre))]
     else:
         key_pre = first_marker(s0) if s0.strip() else ""
@@ -501,6 +507,18 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
     )
     end = spans[-1][3] + len(val_post)
     return "name-tagged", n, end, between, {"tag_pattern": pattern}
+
+
+def _marker_start(text: str) -> str:
+    """``text`` from its first marker opening (``<`` or ``[``) on, so a common suffix never starts mid-marker."""
+    m = regex.search(r"[<\[]", text)
+    return text[m.start() :] if m and m.start() > 0 and text[: m.start()].strip() else text
+
+
+def _marker_end(text: str) -> str:
+    """``text`` up to its last marker end (``>`` or ``]``), so a common prefix never ends mid-marker."""
+    j = max(text.rfind(">"), text.rfind("]"))
+    return text[: j + 1] if 0 <= j < len(text.rstrip()) - 1 else text
 
 
 def _ws_regex(literal: str) -> str:
@@ -542,8 +560,8 @@ def _split_markers(fmt: ToolFormat, pre: str, post: str, t2: str | None,
         fmt.container_close = first_marker(rest) if rest else ""
         return
     sep = t2[cores[0].end : cores[1].start]
-    call_open = common_suffix(pre, sep)
-    call_close = common_prefix(post, sep)[: max(0, len(sep) - len(call_open))]
+    call_open = _marker_start(common_suffix(pre, sep))
+    call_close = _marker_end(common_prefix(post, sep)[: max(0, len(sep) - len(call_open))])
     fmt.call_open = call_open.strip()
     fmt.container_open = pre[: len(pre) - len(call_open)].strip()
     fmt.call_close = call_close.strip()

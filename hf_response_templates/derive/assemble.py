@@ -74,7 +74,10 @@ def _tool_field(fmt: ToolFormat, ends: list[str]) -> dict[str, Any]:
             spec["content"] = "xml-inline"
             spec["content_args"] = {"tag_pattern": fmt.tag_pattern}
         spec["transform"] = {"type": "function", "function": call_fn}
-    if fmt.call_close:
+    if fmt.call_close and fmt.separator:
+        # the separator between calls belongs to no field: the close takes it along when it is there
+        spec["close_pattern"] = _ws_regex(fmt.call_close) + r"(?:\s*" + _ws_regex(fmt.separator) + ")?"
+    elif fmt.call_close:
         spec["close"] = fmt.call_close
     elif fmt.call_open and not fmt.one_call_only:
         # calls follow each other with no close of their own: a call ends where the next begins

@@ -1,0 +1,271 @@
+"""derive: each analysis step on small synthetic chat templates, then the real fixtures.
+
+The synthetic chat templates below are written for these tests; each one exercises one way of writing a
+part of the assistant turn (a pre-opened reasoning block, tagged arguments, pythonic calls, ...).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hf_response_templates import parse_response
+from hf_response_templates.derive import derive
+from hf_response_templates.derive.analyze import (
+    find_anchors,
+    find_content,
+    find_reasoning,
+    find_tool_format,
+    first_marker,
+)
+from hf_response_templates.derive.assemble import assemble
+from hf_response_templates.derive.probe import Prober, thinking_flags
+
+# --------------------------------------------------------------------------- synthetic chat templates
+
+
+def chatml(assistant_body: str, *, generation_prompt: str = "<|im_start|>assistant\n", extra: str = "") -> str:
+    """A ChatML chat template whose assistant turn is `assistant_body` (Jinja, sees `message`)."""
+    return (
+        extra
+        + "{%- for message in messages %}"
+        "{%- if message.role == 'assistant' %}<|im_start|>assistant\n" + assistant_body + "<|im_end|>\n"
+        "{%- elif message.role == 'tool' %}<|im_start|>tool\n{{ message.content }}<|im_end|>\n"
+        "{%- else %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{%- endif %}"
+        "{%- endfor %}"
+        "{%- if add_generation_prompt %}" + generation_prompt + "{%- endif %}"
+    )
+
+
+REASONING = "{%- if message.reasoning_content %}<think>\n{{ message.reasoning_content }}\n</think>\n\n{%- endif %}"
+CONTENT = "{{ message.content }}"
+
+JSON_CALLS = (
+    "{%- for tc in message.tool_calls or [] %}\n<tool_call>\n"
+    '{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}\n</tool_call>'
+    "{%- endfor %}"
+)
+TAGGED_CALLS = (
+    "{%- for tc in message.tool_calls or [] %}<call><fn={{ tc.function.name }}>\n"
+    "{%- for k, v in tc.function.arguments.items() %}<arg={{ k }}>{{ v | tojson if v is mapping else v }}</arg>\n{%- endfor %}</fn></call>"
+    "{%- endfor %}"
+)
+CONTAINER_CALLS = (
+    "{%- if message.tool_calls %}<calls>"
+    "{%- for tc in message.tool_calls %}{% if not loop.first %},{% endif %}<c>{{ tc.function.name }}:"
+    "{{ loop.index0 }}|{{ tc.function.arguments | tojson }}</c>{%- endfor %}</calls>{%- endif %}"
+)
+PYTHONIC_CALLS = (
+    "{%- if message.tool_calls %}<py>["
+    "{%- for tc in message.tool_calls %}{{ tc.function.name }}("
+    "{%- for k, v in tc.function.arguments.items() %}{{ k }}={{ v | tojson }}{% if not loop.last %}, {% endif %}"
+    "{%- endfor %}){% if not loop.last %}, {% endif %}{%- endfor %}]</py>{%- endif %}"
+)
+LIST_CALLS = (
+    "{%- if message.tool_calls %}<actions>["
+    "{%- for tc in message.tool_calls %}"
+    '{"tool": "{{ tc.function.name }}", "params": {{ tc.function.arguments | tojson }}}'
+    "{% if not loop.last %}, {% endif %}{%- endfor %}]</actions>{%- endif %}"
+)
+
+
+def probes_of(chat_template: str, **kwargs):
+    return Prober(chat_template).standard_probes(**kwargs)
+
+
+# --------------------------------------------------------------------------- each step
+
+
+def test_first_marker_takes_the_leading_special_token() -> None:
+    assert first_marker("<|im_end|>\n") == "<|im_end|>"
+    assert first_marker(" [TOOL_CALLS]x") == "[TOOL_CALLS]"
+    assert first_marker("END OF TURN") == "END OF TURN"
+
+
+def test_reasoning_markers_and_key_are_found() -> None:
+    probes = probes_of(chatml(REASONING + CONTENT))
+    reasoning, found = find_reasoning(probes)
+    assert reasoning is not None
+    assert (reasoning.key, reasoning.open, reasoning.close, reasoning.pre_opened) == (
+        "reasoning_content", "<think>", "</think>", False)
+    assert all(not f.guessed for f in found)
+
+
+def test_reasoning_read_from_another_key() -> None:
+    body = "{%- if message.thinking %}[THINK]{{ message.thinking }}[/THINK]{%- endif %}" + CONTENT
+    reasoning, _ = find_reasoning(probes_of(chatml(body)), chatml(body))
+    assert reasoning is not None and (reasoning.key, reasoning.open, reasoning.close) == (
+        "thinking", "[THINK]", "[/THINK]")
+
+
+def test_prompt_that_pre_opens_reasoning() -> None:
+    # the generation prompt opens the block; history writes "<think>\n" too, so the turn continues it
+    body = "<think>\n{{ message.reasoning_content or '' }}</think>" + CONTENT
+    ct = chatml(body, generation_prompt="<|im_start|>assistant\n<think>\n")
+    probes = probes_of(ct)
+    reasoning, found = find_reasoning(probes)
+    assert reasoning is not None and reasoning.pre_opened and reasoning.open == "<think>"
+    anchors, _ = find_anchors(probes, reasoning)
+    assert anchors == ["<|im_start|>assistant\n"]  # the open is cut off: the parser reads it from the prompt
+    result = derive(ct, use_library=False)
+    assert result.ok, result.report()
+    prompt = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+    assert parse_response("Plan.</think>Done.<|im_end|>", result.template, prefix=prompt) == {
+        "role": "assistant", "reasoning_content": "Plan.", "content": "Done."}
+
+
+def test_prompt_that_pre_closes_reasoning_keeps_the_close_in_the_anchor() -> None:
+    # thinking off: the prompt writes a lone close, and history always does too
+    ct = chatml("</think>" + CONTENT, generation_prompt="<|im_start|>assistant\n</think>")
+    probes = probes_of(ct)
+    reasoning, _ = find_reasoning(probes)
+    assert reasoning is None
+    anchors, _ = find_anchors(probes, reasoning)
+    assert anchors == ["<|im_start|>assistant\n</think>"]
+    result = derive(ct, use_library=False)
+    assert result.ok, result.report()
+
+
+def test_content_framing_and_end_of_turn() -> None:
+    body = "<answer>" + CONTENT + "</answer>"
+    content, _ = find_content(probes_of(chatml(body)), None)
+    assert content is not None and content.open == "<answer>" and content.closes == ["</answer>"]
+    implicit, _ = find_content(probes_of(chatml(CONTENT)), None)
+    assert implicit is not None and implicit.open == "" and implicit.closes == ["<|im_end|>"]
+
+
+def test_anchor_without_a_generation_prompt_is_the_text_after_the_user_turn() -> None:
+    # Mistral style: no add_generation_prompt; the header is written after every user message
+    ct = (
+        "{%- for m in messages %}{%- if m.role == 'user' %}[INST]{{ m.content }}[/INST]"
+        "{%- elif m.role == 'assistant' %}{{ m.content }}</s>{%- endif %}{%- endfor %}"
+    )
+    anchors, _ = find_anchors(probes_of(ct), None)
+    assert anchors == ["[/INST]"]
+
+
+def test_thinking_flags_are_read_from_the_template() -> None:
+    ct = chatml(CONTENT, generation_prompt="{% if enable_thinking is false %}x{% endif %}")
+    assert thinking_flags(ct) == ["enable_thinking"]
+    assert thinking_flags(chatml(CONTENT)) == []
+
+
+@pytest.mark.parametrize(
+    ("calls", "kind", "call_open", "call_close", "container"),
+    [
+        (JSON_CALLS, "json-object", "<tool_call>", "</tool_call>", ("", "")),
+        (TAGGED_CALLS, "name-tagged", "<call><fn=", "</fn></call>", ("", "")),
+        (CONTAINER_CALLS, "name-json", "<c>", "</c>", ("<calls>", "</calls>")),
+        (PYTHONIC_CALLS, "pythonic", "", "", ("<py>", "</py>")),
+        (LIST_CALLS, "json-list", "", "", ("<actions>", "</actions>")),
+    ],
+)
+def test_tool_call_format(calls: str, kind: str, call_open: str, call_close: str, container: tuple) -> None:
+    probes = probes_of(chatml(CONTENT + calls))
+    content, _ = find_content(probes, None)
+    fmt, found, problems = find_tool_format(probes, content, None)
+    assert not problems and fmt is not None
+    assert fmt.kind == kind
+    assert (fmt.call_open, fmt.call_close) == (call_open, call_close)
+    assert (fmt.container_open, fmt.container_close) == container
+    if kind == "name-json":
+        assert fmt.separator == ","  # between </c> and <c>
+        assert fmt.between == r":\d+\|"  # the call index differs between calls: a wildcard
+    if kind == "json-list":
+        assert (fmt.name_path, fmt.args_path) == ("tool", "params")
+    if kind == "json-object":
+        assert (fmt.name_path, fmt.args_path) == ("name", "arguments")
+
+
+@pytest.mark.parametrize("calls", [JSON_CALLS, TAGGED_CALLS, CONTAINER_CALLS, PYTHONIC_CALLS, LIST_CALLS])
+def test_each_tool_format_derives_a_proven_template(calls: str) -> None:
+    result = derive(chatml(REASONING + CONTENT + calls), use_library=False)
+    assert result.ok, result.report()
+    assert result.derived_fields == ["reasoning_content", "tool_calls", "content"]
+    assert {c.status for c in result.proof} == {"pass"}
+    assert result.confidence == "high"
+
+
+def test_value_types_from_the_text_or_from_the_schema() -> None:
+    exact = derive(chatml(CONTENT + JSON_CALLS), use_library=False)
+    [typing] = [e for e in exact.evidence if e.what == "argument types"]
+    assert typing.value.startswith("read from the text")
+    tagged = derive(chatml(CONTENT + TAGGED_CALLS), use_library=False)
+    [typing] = [e for e in tagged.evidence if e.what == "argument types"]
+    assert typing.value.startswith("from the tools= schema")
+    # and the schema does type them: '48213' comes back as an int only with tools=
+    gen = "<call><fn=f>\n<arg=n>7</arg>\n</fn></call><|im_end|>"
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"n": {"type": "integer"}}}}}]
+    args = parse_response(gen, tagged.template, prefix="", tools=tools)["tool_calls"][0]["function"]["arguments"]
+    assert args == {"n": 7}
+    assert parse_response(gen, tagged.template, prefix="")["tool_calls"][0]["function"]["arguments"] == {"n": "7"}
+
+
+def test_assemble_puts_the_container_close_in_the_content_close() -> None:
+    probes = probes_of(chatml(CONTENT + CONTAINER_CALLS))
+    content, _ = find_content(probes, None)
+    fmt, _, _ = find_tool_format(probes, content, None)
+    template = assemble(["<|im_start|>assistant\n"], content, None, fmt)
+    assert template["fields"]["content"]["close"] == ["<|im_end|>", "</calls>"]
+    assert template["fields"]["tool_calls"]["open_pattern"].startswith(r"(?:<calls>\s*)?<c>")
+
+
+# --------------------------------------------------------------------------- robustness
+
+
+def test_a_template_that_raises_on_some_probes_still_derives() -> None:
+    raising = (
+        "{%- if messages[0].role == 'system' %}{{ raise_exception('no system messages') }}{%- endif %}"
+        "{%- if enable_thinking is defined and enable_thinking %}{{ raise_exception('no thinking') }}{%- endif %}"
+        "{%- for m in messages %}{%- if m.tool_calls and m.tool_calls | length > 1 %}"
+        "{{ raise_exception('one call only') }}{%- endif %}{%- endfor %}"
+    )
+    ct = chatml(REASONING + CONTENT + JSON_CALLS, extra=raising)
+    result = derive(ct, use_library=False)
+    errors = {p.name for p in result.probes if not p.ok}
+    assert {"content_after_system", "tool_calls_two"} <= errors
+    assert result.ok, result.report()
+    assert "tool_calls" in result.derived_fields
+    assert any(e.what.startswith("one call per message") for e in result.evidence)
+    # enable_thinking=True raised on every probe, and False renders like the default: neither is proven apart
+    assert all(not p.ok for p in result.probes if p.kwargs.get("enable_thinking"))
+    assert {c.setting.get("enable_thinking") for c in result.proof} == {None}
+
+
+def test_nothing_renders_gives_a_clear_failure() -> None:
+    result = derive("{{ raise_exception('never') }}", use_library=False)
+    assert not result.ok and result.template is None
+    assert "no probe conversation could be rendered" in result.problems[0]
+    assert "never" in result.problems[0]
+
+
+def test_a_format_that_cannot_be_read_is_reported_not_returned_as_proven() -> None:
+    # only the argument values are rendered: neither JSON nor tags, the keys are lost
+    calls = ("{%- for tc in message.tool_calls or [] %}<tool>{{ tc.function.name }} "
+             "{{ tc.function.arguments.values() | list | join(' ') }}</tool>{%- endfor %}")
+    result = derive(chatml(CONTENT + calls), use_library=False)
+    assert "tool_calls" not in result.derived_fields
+    assert any(u.startswith("tool calls:") and "does not contain the tool-call arguments" in u
+               for u in result.undetermined)
+    assert result.confidence == "medium"  # proven for content only, and it says so
+    assert "not determined: tool calls" in result.report()
+
+
+def test_known_family_shortcut_and_turning_it_off() -> None:
+    from tests._chat_render import chat_template
+
+    ct = chat_template("Qwen-Qwen3-0.6B.jinja")
+    shipped = derive(ct)
+    assert shipped.source == "library:qwen3" and shipped.ok
+    derived = derive(ct, use_library=False)
+    assert derived.source == "derived" and derived.ok
+
+
+def test_result_serialises_to_json() -> None:
+    result = derive(chatml(REASONING + CONTENT + JSON_CALLS), use_library=False)
+    data = json.loads(json.dumps(result.as_dict()))
+    assert data["ok"] is True and data["template"] == result.template
+    assert data["proof_summary"]["fail"] == 0
+    assert "PROVEN" in result.report()
