@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import regex
@@ -133,13 +133,13 @@ def find_reasoning(probes: Sequence[Probe], chat_template: str = "") -> tuple[Re
     # Not rendered in history. A prompt that pre-opens a block whose close the template also writes
     # (DeepSeek-R1 strips reasoning from history but prompts with "<think>\n") still tells the markers.
     for p in probes:
-        if not p.ok or not p.generation_prompt:
+        if not p.generation_prompt:
             continue
         m = list(_MARKER.finditer(p.generation_prompt))
         if m and m[-1].end() >= len(p.generation_prompt.rstrip()):
             open_ = m[-1].group(0)
             close = open_[0] + "/" + open_[1:] if not open_.startswith("</") else ""
-            if close and close in p.prefix + p.generation:
+            if close and close in p.prefix + p.generation + p.history_generation + chat_template:
                 found.append(Finding("reasoning", "open marker (the prompt pre-opens it)", open_, [p.name], True))
                 found.append(Finding("reasoning", "close marker", close, [p.name], True))
                 return Reasoning("reasoning_content", open_, close, True), found
@@ -201,7 +201,7 @@ def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     """
     anchors: dict[str, list[str]] = {}
     for p in probes:
-        if not p.ok:
+        if not p.ok and not p.generation_prompt:  # a prompt is real even when history does not continue it
             continue
         a = p.generation_prompt
         if not a:
@@ -263,6 +263,15 @@ def _path_to(obj: Any, target: Any, path: str = "") -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def _loose(value: Any) -> Any:
+    """``value`` with every scalar as text: a template that writes 7 as "7" still shows the structure."""
+    if isinstance(value, dict):
+        return {k: _loose(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_loose(v) for v in value]
+    return str(value)
 
 
 def _loads(text: str) -> Any:
@@ -347,6 +356,11 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
                      reasoning: Reasoning | None) -> tuple[ToolFormat | None, list[Finding], list[str]]:
     """The tool-call format, with findings and a list of what could not be determined."""
     by_name = {p.name: p for p in probes if p.ok}
+    history_form = False
+    for p in probes:  # a turn that does not continue the prompt still shows the format in history
+        if not p.ok and p.history_generation and p.name not in by_name:
+            by_name[p.name] = replace(p, generation=p.history_generation, error="")
+            history_form = history_form or p.name == "tool_call"
     calls = probe_calls()
     name1, args1 = calls[0]["function"]["name"], calls[0]["function"]["arguments"]
     name2, args2 = calls[1]["function"]["name"], calls[1]["function"]["arguments"]
@@ -364,6 +378,9 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
     t2 = _tool_region(two, content, reasoning) if two else None
     names = ["tool_call"] + (["tool_calls_two"] if two else [])
     found: list[Finding] = []
+    if history_form:
+        found.append(Finding("tool_calls", "read from history renders (the turn does not continue the prompt)",
+                             True, names, True))
 
     # 1. all calls in one JSON array (Command R7B, Granite)
     for m in regex.finditer(r"\[", t1):
@@ -389,7 +406,7 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
                 value = parse_python_call_list(t1[lb : rb + 1], {})
             except ValueError:
                 continue
-            if value and value[0]["name"] == name1 and value[0]["arguments"] == args1:
+            if value and value[0]["name"] == name1 and _loose(value[0]["arguments"]) == _loose(args1):
                 fmt = ToolFormat("pythonic", container_open=t1[:lb].strip(), container_close=first_marker(t1[rb + 1 :]))
                 found.append(Finding("tool_calls", "format", "pythonic call list", names))
                 return fmt, found, []
@@ -539,9 +556,12 @@ def _between_regex(between: str, a: str, b: str) -> str:
                 out = _ws_regex(head) + r"[^\s]*?" + _ws_regex(tail)
         return out
     pre, suf = common_prefix(a, b), common_suffix(a, b)
+    # the differing part is a whole token: an id "Zq1234567" vs "Zq7654321" differs after "Zq"
+    pre = pre[: len(pre) - len(regex.search(r"\w*$", pre).group(0))]
+    suf = suf[len(regex.match(r"\w*", suf).group(0)) :]
     mid_a = a[len(pre) : len(a) - len(suf)]
     mid_b = b[len(pre) : len(b) - len(suf)]
-    wildcard = r"\d+" if mid_a.isdigit() and mid_b.isdigit() else r"[^\s]*?"
+    wildcard = r"\d+" if mid_a.isdigit() and mid_b.isdigit() else r"[^\s<>\[\]]*?"
     return _ws_regex(pre) + wildcard + _ws_regex(suf)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..verify import render_chat, split_assistant_turn
+from ..verify import RoundTripRenderError, render_chat, split_assistant_turn
 
 __all__ = [
     "CONTENT",
@@ -142,6 +142,8 @@ class Probe:
     generation: str = ""
     generation_prompt: str | None = None
     error: str = ""
+    #: when the turn does not continue the prompt: how history writes it (tool-format evidence only)
+    history_generation: str = ""
 
     @property
     def ok(self) -> bool:
@@ -154,6 +156,20 @@ def _user(text: str = USER) -> dict:
 
 def _assistant(**fields: Any) -> dict:
     return {"role": "assistant", **fields}
+
+
+def content_none(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """A copy of ``messages`` whose tool-call messages have ``content=None``."""
+    out = copy.deepcopy([dict(m) for m in messages])
+    for message in out:
+        if message.get("tool_calls"):
+            message["content"] = None
+    return out
+
+
+def _text_arguments(messages: Sequence[Mapping[str, Any]]) -> bool:
+    return any(isinstance(c.get("function", {}).get("arguments"), str)
+               for m in messages for c in m.get("tool_calls") or [])
 
 
 def arguments_as_text(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
@@ -189,6 +205,8 @@ class Prober:
         self.arguments_as_text = False
         #: the template raises without a tools list (Hermes 3's tool_use template)
         self.needs_tools = False
+        #: the template renders tool calls only when the message's content is None (DeepSeek-R1)
+        self.tool_call_content_none = False
 
     def render(self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool,
                tools: list[dict] | None = None, **kwargs: Any) -> str:
@@ -221,7 +239,11 @@ class Prober:
             attempts.append((messages, probe_tools()))
         if has_calls and not self.arguments_as_text:
             attempts.append((arguments_as_text(messages), tools))
+        if has_calls:  # DeepSeek-R1 renders a tool-call turn only when its content is None
+            attempts.append((content_none(messages), tools))
+            attempts.append((arguments_as_text(content_none(messages)), tools))
         errors: list[str] = []
+        history, prompt = "", None
         for msgs, tls in attempts:
             result = self._one(name, msgs, tls, kwargs)
             if result.ok and last_calls and not self._arguments_rendered(messages[-1], result.generation):
@@ -230,11 +252,42 @@ class Prober:
                 if tls is not None and tools is None:
                     self.needs_tools = True
                 if has_calls and msgs is not messages:
-                    self.arguments_as_text = True
+                    self.arguments_as_text = self.arguments_as_text or _text_arguments(msgs)
+                    self.tool_call_content_none = any(
+                        m.get("tool_calls") and m.get("content") is None for m in msgs)
                 return result
             errors.append(result.error)
-        out = Probe(name, messages, kwargs, tools, error=errors[0] if len(set(errors)) == 1 else "; ".join(errors))
-        return out
+            prompt = prompt or result.generation_prompt
+            if result.history_generation and (not history or ("zq_fn" in result.history_generation
+                                                               and "zq_fn" not in history)):
+                history = result.history_generation
+        errors = list(dict.fromkeys(errors))
+        return Probe(name, messages, kwargs, tools, error="; ".join(errors), history_generation=history,
+                     generation_prompt=prompt)
+
+    def _history_form(self, messages: list[dict], tools: list[dict] | None, kwargs: dict) -> str:
+        """How the turn is written in history when it does not continue the prompt (e.g. DeepSeek-R1).
+
+        The text the full render adds after the history, less the part it shares with the generation
+        prompt (the assistant header). Used only to read the tool-call format, never for the proof.
+        """
+        try:
+            history = self.render(messages[:-1], add_generation_prompt=False, tools=tools, **kwargs)
+            prompt = self.render(messages[:-1], add_generation_prompt=True, tools=tools, **kwargs)
+            full = self.render(messages, add_generation_prompt=False, tools=tools, **kwargs)
+        except Exception:  # noqa: BLE001
+            return ""
+        if not (full.startswith(history) and prompt.startswith(history)):
+            return ""
+        turn, header = full[len(history) :], prompt[len(history) :]
+        self._last_generation_prompt = header or None
+        n = 0
+        while n < min(len(turn), len(header)) and turn[n] == header[n]:
+            n += 1
+        opened = max(turn.rfind("<", 0, n), turn.rfind("[", 0, n))
+        if opened >= 0 and max(turn.rfind(">", opened, n), turn.rfind("]", opened, n)) < 0:
+            n = opened  # never cut inside a marker the two share only the start of
+        return turn[n:]
 
     @staticmethod
     def _arguments_rendered(message: Mapping[str, Any], generation: str) -> bool:
@@ -258,6 +311,10 @@ class Prober:
             )
         except Exception as exc:  # noqa: BLE001 - recorded: one bad probe never sinks the analysis
             probe.error = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, RoundTripRenderError):
+                self._last_generation_prompt = None
+                probe.history_generation = self._history_form(messages, tools, kwargs)
+                probe.generation_prompt = self._last_generation_prompt
             return probe
         try:
             history = messages[:-1]
@@ -289,6 +346,7 @@ class Prober:
                 **kw,
             ),
         ]
+        probes.append(self.probe("content_with_tools", [_user(), _assistant(content=CONTENT)], tools=tools, **kw))
         for key in REASONING_KEYS:
             probes.append(
                 self.probe(f"reasoning:{key}", [_user(), _assistant(content=CONTENT, **{key: REASONING})], **kw)
