@@ -199,24 +199,28 @@ def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     off (the parser must read it as part of the stream); a close the prompt writes alone (thinking
     off: ``</think>``) stays in the anchor.
     """
+    def cut(a: str | None) -> str | None:
+        if a and reasoning is not None:
+            j = a.find(reasoning.open)
+            if j > 0:
+                a = a[:j]
+        return a if a and a.strip() else None
+
     anchors: dict[str, list[str]] = {}
     for p in probes:
-        if not p.ok and not p.generation_prompt:  # a prompt is real even when history does not continue it
+        if not p.ok and not p.prefix:  # a prompt is real even when history does not continue it
             continue
-        a = p.generation_prompt
-        if not a:
+        a = cut(p.generation_prompt)
+        if a is None:
             # the text after the message the assistant answers (skipped if the template drops it)
             sentinel = str(p.messages[-2].get("content", "")) if len(p.messages) > 1 else ""
             j = p.prefix.rfind(sentinel) if sentinel else -1
             a = p.prefix[j + len(sentinel) :] if j >= 0 else None
             if a is not None and a.startswith('"'):  # a JSON-quoted tool result
                 a = a[1:]
-        if not a or not a.strip():
+            a = cut(a)
+        if a is None:
             continue
-        if reasoning is not None:
-            j = a.find(reasoning.open)
-            if j > 0:
-                a = a[:j]
         anchors.setdefault(a, []).append(p.name)
     # keep the shortest of anchors that end the same way (a suffix cuts the prompt at the same place)
     keep = [a for a in anchors if not any(b != a and a.endswith(b) and b.strip() for b in anchors)]
@@ -519,9 +523,12 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
     if not val_post.strip() and not key_pre.strip():
         return None
     between = s0[: len(s0) - len(key_pre)]
-    pattern = (
-        _ws_regex(key_pre) + r"(?P<key>[^\s<>=\"]+?)" + _ws_regex(s1) + r"(?P<value>.*?)" + _ws_regex(val_post)
-    )
+    mid = _ws_regex(s1)
+    if len(spans) > 1:  # what sits between a key and its value may depend on the value (string="true"/"false")
+        s3 = text[spans[1][1] : spans[1][2]]
+        if s3 != s1:
+            mid = _between_regex(s1, s1, s3)
+    pattern = _ws_regex(key_pre) + r"(?P<key>[^\s<>=\"]+?)" + mid + r"(?P<value>.*?)" + _ws_regex(val_post)
     end = spans[-1][3] + len(val_post)
     return "name-tagged", n, end, between, {"tag_pattern": pattern}
 

@@ -243,7 +243,7 @@ class Prober:
             attempts.append((content_none(messages), tools))
             attempts.append((arguments_as_text(content_none(messages)), tools))
         errors: list[str] = []
-        history, prompt = "", None
+        history, prompt, prefix = "", None, ""
         for msgs, tls in attempts:
             result = self._one(name, msgs, tls, kwargs)
             if result.ok and last_calls and not self._arguments_rendered(messages[-1], result.generation):
@@ -258,12 +258,13 @@ class Prober:
                 return result
             errors.append(result.error)
             prompt = prompt or result.generation_prompt
+            prefix = prefix or result.prefix
             if result.history_generation and (not history or ("zq_fn" in result.history_generation
                                                                and "zq_fn" not in history)):
                 history = result.history_generation
         errors = list(dict.fromkeys(errors))
-        return Probe(name, messages, kwargs, tools, error="; ".join(errors), history_generation=history,
-                     generation_prompt=prompt)
+        return Probe(name, messages, kwargs, tools, prefix=prefix, error="; ".join(errors),
+                     history_generation=history, generation_prompt=prompt)
 
     def _history_form(self, messages: list[dict], tools: list[dict] | None, kwargs: dict) -> str:
         """How the turn is written in history when it does not continue the prompt (e.g. DeepSeek-R1).
@@ -281,6 +282,7 @@ class Prober:
             return ""
         turn, header = full[len(history) :], prompt[len(history) :]
         self._last_generation_prompt = header or None
+        self._last_prompt = prompt
         n = 0
         while n < min(len(turn), len(header)) and turn[n] == header[n]:
             n += 1
@@ -312,9 +314,9 @@ class Prober:
         except Exception as exc:  # noqa: BLE001 - recorded: one bad probe never sinks the analysis
             probe.error = f"{type(exc).__name__}: {exc}"
             if isinstance(exc, RoundTripRenderError):
-                self._last_generation_prompt = None
+                self._last_generation_prompt, self._last_prompt = None, ""
                 probe.history_generation = self._history_form(messages, tools, kwargs)
-                probe.generation_prompt = self._last_generation_prompt
+                probe.generation_prompt, probe.prefix = self._last_generation_prompt, self._last_prompt
             return probe
         try:
             history = messages[:-1]
