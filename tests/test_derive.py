@@ -6,6 +6,7 @@ part of the assistant turn (a pre-opened reasoning block, tagged arguments, pyth
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -269,3 +270,98 @@ def test_result_serialises_to_json() -> None:
     assert data["ok"] is True and data["template"] == result.template
     assert data["proof_summary"]["fail"] == 0
     assert "PROVEN" in result.report()
+
+
+# --------------------------------------------------------------------------- the real fixtures
+
+
+def _table_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "derive_table.py"
+    spec = importlib.util.spec_from_file_location("derive_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TABLE = _table_script()
+FIXTURE_NAMES = [p.name for p in TABLE.fixtures()]
+
+
+@functools.cache
+def derived(name: str):
+    """(detected family, DeriveResult) of one fixture, derived with the shipped-template shortcut off."""
+    return TABLE.derive_fixture(TABLE.FIXTURES / name)
+
+
+def test_at_least_90_percent_of_shipped_family_fixtures_derive_a_proven_template() -> None:
+    from tests._chat_render import ALL_FAMILIES
+
+    names = sorted({f.fixture for f in ALL_FAMILIES})
+    failed = [n for n in names if not derived(n)[1].ok]
+    assert len(names) >= 16
+    assert (len(names) - len(failed)) / len(names) >= 0.9, {n: derived(n)[1].problems for n in failed}
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_a_fixture_is_proven_or_says_what_failed(name: str) -> None:
+    """Never a silent wrong template: `ok` agrees with an independent re-run of verify, and a result that
+    is not ok names its failing case or what could not be found."""
+    from hf_response_templates.derive import _proof_conversations
+    from hf_response_templates.verify import sample_tools, verify_round_trip
+
+    _, result = derived(name)
+    assert result.source == "derived"
+    if not result.ok:
+        assert result.problems and all(p.strip() for p in result.problems)
+        return
+    chat_template = (TABLE.FIXTURES / name).read_text(encoding="utf-8")
+    specials = TABLE.SPECIAL_TOKENS.get(name, TABLE.DEFAULT_SPECIAL_TOKENS)
+    prober = Prober(chat_template, specials)
+    prober.standard_probes()  # learns the retries (arguments as text, content None) the proof uses
+    passed = {c.name for c in result.proof if c.status == "pass" and not c.setting}
+    again = verify_round_trip(chat_template, result.template,
+                              _proof_conversations(result.template, prober, None),
+                              tools=sample_tools(), special_tokens=specials)
+    assert passed <= {r.name for r in again if r.passed}
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("vllm-Salesforce-Qwen-xLAM-fc-r.jinja", ["tool_calls", "content"]),
+        ("ibm-granite-granite-4.0.jinja", ["tool_calls", "content"]),
+        ("LiquidAI-LFM2.5-8B-A1B.jinja", ["thinking", "tool_calls", "content"]),
+        ("deepseek-ai-DeepSeek-V3.2.jinja", ["reasoning_content", "tool_calls", "content"]),
+    ],
+)
+def test_families_the_library_does_not_ship_are_derived(name: str, expected: list[str]) -> None:
+    family, result = derived(name)
+    assert family is None
+    assert result.ok, result.report()
+    assert result.derived_fields == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        # "助手：" starts the answer only when tools are given: no single framing fits both
+        ("vllm-tencent-Hunyuan-A13B-Instruct.jinja", "got '助手："),
+        # arguments written as a Python repr ({'city': 'Paris'}): not JSON
+        ("unsloth-Apriel-1.5.jinja", "proof case tool_call fails"),
+        # the rendered turn never continues the prompt, so the answer text cannot be located
+        ("MiniMaxAI-MiniMax-M2.jinja", "content: no probe rendered the assistant's answer text"),
+    ],
+)
+def test_what_cannot_be_derived_is_said_clearly(name: str, says: str) -> None:
+    _, result = derived(name)
+    assert not result.ok and result.confidence == "low"
+    assert any(says in p for p in result.problems), result.problems
+
+
+def test_docs_table_is_up_to_date() -> None:
+    rows = [(n, *derived(n)) for n in FIXTURE_NAMES]
+    current = TABLE.DOC.read_text(encoding="utf-8")
+    assert TABLE.render_doc(current, rows) == current, "run python scripts/derive_table.py"

@@ -58,6 +58,16 @@ DETECT = {
     "ibm-granite-granite-3.3-2B-Instruct.jinja": "granite-3.3",
     "google-gemma-4-31B-it.jinja": "gemma4",
     "gemma4.jinja": "gemma4",  # the first upstream Gemma 4 template (round trip proven on both)
+    # families the library does not ship (tests/test_derive.py derives their templates)
+    "vllm-Salesforce-Qwen-xLAM-fc-r.jinja": None,
+    "ibm-granite-granite-4.0.jinja": None,
+    "XiaomiMiMo-MiMo-VL.jinja": "hermes3",  # the same ChatML <tool_call> JSON format
+    "LiquidAI-LFM2.5-8B-A1B.jinja": None,
+    "deepseek-ai-DeepSeek-V3.2.jinja": None,
+    "zai-org-GLM-4.7-Flash.jinja": "glm-4.6",  # the same <arg_key>/<arg_value> format
+    "vllm-tencent-Hunyuan-A13B-Instruct.jinja": None,
+    "unsloth-Apriel-1.5.jinja": None,
+    "MiniMaxAI-MiniMax-M2.jinja": None,
 }
 
 PLAIN_CHATML = (

@@ -371,7 +371,8 @@ def _result(template: dict, source: str, found: list[Finding], proof: list[Proof
     ok = bool(proof) and not failing and any(c.status == "pass" for c in proof)
     problems = list(problems)
     for c in failing:
-        problems.append(f"proof case {c.name} {c.setting or ''} fails: {c.detail}")
+        setting = " (" + ", ".join(f"{k}={v!r}" for k, v in c.setting.items()) + ")" if c.setting else ""
+        problems.append(f"proof case {c.name}{setting} fails: {c.detail}")
     if not any(c.status in ("pass", "fail") for c in proof):
         problems.append("no proof case could be checked: the chat template never continues its own prompt")
     guessed = any(f.guessed for f in found)

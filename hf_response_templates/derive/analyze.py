@@ -216,8 +216,9 @@ def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
             sentinel = str(p.messages[-2].get("content", "")) if len(p.messages) > 1 else ""
             j = p.prefix.rfind(sentinel) if sentinel else -1
             a = p.prefix[j + len(sentinel) :] if j >= 0 else None
-            if a is not None and a.startswith('"'):  # a JSON-quoted tool result
-                a = a[1:]
+            if a is not None:  # from the first marker on: not the rest of a JSON-wrapped tool result
+                m = _MARKER.search(a)
+                a = a[m.start() :] if m else a
             a = cut(a)
         if a is None:
             continue
