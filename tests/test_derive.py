@@ -365,3 +365,74 @@ def test_docs_table_is_up_to_date() -> None:
     rows = [(n, *derived(n)) for n in FIXTURE_NAMES]
     current = TABLE.DOC.read_text(encoding="utf-8")
     assert TABLE.render_doc(current, rows) == current, "run python scripts/derive_table.py"
+
+
+# --------------------------------------------------------------------------- hooks: CLI, attach, upgrade
+
+
+def _folder(tmp_path, chat_template: str, config: dict | None = None):
+    folder = tmp_path / "tok"
+    folder.mkdir(parents=True)
+    (folder / "chat_template.jinja").write_text(chat_template, encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps(config or {"eos_token": "<|im_end|>"}), encoding="utf-8")
+    return folder
+
+
+def test_cli_derive_prints_json_and_writes_only_a_proven_template(tmp_path, capsys) -> None:
+    from hf_response_templates.cli import main
+
+    folder = _folder(tmp_path, chatml(REASONING + CONTENT + TAGGED_CALLS))
+    out = tmp_path / "template.json"
+    assert main(["derive", str(folder), "--json", "--output", str(out)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] and data["source"] == "derived" and data["fields"] == ["reasoning_content", "tool_calls", "content"]
+    assert json.loads(out.read_text(encoding="utf-8")) == data["template"]
+
+    bad = _folder(tmp_path / "b", chatml(CONTENT + "{{ message.content }}", generation_prompt="<|im_start|>assistant\n"))
+    bad_out = tmp_path / "bad.json"
+    assert main(["derive", str(bad), "--output", str(bad_out)]) == 1
+    captured = capsys.readouterr()
+    assert "NOT PROVEN" in captured.out and "not written" in captured.err
+    assert not bad_out.exists()
+
+
+def test_cli_derive_uses_the_shipped_family_unless_told_not_to(tmp_path, capsys) -> None:
+    from hf_response_templates.cli import main
+    from tests._chat_render import chat_template
+
+    folder = _folder(tmp_path, chat_template("Qwen-Qwen3-0.6B.jinja"))
+    assert main(["derive", str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == "library:qwen3"
+    assert main(["derive", str(folder), "--json", "--no-library"]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == "derived"
+
+
+def test_upgrade_template_derive_writes_a_proven_template_and_refuses_otherwise(tmp_path, capsys) -> None:
+    from hf_response_templates.cli import main
+
+    folder = _folder(tmp_path, chatml(CONTENT + CONTAINER_CALLS))
+    assert main(["upgrade", str(folder), "--template", "derive"]) == 0
+    written = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))["response_template"]
+    assert "tool_calls" in written["fields"]
+
+    bad = _folder(tmp_path / "b", chatml(CONTENT + "{{ message.content }}"))
+    before = (bad / "tokenizer_config.json").read_text(encoding="utf-8")
+    assert main(["upgrade", str(bad), "--template", "derive"]) == 1
+    assert "not proven" in capsys.readouterr().err
+    assert (bad / "tokenizer_config.json").read_text(encoding="utf-8") == before
+
+
+def test_attach_with_derive() -> None:
+    from types import SimpleNamespace
+
+    from hf_response_templates.library import NoTemplateDetectedError, attach
+
+    tok = SimpleNamespace(chat_template=chatml(REASONING + CONTENT + TAGGED_CALLS), special_tokens_map={})
+    with pytest.raises(NoTemplateDetectedError):
+        attach(tok)  # plain detection: no shipped family has this chat template
+    assert attach(tok, derive=True) == "derived"
+    assert tok.response_template["fields"]["tool_calls"]["content"] == "xml-inline"
+    bad = SimpleNamespace(chat_template=chatml(CONTENT + "{{ message.content }}"), special_tokens_map={})
+    with pytest.raises(NoTemplateDetectedError, match="not proven"):
+        attach(bad, derive=True)
+    assert not hasattr(bad, "response_template")
