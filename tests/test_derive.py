@@ -10,6 +10,8 @@ import functools
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hf_response_templates import parse_response
 from hf_response_templates.derive import derive
@@ -436,3 +438,39 @@ def test_attach_with_derive() -> None:
     with pytest.raises(NoTemplateDetectedError, match="not proven"):
         attach(bad, derive=True)
     assert not hasattr(bad, "response_template")
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+PROVEN_FIXTURES = ["Qwen3-Coder.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja", "moonshotai-Kimi-K2.jinja",
+                   "vllm-Salesforce-Qwen-xLAM-fc-r.jinja", "LiquidAI-LFM2.5-8B-A1B.jinja"]
+
+
+def _stream(template: dict, prefix: str, chunks: list[str], tools) -> dict:
+    from hf_response_templates import ResponseParser
+
+    parser = ResponseParser(template, prefix, tools=tools)
+    for chunk in chunks:
+        parser.feed(chunk)
+    message, _ = parser.finalize()
+    return message
+
+
+@pytest.mark.parametrize("name", PROVEN_FIXTURES)
+@settings(max_examples=15, deadline=None, database=None)
+@given(data=st.data())
+def test_derived_templates_stream_like_one_shot(name: str, data) -> None:
+    """A derived template parses the proof's generations the same for any chunking."""
+    from hf_response_templates.verify import sample_tools
+    from tests.strategies import chunkings
+
+    _, result = derived(name)
+    assert result.ok
+    passing = [c.name for c in result.proof if c.status == "pass"]
+    probe = data.draw(st.sampled_from([p for p in result.probes if p.ok and p.generation]))
+    one_shot = parse_response(probe.generation, result.template, prefix=probe.prefix, tools=sample_tools(),
+                              strict=False)
+    chunks = data.draw(chunkings(probe.generation))
+    assert _stream(result.template, probe.prefix, chunks, sample_tools()) == one_shot
+    assert passing
