@@ -6,6 +6,7 @@ part of the assistant turn (a pre-opened reasoning block, tagged arguments, pyth
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 
@@ -366,7 +367,9 @@ def test_what_cannot_be_derived_is_said_clearly(name: str, says: str) -> None:
 def test_docs_table_is_up_to_date() -> None:
     rows = [(n, *derived(n)) for n in FIXTURE_NAMES]
     current = TABLE.DOC.read_text(encoding="utf-8")
-    assert TABLE.render_doc(current, rows) == current, "run python scripts/derive_table.py"
+    updated = TABLE.render_doc(current, rows)
+    diff = "\n".join(difflib.unified_diff(current.splitlines(), updated.splitlines(), lineterm="", n=0))
+    assert updated == current, "run python scripts/derive_table.py:\n" + diff
 
 
 # --------------------------------------------------------------------------- hooks: CLI, attach, upgrade
@@ -474,3 +477,11 @@ def test_derived_templates_stream_like_one_shot(name: str, data) -> None:
     chunks = data.draw(chunkings(probe.generation))
     assert _stream(result.template, probe.prefix, chunks, sample_tools()) == one_shot
     assert passing
+
+
+def test_templates_that_print_the_time_are_known_to_tick() -> None:
+    """Hunyuan prints the time to the second: its renders are retried when the clock ticks between them."""
+    assert Prober(chatml(CONTENT, extra="{{ strftime_now('%Y-%m-%d %H:%M:%S') }}")).clock_dependent
+    assert not Prober(chatml(CONTENT, extra="{{ strftime_now('%Y-%m-%d') }}")).clock_dependent
+    result = derive(chatml(CONTENT, extra="{{ strftime_now('%H:%M:%S') }}\n"), use_library=False)
+    assert result.ok, result.report()

@@ -16,20 +16,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from dataclasses import field as _field
 from typing import Any
 
 import regex
 
 from ..content import parse_json, parse_python_call_list
-from .probe import CONTENT, REASONING, TOOL_RESULT, USER, USER_2, Probe, probe_calls
+from .probe import CONTENT, REASONING, Probe, probe_calls
 
 __all__ = [
+    "Content",
     "Finding",
+    "Reasoning",
     "ToolFormat",
     "common_prefix",
     "common_suffix",
     "first_marker",
+    "ws_regex",
     "find_anchors",
     "find_content",
     "find_reasoning",
@@ -47,7 +51,7 @@ class Finding:
     field: str
     what: str
     value: Any
-    probes: list[str] = field(default_factory=list)
+    probes: list[str] = _field(default_factory=list)
     guessed: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -254,7 +258,7 @@ class ToolFormat:
     #: the start of the JSON object, for a lookahead open when there is no call marker
     json_head: str = ""
     tag_pattern: str = ""
-    json_args: dict[str, Any] = field(default_factory=dict)
+    json_args: dict[str, Any] = _field(default_factory=dict)
     separator: str = ""
     one_call_only: bool = False
 
@@ -309,9 +313,10 @@ def _json_at(text: str, start: int, target_type: type, args: dict | None = None)
 
 def _lax_json_args(text: str, name_end: int, arguments: dict) -> dict | None:
     """The json dialect (bare keys, custom string quotes) the arguments are written in, from the first string argument."""
-    key, value = next(((k, v) for k, v in arguments.items() if isinstance(v, str)), (None, None))
-    if key is None:
+    first = next(((str(k), v) for k, v in arguments.items() if isinstance(v, str)), None)
+    if first is None:
         return None
+    key, value = first
     k = text.find(key, name_end)
     v = text.find(value, k) if k >= 0 else -1
     if k < 0 or v < 0:
@@ -449,10 +454,10 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
     cores2 = None
     between2 = None
     if t2 is not None:
-        a, b = _name_core(t2, name1, args1), _name_core(t2, name2, args2)
-        if a and b and a[2] <= b[1]:
-            cores2 = (_Core(a[1], a[2]), _Core(b[1], b[2]))
-            between2 = (a[3], b[3])
+        na, nb = _name_core(t2, name1, args1), _name_core(t2, name2, args2)
+        if na and nb and na[2] <= nb[1]:
+            cores2 = (_Core(na[1], na[2]), _Core(nb[1], nb[2]))
+            between2 = (na[3], nb[3])
     fmt.between = _between_regex(between, *(between2 or (between, between)))
     _split_markers(fmt, pre, post, t2, cores2, content)
     found.append(Finding("tool_calls", "format",
@@ -524,12 +529,12 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
     if not val_post.strip() and not key_pre.strip():
         return None
     between = s0[: len(s0) - len(key_pre)]
-    mid = _ws_regex(s1)
+    mid = ws_regex(s1)
     if len(spans) > 1:  # what sits between a key and its value may depend on the value (string="true"/"false")
         s3 = text[spans[1][1] : spans[1][2]]
         if s3 != s1:
             mid = _between_regex(s1, s1, s3)
-    pattern = _ws_regex(key_pre) + r"(?P<key>[^\s<>=\"]+?)" + mid + r"(?P<value>.*?)" + _ws_regex(val_post)
+    pattern = ws_regex(key_pre) + r"(?P<key>[^\s<>=\"]+?)" + mid + r"(?P<value>.*?)" + ws_regex(val_post)
     end = spans[-1][3] + len(val_post)
     return "name-tagged", n, end, between, {"tag_pattern": pattern}
 
@@ -546,7 +551,7 @@ def _marker_end(text: str) -> str:
     return text[: j + 1] if 0 <= j < len(text.rstrip()) - 1 else text
 
 
-def _ws_regex(literal: str) -> str:
+def ws_regex(literal: str) -> str:
     """A literal as a regex in which every run of whitespace matches any whitespace (or none)."""
     parts = regex.split(r"\s+", literal)
     out = r"\s*".join(regex.escape(p) for p in parts)
@@ -557,11 +562,11 @@ def _between_regex(between: str, a: str, b: str) -> str:
     """The text between name and arguments as a regex; parts that differ between calls (an index, an id) become wildcards."""
     if a == b:
         text = between
-        out = _ws_regex(text)
+        out = ws_regex(text)
         for ident in ("Zq1234567", "Zq7654321", "Zq1112223"):
             if ident in text:
                 head, tail = text.split(ident, 1)
-                out = _ws_regex(head) + r"[^\s]*?" + _ws_regex(tail)
+                out = ws_regex(head) + r"[^\s]*?" + ws_regex(tail)
         return out
     pre, suf = common_prefix(a, b), common_suffix(a, b)
     # the differing part is a whole token: an id "Zq1234567" vs "Zq7654321" differs after "Zq"
@@ -570,7 +575,7 @@ def _between_regex(between: str, a: str, b: str) -> str:
     mid_a = a[len(pre) : len(a) - len(suf)]
     mid_b = b[len(pre) : len(b) - len(suf)]
     wildcard = r"\d+" if mid_a.isdigit() and mid_b.isdigit() else r"[^\s<>\[\]]*?"
-    return _ws_regex(pre) + wildcard + _ws_regex(suf)
+    return ws_regex(pre) + wildcard + ws_regex(suf)
 
 
 def _split_markers(fmt: ToolFormat, pre: str, post: str, t2: str | None,

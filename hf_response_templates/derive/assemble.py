@@ -6,7 +6,7 @@ from typing import Any
 
 import regex
 
-from .analyze import Content, Reasoning, ToolFormat, _ws_regex
+from .analyze import Content, Reasoning, ToolFormat, ws_regex
 
 __all__ = ["assemble"]
 
@@ -47,16 +47,16 @@ def _tool_field(fmt: ToolFormat, ends: list[str]) -> dict[str, Any]:
             spec.pop("open")
             spec["open_pattern"] = r"^\s*(?=\[)"
         return spec
-    container = (r"(?:" + _ws_regex(fmt.container_open) + r"\s*)?") if fmt.container_open else ""
+    container = (r"(?:" + ws_regex(fmt.container_open) + r"\s*)?") if fmt.container_open else ""
     spec = {"repeats": True}
     if fmt.kind == "json-object":
         if fmt.call_open:
             if container:
-                spec["open_pattern"] = container + _ws_regex(fmt.call_open)
+                spec["open_pattern"] = container + ws_regex(fmt.call_open)
             else:
                 spec["open"] = fmt.call_open
         else:  # a bare JSON object is the whole call: recognise it only at the start of the message
-            spec["open_pattern"] = r"^\s*(?=" + _ws_regex(fmt.json_head) + ")"
+            spec["open_pattern"] = r"^\s*(?=" + ws_regex(fmt.json_head) + ")"
         spec["content"] = "json"
         spec["transform"] = {
             "type": "function",
@@ -64,7 +64,7 @@ def _tool_field(fmt: ToolFormat, ends: list[str]) -> dict[str, Any]:
         }
     else:
         spec["open_pattern"] = (
-            container + _ws_regex(fmt.call_open) + r"\s*(?P<name>" + NAME_CLASS + ")" + fmt.between
+            container + ws_regex(fmt.call_open) + r"\s*(?P<name>" + NAME_CLASS + ")" + fmt.between
         )
         if fmt.kind == "name-json":
             spec["content"] = "json"
@@ -76,12 +76,12 @@ def _tool_field(fmt: ToolFormat, ends: list[str]) -> dict[str, Any]:
         spec["transform"] = {"type": "function", "function": call_fn}
     if fmt.call_close and fmt.separator:
         # the separator between calls belongs to no field: the close takes it along when it is there
-        spec["close_pattern"] = _ws_regex(fmt.call_close) + r"(?:\s*" + _ws_regex(fmt.separator) + ")?"
+        spec["close_pattern"] = ws_regex(fmt.call_close) + r"(?:\s*" + ws_regex(fmt.separator) + ")?"
     elif fmt.call_close:
         spec["close"] = fmt.call_close
     elif fmt.call_open and not fmt.one_call_only:
         # calls follow each other with no close of their own: a call ends where the next begins
-        spec["close_pattern"] = r"(?=" + _ws_regex(fmt.call_open) + ")" + ("|" + _alternation(ends) if ends else "")
+        spec["close_pattern"] = r"(?=" + ws_regex(fmt.call_open) + ")" + ("|" + _alternation(ends) if ends else "")
     elif ends:
         spec["close"] = _literal_or_list(ends)
     return spec

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -201,6 +202,10 @@ class Prober:
         self.chat_template = chat_template
         self.special_tokens = dict(special_tokens or {})
         self.kwargs = dict(kwargs or {})
+        #: the template prints the time of day (Hunyuan: seconds), so two renders may differ by a tick:
+        #: a render that does not continue its prompt is retried (Transformers 5 does not let a render
+        #: replace `strftime_now`, so the clock cannot simply be frozen)
+        self.clock_dependent = bool(re.search(r"strftime_now\([^)]*%[HMSIXTcr]", chat_template))
         #: the template needs tool-call arguments as JSON text (set by the first tool probe that shows it)
         self.arguments_as_text = False
         #: the template raises without a tools list (Hermes 3's tool_use template)
@@ -302,6 +307,13 @@ class Prober:
         return True
 
     def _one(self, name: str, messages: list[dict], tools: list[dict] | None, kwargs: dict) -> Probe:
+        for _attempt in range(4 if self.clock_dependent else 1):
+            probe = self._render_probe(name, messages, tools, kwargs)
+            if probe.ok or "RoundTripRenderError" not in probe.error:
+                break
+        return probe
+
+    def _render_probe(self, name: str, messages: list[dict], tools: list[dict] | None, kwargs: dict) -> Probe:
         probe = Probe(name, messages, dict(kwargs), tools)
         try:
             probe.prefix, probe.generation = split_assistant_turn(
@@ -320,9 +332,13 @@ class Prober:
             return probe
         try:
             history = messages[:-1]
-            plain = self.render(history, add_generation_prompt=False, tools=tools, **kwargs)
-            if probe.prefix.startswith(plain) and len(probe.prefix) > len(plain):
-                probe.generation_prompt = probe.prefix[len(plain) :]
+            for _attempt in range(3 if self.clock_dependent else 1):
+                plain = self.render(history, add_generation_prompt=False, tools=tools, **kwargs)
+                prompt = self.render(history, add_generation_prompt=True, tools=tools, **kwargs)
+                if prompt.startswith(plain):
+                    if len(prompt) > len(plain):
+                        probe.generation_prompt = prompt[len(plain) :]
+                    break
         except Exception:  # noqa: BLE001 - the generation prompt is extra evidence only
             pass
         return probe
