@@ -212,6 +212,9 @@ class Prober:
         self.needs_tools = False
         #: the template renders tool calls only when the message's content is None (DeepSeek-R1)
         self.tool_call_content_none = False
+        #: set by _history_form for the failing probe being rendered
+        self._last_generation_prompt: str | None = None
+        self._last_prompt = ""
 
     def render(self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool,
                tools: list[dict] | None = None, **kwargs: Any) -> str:
@@ -230,7 +233,11 @@ class Prober:
         """Render one probe; a failure is recorded in ``Probe.error``, never raised.
 
         A probe without tools that raises is retried with the probe tools; a tool-call probe that raises
-        or loses its arguments is retried with the arguments as JSON text.
+        or loses its arguments is retried with the arguments as JSON text, and with ``content=None`` on
+        its tool-call messages. What worked is remembered (``arguments_as_text``, ``needs_tools``,
+        ``tool_call_content_none``) and used by later probes and by the proof. A turn that does not
+        continue its prompt still records the prompt and how history writes the turn
+        (``history_generation``).
         """
         has_calls = any(m.get("tool_calls") for m in messages)
         last_calls = bool(messages[-1].get("tool_calls"))
@@ -258,7 +265,7 @@ class Prober:
                     self.needs_tools = True
                 if has_calls and msgs is not messages:
                     self.arguments_as_text = self.arguments_as_text or _text_arguments(msgs)
-                    self.tool_call_content_none = any(
+                    self.tool_call_content_none = self.tool_call_content_none or any(
                         m.get("tool_calls") and m.get("content") is None for m in msgs)
                 return result
             errors.append(result.error)
