@@ -33,7 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from ..verify import sample_conversations, sample_tools, verify_round_trip
-from .analyze import Finding, find_anchors, find_content, find_reasoning, find_tool_format
+from .analyze import (
+    Finding,
+    find_anchors,
+    find_content,
+    find_reasoning,
+    find_tool_format,
+    find_turn_end_after_calls,
+)
 from .assemble import assemble
 from .probe import Probe, Prober, arguments_as_text, content_none, thinking_flags
 
@@ -326,6 +333,10 @@ def derive(
         content, reasoning)
     found += tool_found
     undetermined += tool_problems
+    turn_end, turn_found = find_turn_end_after_calls(probes, fmt, content)
+    if turn_end is not None and content is not None:
+        content.closes.append(turn_end)
+        found += turn_found
     if content is None or not anchors:
         return DeriveResult(None, False, "derived", "low", found, [], problems + undetermined, probes)
     template = assemble(anchors, content, reasoning, fmt)

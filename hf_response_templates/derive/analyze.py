@@ -23,7 +23,7 @@ from typing import Any
 import regex
 
 from ..content import parse_json, parse_python_call_list
-from .probe import CONTENT, REASONING, Probe, probe_calls
+from .probe import CONTENT, CONTENT_2, REASONING, TOOL_RESULT, Probe, probe_calls
 
 __all__ = [
     "Content",
@@ -38,6 +38,7 @@ __all__ = [
     "find_content",
     "find_reasoning",
     "find_tool_format",
+    "find_turn_end_after_calls",
 ]
 
 #: A special-token-like marker: <...>, <|...|>, <｜...｜>, [UPPER_CASE] (Mistral), <|"|> ...
@@ -147,6 +148,14 @@ def find_reasoning(probes: Sequence[Probe], chat_template: str = "") -> tuple[Re
                 found.append(Finding("reasoning", "open marker (the prompt pre-opens it)", open_, [p.name], True))
                 found.append(Finding("reasoning", "close marker", close, [p.name], True))
                 return Reasoning("reasoning_content", open_, close, True), found
+    # A prompt that pre-closes an empty block (thinking off: "<think>\n\n</think>") names the markers too.
+    for p in probes:
+        m = regex.search(r"(<([^<>\s/|]+)>)\s*(</\2>)\s*$", p.generation_prompt or "")
+        if m:
+            found.append(Finding("reasoning", "open marker (an empty block the prompt writes)", m.group(1), [p.name],
+                                 True))
+            found.append(Finding("reasoning", "close marker", m.group(3), [p.name], True))
+            return Reasoning("reasoning_content", m.group(1), m.group(3), False), found
     return None, found
 
 
@@ -186,6 +195,14 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
         close = first_marker(p.generation[i + len(CONTENT) :])
         if close:
             closes.setdefault(close, []).append(p.name)
+    # an earlier answer in history ends where the next turn starts (GLM: <|user|>, <|observation|>):
+    # a model stops there too
+    for p in probes:
+        if not p.ok or CONTENT_2 not in p.prefix:
+            continue
+        close = first_marker(p.prefix[p.prefix.index(CONTENT_2) + len(CONTENT_2) :])
+        if close and _MARKER.fullmatch(close):
+            closes.setdefault(close, []).append(p.name + " (history)")
     if not opens:
         return None, []
     open_ = max(opens, key=lambda k: len(opens[k]))
@@ -599,5 +616,38 @@ def _split_markers(fmt: ToolFormat, pre: str, post: str, t2: str | None,
     fmt.container_open = pre[: len(pre) - len(call_open)].strip()
     fmt.call_close = call_close.strip()
     fmt.separator = sep[len(call_close) : len(sep) - len(call_open)].strip()
-    rest = post[len(call_close) :].strip()
-    fmt.container_close = first_marker(rest) if rest and rest not in ends else ""
+    tail = t2[cores[1].end :]  # after the last call of the two-call render (the single-call one may be cut short)
+    close_len = len(common_prefix(tail, call_close))
+    rest = (tail[close_len:] if close_len == len(call_close) else post[len(call_close) :]).strip()
+    for e in ends:
+        if rest.endswith(e):
+            rest = rest[: -len(e)].strip()
+    fmt.container_close = first_marker(rest) if rest else ""
+
+
+def find_turn_end_after_calls(probes: Sequence[Probe], fmt: ToolFormat | None,
+                              content: Content | None) -> tuple[str | None, list[Finding]]:
+    """The marker that ends an assistant turn with tool calls in history, before the tool results.
+
+    Gemma 4 writes ``<|tool_response>`` and GLM ``<|observation|>`` right after the last call; a model
+    stops there too, so it is an end of the message. ``None`` when it is already a known delimiter.
+    """
+    if fmt is None or content is None:
+        return None, []
+    probe = next((p for p in probes if p.ok and p.name == "content_after_tool_result"), None)
+    last_value = str(list(probe_calls()[0]["function"]["arguments"].values())[-1])
+    if probe is None or last_value not in probe.prefix:
+        return None, []
+    start = probe.prefix.index(last_value) + len(last_value)
+    stop = probe.prefix.find(TOOL_RESULT, start)
+    region = probe.prefix[start : stop if stop >= 0 else len(probe.prefix)]
+    known = [k for k in (fmt.call_close, fmt.container_close, *content.closes) if k]
+    # after the last delimiter that closes the call or its container
+    ends = [region.rfind(k) + len(k) for k in (fmt.call_close, fmt.container_close) if k and k in region]
+    if not ends:
+        return None, []
+    tail = region[max(ends) :]
+    m = _MARKER.match(tail.lstrip())
+    if not m or m.group(0) in known:
+        return None, []
+    return m.group(0), [Finding("content", "end of a tool-call turn in history", m.group(0), [probe.name])]

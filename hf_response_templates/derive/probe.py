@@ -114,6 +114,9 @@ def thinking_flags(chat_template: str) -> list[str]:
         names = meta.find_undeclared_variables(env.parse(chat_template))
     except Exception:  # noqa: BLE001 - a template Jinja cannot analyse just has no known flags
         return []
+    # a flag the template defaults itself (`{% if enable_thinking is not defined %}{% set ... %}`) is
+    # declared for Jinja's analysis, but still read from the caller
+    names = set(names) | set(re.findall(r"(?<![\w.])(\w+)\s+is\s+(?:not\s+)?defined", chat_template))
     skip = {"messages", "tools", "add_generation_prompt"}
     flags = [n for n in names if n not in skip and ("think" in n.lower() or "reason" in n.lower())]
     return sorted(flags, key=lambda n: (n != "enable_thinking", n))
