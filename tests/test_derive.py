@@ -535,3 +535,22 @@ def test_derived_templates_read_real_model_outputs() -> None:
             wrong.append((case_id, got, expected))
     assert not wrong, wrong
     assert len(CASES) - len(underivable) >= 36
+
+
+def test_attach_derive_on_a_real_tokenizer(tmp_path) -> None:
+    """A Transformers tokenizer with an unknown chat template: attach derives, the template saves and parses."""
+    from tests._tokenizers import byte_level_tokenizer
+
+    import hf_response_templates
+    from transformers import AutoTokenizer
+
+    tok = byte_level_tokenizer()
+    tok.chat_template = chatml(REASONING + CONTENT + TAGGED_CALLS)
+    assert hf_response_templates.attach(tok, derive=True) == "derived"
+    tok.save_pretrained(tmp_path)
+    again = AutoTokenizer.from_pretrained(tmp_path)
+    assert again.response_template == tok.response_template
+    out = "<think>\nPlan.\n</think>\n\nHi<call><fn=f>\n<arg=n>7</arg>\n</fn></call><|im_end|>"
+    assert again.parse_response(out, prefix="<|im_start|>assistant\n") == {
+        "role": "assistant", "reasoning_content": "Plan.", "content": "Hi",
+        "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"n": "7"}}}]}

@@ -89,6 +89,8 @@ def _ok(probes: Iterable[Probe], prefix: str) -> list[Probe]:
 
 @dataclass
 class Reasoning:
+    """The reasoning field: the message key it is read from and its markers."""
+
     key: str
     open: str
     close: str
@@ -178,6 +180,8 @@ def strip_reasoning_block(text: str, reasoning: Reasoning | None) -> str:
 
 @dataclass
 class Content:
+    """The answer text: its open marker (empty: the implicit field) and every end of turn found."""
+
     open: str
     closes: list[str]
 
