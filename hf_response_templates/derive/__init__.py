@@ -38,6 +38,7 @@ from .analyze import (
     find_anchors,
     find_content,
     find_reasoning,
+    find_repeated_headers,
     find_tool_format,
     find_turn_end_after_calls,
 )
@@ -339,7 +340,9 @@ def derive(
         found += turn_found
     if content is None or not anchors:
         return DeriveResult(None, False, "derived", "low", found, [], problems + undetermined, probes)
-    template = assemble(anchors, content, reasoning, fmt)
+    headers, header_found = find_repeated_headers(probes, anchors)
+    found += header_found
+    template = assemble(anchors, content, reasoning, fmt, headers)
     try:
         from ..template import load_template
 

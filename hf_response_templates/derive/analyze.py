@@ -39,6 +39,7 @@ __all__ = [
     "find_reasoning",
     "find_tool_format",
     "find_turn_end_after_calls",
+    "find_repeated_headers",
 ]
 
 #: A special-token-like marker: <...>, <|...|>, <｜...｜>, [UPPER_CASE] (Mistral), <|"|> ...
@@ -252,6 +253,26 @@ def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     keep = [a for a in anchors if not any(b != a and a.endswith(b) and b.strip() for b in anchors)]
     found = [Finding("start_anchor", "start of the assistant message in the prompt", a, anchors[a]) for a in keep]
     return keep, found
+
+
+def find_repeated_headers(probes: Sequence[Probe], anchors: Sequence[str]) -> tuple[list[str], list[Finding]]:
+    """Role headers the chat template writes again between the regions of one assistant turn.
+
+    gpt-oss writes each channel as its own message: ``<|channel|>analysis<|message|>...<|end|>`` then
+    ``<|start|>assistant<|channel|>final...``. The header that opened the turn (the start anchor, or its
+    last marker-led part) reappearing inside a generation, after the first region, is such a header: the
+    fields' opens must take it along, or it would be text outside every region.
+    """
+    found: dict[str, list[str]] = {}
+    for anchor in anchors:
+        header = anchor.strip()
+        if not header:
+            continue
+        for p in probes:
+            if p.ok and p.generation.find(header, 1) > 0:
+                found.setdefault(header, []).append(p.name)
+    headers = list(found)
+    return headers, [Finding("fields", "role header repeated between regions", h, found[h]) for h in headers]
 
 
 # --------------------------------------------------------------------------- tool calls

@@ -87,9 +87,36 @@ def _tool_field(fmt: ToolFormat, ends: list[str]) -> dict[str, Any]:
     return spec
 
 
+#: the implicit field added when the answer text has an open of its own: its close ends the message
+END_FIELD = "unmarked_text"
+
+
+def _with_headers(spec: dict[str, Any], headers: list[str]) -> None:
+    """Let a field's open take along a role header written again before it (see ``find_repeated_headers``)."""
+    if not headers or ("open" not in spec and "open_pattern" not in spec):
+        return
+    opens = spec.pop("open", None)
+    if opens is not None:
+        literals = opens if isinstance(opens, list) else [opens]
+        pattern = "|".join(ws_regex(o) for o in literals)
+    else:
+        pattern = spec.pop("open_pattern")
+    anchored = pattern.startswith("^")
+    if anchored:
+        pattern = pattern[1:]
+    head = "(?:(?:" + "|".join(ws_regex(h) for h in headers) + r")\s*)?"
+    spec["open_pattern"] = ("^" if anchored else "") + head + "(?:" + pattern + ")"
+
+
 def assemble(anchors: list[str], content: Content | None, reasoning: Reasoning | None,
-             tools: ToolFormat | None) -> dict[str, Any]:
-    """The response template for the parts found (see :mod:`.analyze`)."""
+             tools: ToolFormat | None, headers: list[str] | None = None) -> dict[str, Any]:
+    """The response template for the parts found (see :mod:`.analyze`).
+
+    ``headers`` are role headers the chat template writes again between regions: every field's open
+    takes one along. When the answer text has an open marker of its own (so no field is implicit), an
+    implicit ``unmarked_text`` field is added whose close, the end of turn, ends the message: what the
+    chat template writes after the turn (the next turn's header) is then not part of the message.
+    """
     template: dict[str, Any] = {"version": 1, "defaults": {"role": "assistant"}}
     if len(anchors) == 1:
         template["start_anchor"] = anchors[0]
@@ -111,5 +138,11 @@ def assemble(anchors: list[str], content: Content | None, reasoning: Reasoning |
         if closes:
             spec["close"] = _literal_or_list(closes)
         fields["content"] = spec
+        # the first close is the answer's own (<|END_RESPONSE|>); the others end the turn (<|END_OF_TURN_TOKEN|>)
+        turn_ends = ends[1:]
+        if content.open and turn_ends and END_FIELD not in fields:
+            fields[END_FIELD] = {"close": _literal_or_list(turn_ends), "content": "text"}
+    for spec in fields.values():
+        _with_headers(spec, list(headers or []))
     template["fields"] = fields
     return template
