@@ -191,15 +191,23 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     """How the answer text is framed: an explicit open (or none: the implicit field) and the end of turn."""
     opens: dict[str, list[str]] = {}
     closes: dict[str, list[str]] = {}
-    for p in probes:
-        if not p.ok or not p.name.startswith("content") or CONTENT not in p.generation:
+    renders = [(p.name, p.generation, "") for p in probes if p.ok and p.name.startswith("content")]
+    if not any(CONTENT in g for _, g, _ in renders):
+        # no answer continues its prompt (MiniMax-M2 writes the turn without the "<think>" its prompt
+        # opens): how history writes the answer still shows its framing
+        renders = [(p.name + " (history)", p.history_generation, (p.generation_prompt or "").strip()) for p in probes
+                   if not p.ok and p.name.startswith("content") and p.history_generation]
+    for name, generation, header in renders:
+        if CONTENT not in generation:
             continue
-        i = p.generation.index(CONTENT)
-        before = strip_reasoning_block(p.generation[:i], reasoning).strip()
-        opens.setdefault(before, []).append(p.name)
-        close = first_marker(p.generation[i + len(CONTENT) :])
+        i = generation.index(CONTENT)
+        before = strip_reasoning_block(generation[:i], reasoning).strip()
+        if header and before.startswith(header):  # history writes the role header the prompt would give
+            before = strip_reasoning_block(before[len(header) :], reasoning).strip()
+        opens.setdefault(before, []).append(name)
+        close = first_marker(generation[i + len(CONTENT) :])
         if close:
-            closes.setdefault(close, []).append(p.name)
+            closes.setdefault(close, []).append(name)
     # an earlier answer in history ends where the next turn starts (GLM: <|user|>, <|observation|>):
     # a model stops there too
     for p in probes:

@@ -56,7 +56,13 @@ def _tool_field(fmt: ToolFormat, ends: list[str]) -> dict[str, Any]:
             else:
                 spec["open"] = fmt.call_open
         else:  # a bare JSON object is the whole call: recognise it only at the start of the message
-            spec["open_pattern"] = r"^\s*(?=" + ws_regex(fmt.json_head) + ")"
+            head = r"(?=" + ws_regex(fmt.json_head) + ")"
+            spec["open_pattern"] = r"^\s*" + head
+            if not fmt.one_call_only:  # or right after the previous call's closing brace (Llama 4: {...}{...})
+                sep = r"\s*" + (ws_regex(fmt.separator) + r"\s*" if fmt.separator else "")
+                spec["open_pattern"] += r"|(?<=\})" + sep + head
+                spec["close_pattern"] = r"(?<=\})(?=" + sep + ws_regex(fmt.json_head) + ")" + (
+                    r"|\s*(?:" + _alternation(ends) + ")" if ends else "")
         spec["content"] = "json"
         spec["transform"] = {
             "type": "function",
@@ -74,7 +80,9 @@ def _tool_field(fmt: ToolFormat, ends: list[str]) -> dict[str, Any]:
             spec["content"] = "xml-inline"
             spec["content_args"] = {"tag_pattern": fmt.tag_pattern}
         spec["transform"] = {"type": "function", "function": call_fn}
-    if fmt.call_close and fmt.separator:
+    if "close_pattern" in spec:
+        pass
+    elif fmt.call_close and fmt.separator:
         # the separator between calls belongs to no field: the close takes it along when it is there
         spec["close_pattern"] = ws_regex(fmt.call_close) + r"(?:\s*" + ws_regex(fmt.separator) + ")?"
     elif fmt.call_close:
