@@ -185,6 +185,8 @@ class Content:
 
     open: str
     closes: list[str]
+    #: text some renders write before an implicit answer and others do not (Hunyuan: "助手：" after a tool result)
+    optional_opens: list[str] = _field(default_factory=list)
 
 
 def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[Content | None, list[Finding]]:
@@ -219,10 +221,15 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     if not opens:
         return None, []
     open_ = max(opens, key=lambda k: len(opens[k]))
+    optional = [k for k in opens if k] if "" in opens else []
+    if optional:
+        open_ = ""
     found = [Finding("content", "open marker" if open_ else "implicit (no open marker)", open_, opens[open_])]
+    for k in optional:
+        found.append(Finding("content", "written before the answer in some turns only", k, opens[k]))
     for close, names in closes.items():
         found.append(Finding("content", "end of turn", close, names))
-    return Content(open_, list(closes)), found
+    return Content(open_, list(closes), optional), found
 
 
 def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[list[str], list[Finding]]:

@@ -97,6 +97,8 @@ def _tool_field(fmt: ToolFormat, ends: list[str]) -> dict[str, Any]:
 
 #: the implicit field added when the answer text has an open of its own: its close ends the message
 END_FIELD = "unmarked_text"
+#: the field that takes a marker only some turns write before an implicit answer (it stays empty)
+MARKER_FIELD = "answer_marker"
 
 
 def _with_headers(spec: dict[str, Any], headers: list[str]) -> None:
@@ -136,6 +138,10 @@ def assemble(anchors: list[str], content: Content | None, reasoning: Reasoning |
         fields[reasoning.key] = {"open": reasoning.open, "close": reasoning.close, "content": "text"}
     if tools is not None:
         fields["tool_calls"] = _tool_field(tools, ends)
+    if content is not None and content.optional_opens and not content.open:
+        # a marker some turns write before the answer: an empty region that takes it (and closes at once)
+        fields[MARKER_FIELD] = {"open_pattern": r"^\s*(?:" + "|".join(ws_regex(o) for o in content.optional_opens) + ")",
+                                "close_pattern": r"(?=[\s\S])", "content": "text"}
     if content is not None:
         spec: dict[str, Any] = {"content": "text"}
         if content.open:
