@@ -30,6 +30,7 @@ SPECIAL_TOKENS = {
     "meta-llama-Llama-3.3-70B-Instruct.jinja": {"bos_token": "<|begin_of_text|>"},
     "google-gemma-4-31B-it.jinja": {"bos_token": "<bos>"},
     "gemma4.jinja": {"bos_token": "<bos>"},
+    "google-gemma-3-it.jinja": {"bos_token": "<bos>"},
 }
 
 

@@ -94,6 +94,8 @@ DETECT = {
     "ai-sage-GigaChat3-10B-A1.8B.jinja": "gigachat3",
     # Apertus writes calls as one-key objects {"NAME": {...}}, which no template can express yet: not shipped
     "swiss-ai-Apertus-8B-Instruct-2509.jinja": None,
+    # Gemma 3 has no tool or reasoning markers: not shipped (derive reads it, see tests/test_derive.py)
+    "google-gemma-3-it.jinja": None,
 }
 
 PLAIN_CHATML = (

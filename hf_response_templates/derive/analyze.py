@@ -193,6 +193,7 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     """How the answer text is framed: an explicit open (or none: the implicit field) and the end of turn."""
     opens: dict[str, list[str]] = {}
     closes: dict[str, list[str]] = {}
+    trailing: dict[str, list[str]] = {}
     renders = [(p.name, p.generation, "") for p in probes if p.ok and p.name.startswith("content")]
     if not any(CONTENT in g for _, g, _ in renders):
         # no answer continues its prompt (MiniMax-M2 writes the turn without the "<think>" its prompt
@@ -207,9 +208,14 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
         if header and before.startswith(header):  # history writes the role header the prompt would give
             before = strip_reasoning_block(before[len(header) :], reasoning).strip()
         opens.setdefault(before, []).append(name)
-        close = first_marker(generation[i + len(CONTENT) :])
+        after = generation[i + len(CONTENT) :]
+        close = first_marker(after)
         if close:
             closes.setdefault(close, []).append(name)
+            # the marker after the answer's own close ends the turn (<|END_RESPONSE|><|END_OF_TURN_TOKEN|>)
+            turn_end = first_marker(after[after.find(close) + len(close) :])
+            if turn_end and _MARKER.fullmatch(turn_end):
+                trailing.setdefault(turn_end, []).append(name)
     # an earlier answer in history ends where the next turn starts (GLM: <|user|>, <|observation|>):
     # a model stops there too
     for p in probes:
@@ -227,6 +233,9 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     found = [Finding("content", "open marker" if open_ else "implicit (no open marker)", open_, opens[open_])]
     for k in optional:
         found.append(Finding("content", "written before the answer in some turns only", k, opens[k]))
+    if open_:  # an answer with an open of its own: what follows its close ends the turn
+        for end, names in trailing.items():
+            closes.setdefault(end, names)
     for close, names in closes.items():
         found.append(Finding("content", "end of turn", close, names))
     return Content(open_, list(closes), optional), found
