@@ -625,7 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_derive_parser(sub: Any) -> None:
     p = sub.add_parser("derive", help="derive a response template from a tokenizer's chat template, with its proof")
-    p.add_argument("target", metavar="PATH_OR_REPO")
+    p.add_argument("target", metavar="PATH_OR_REPO", help=_TARGET_HELP)
     p.add_argument("--json", action="store_true", help="print the result (template, evidence, proof) as JSON")
     p.add_argument("--output", metavar="FILE", help="write the template as JSON (only when its proof passes)")
     p.add_argument("--no-library", action="store_true",
