@@ -478,7 +478,11 @@ def test_attach_with_derive() -> None:
 
 
 PROVEN_FIXTURES = ["Qwen3-Coder.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja", "moonshotai-Kimi-K2.jinja",
-                   "vllm-Salesforce-Qwen-xLAM-fc-r.jinja", "LiquidAI-LFM2.5-8B-A1B.jinja"]
+                   "vllm-Salesforce-Qwen-xLAM-fc-r.jinja", "LiquidAI-LFM2.5-8B-A1B.jinja",
+                   # a repeated role header, an end-of-turn implicit field, an answer marker, calls back to back
+                   "openai-gpt-oss-120b.jinja", "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+                   "vllm-tencent-Hunyuan-A13B-Instruct.jinja", "vllm-meta-llama-Llama-4-json.jinja",
+                   "MiniMaxAI-MiniMax-M2.jinja"]
 
 
 def _stream(template: dict, prefix: str, chunks: list[str], tools) -> dict:

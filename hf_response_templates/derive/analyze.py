@@ -293,7 +293,9 @@ def find_repeated_headers(probes: Sequence[Probe], anchors: Sequence[str]) -> tu
         if not header:
             continue
         for p in probes:
-            if p.ok and p.generation.find(header, 1) > 0:
+            j = p.generation.find(header, 1) if p.ok else -1
+            # between regions: more of the turn follows (not the next turn's header after the end of turn)
+            if j > 0 and p.generation[j + len(header) :].strip():
                 found.setdefault(header, []).append(p.name)
     headers = list(found)
     return headers, [Finding("fields", "role header repeated between regions", h, found[h]) for h in headers]
