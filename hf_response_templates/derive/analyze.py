@@ -283,9 +283,9 @@ def find_repeated_headers(probes: Sequence[Probe], anchors: Sequence[str]) -> tu
     """Role headers the chat template writes again between the regions of one assistant turn.
 
     gpt-oss writes each channel as its own message: ``<|channel|>analysis<|message|>...<|end|>`` then
-    ``<|start|>assistant<|channel|>final...``. The header that opened the turn (the start anchor, or its
-    last marker-led part) reappearing inside a generation, after the first region, is such a header: the
-    fields' opens must take it along, or it would be text outside every region.
+    ``<|start|>assistant<|channel|>final...``. The header that opened the turn (a start anchor)
+    reappearing inside a generation with more of the turn after it is such a header: the fields' opens
+    must take it along, or it would be text outside every region.
     """
     found: dict[str, list[str]] = {}
     for anchor in anchors:

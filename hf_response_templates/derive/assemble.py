@@ -80,9 +80,9 @@ def _tool_field(fmt: ToolFormat, ends: list[str]) -> dict[str, Any]:
             spec["content"] = "xml-inline"
             spec["content_args"] = {"tag_pattern": fmt.tag_pattern}
         spec["transform"] = {"type": "function", "function": call_fn}
-    if "close_pattern" in spec:
-        pass
-    elif fmt.call_close and fmt.separator:
+    if "close_pattern" in spec:  # set above: bare JSON calls back to back
+        return spec
+    if fmt.call_close and fmt.separator:
         # the separator between calls belongs to no field: the close takes it along when it is there
         spec["close_pattern"] = ws_regex(fmt.call_close) + r"(?:\s*" + ws_regex(fmt.separator) + ")?"
     elif fmt.call_close:
@@ -109,13 +109,12 @@ def _with_headers(spec: dict[str, Any], headers: list[str]) -> None:
     if opens is not None:
         literals = opens if isinstance(opens, list) else [opens]
         pattern = "|".join(ws_regex(o) for o in literals)
+    elif spec["open_pattern"].startswith("^"):  # an open at the start of the message follows no header
+        return
     else:
         pattern = spec.pop("open_pattern")
-    anchored = pattern.startswith("^")
-    if anchored:
-        pattern = pattern[1:]
     head = "(?:(?:" + "|".join(ws_regex(h) for h in headers) + r")\s*)?"
-    spec["open_pattern"] = ("^" if anchored else "") + head + "(?:" + pattern + ")"
+    spec["open_pattern"] = head + "(?:" + pattern + ")"
 
 
 def assemble(anchors: list[str], content: Content | None, reasoning: Reasoning | None,
@@ -140,8 +139,9 @@ def assemble(anchors: list[str], content: Content | None, reasoning: Reasoning |
         fields["tool_calls"] = _tool_field(tools, ends)
     if content is not None and content.optional_opens and not content.open:
         # a marker some turns write before the answer: an empty region that takes it (and closes at once)
-        fields[MARKER_FIELD] = {"open_pattern": r"^\s*(?:" + "|".join(ws_regex(o) for o in content.optional_opens) + ")",
-                                "close_pattern": r"(?=[\s\S])", "content": "text"}
+        markers = "|".join(ws_regex(o) for o in content.optional_opens)
+        fields[MARKER_FIELD] = {"open_pattern": r"^\s*(?:" + markers + ")", "close_pattern": r"(?=[\s\S])",
+                                "content": "text"}
     if content is not None:
         spec: dict[str, Any] = {"content": "text"}
         if content.open:
