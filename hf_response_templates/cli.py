@@ -10,6 +10,7 @@ Commands::
     verify PATH_OR_REPO       round-trip a response template through the tokenizer's own chat template
     upgrade PATH_OR_REPO      add a verified response_template to tokenizer_config.json (one key, nothing else)
     upgrade-hub REPOS_FILE    the same for many Hub repos, one pull request each (``bulk.py``; resumable)
+    derive PATH_OR_REPO       derive a response template from the chat template, with its proof
 
 Exit codes: 0 success; 1 a check failed or the command refused (verification failed, a different
 template is already there, no template fits, output that does not parse); 2 bad input (a missing
@@ -615,7 +616,45 @@ def build_parser() -> argparse.ArgumentParser:
                        "per repo; a summary table ends the run, and finished repos are recorded so a new run resumes.")
     add_arguments(p)
     p.set_defaults(func=cmd_upgrade_hub)
+    _add_derive_parser(sub)
     return parser
+
+
+# --------------------------------------------------------------------------- derive
+
+
+def _add_derive_parser(sub: Any) -> None:
+    p = sub.add_parser("derive", help="derive a response template from a tokenizer's chat template, with its proof")
+    p.add_argument("target", metavar="PATH_OR_REPO", help=_TARGET_HELP)
+    p.add_argument("--json", action="store_true", help="print the result (template, evidence, proof) as JSON")
+    p.add_argument("--output", metavar="FILE", help="write the template as JSON (only when its proof passes)")
+    p.add_argument("--no-library", action="store_true",
+                   help="derive even when the chat template is a shipped family (default: return that template)")
+    p.add_argument("--revision", help="Hub revision (branch, tag or commit)")
+    p.set_defaults(func=cmd_derive)
+
+
+def cmd_derive(args: argparse.Namespace) -> int:
+    """Derive, print the report (or JSON), write ``--output`` if proven; exit 1 when not proven."""
+    from .derive import derive
+    from .upgrade import load_tokenizer_files
+
+    files = load_tokenizer_files(args.target, revision=args.revision)
+    result = derive(files.chat_template_text(), special_tokens=files.special_tokens(),
+                    use_library=not args.no_library)
+    if args.json:
+        print(_dump({"target": args.target, **result.as_dict()}), file=_out())
+    else:
+        print(result.report(), file=_out())
+        if result.ok and not args.output:
+            print(_dump(result.template), file=_out())
+    if not result.ok:
+        if args.output:
+            _err(f"{PROG}: {args.target}: the derived template is not proven; {args.output} not written")
+        return 1
+    if args.output:
+        Path(args.output).write_text(_dump(result.template) + "\n", encoding="utf-8")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -942,12 +942,15 @@ def _contradicted(name: str, vocab: frozenset[str] | None) -> bool:
     return bool(vocab and rule and rule.tokens and not any(t in vocab for t in rule.tokens))
 
 
-def attach(tokenizer: Any, name: str = "auto") -> str:
+def attach(tokenizer: Any, name: str = "auto", *, derive: bool = False) -> str:
     """Set ``tokenizer.response_template`` to a shipped template and return its name.
 
     Args:
         tokenizer: any object accepting a ``response_template`` attribute.
         name: a name from :func:`list_templates`, or ``"auto"`` to use :func:`detect_template`.
+        derive: with ``"auto"``, when no shipped family fits, derive the template from the tokenizer's
+            chat template (:func:`hf_response_templates.derive.derive`) and attach it if its proof
+            passes; returns ``"derived"``.
 
     Raises:
         UnknownTemplateError: ``name`` is not a shipped template.
@@ -959,6 +962,8 @@ def attach(tokenizer: Any, name: str = "auto") -> str:
     """
     if name == "auto":
         detected = detect_template(tokenizer)
+        if detected is None and derive:
+            return _attach_derived(tokenizer)
         if detected is None:
             raise NoTemplateDetectedError(
                 "could not recognise this tokenizer's chat template as one of the shipped families "
@@ -968,3 +973,17 @@ def attach(tokenizer: Any, name: str = "auto") -> str:
         name = detected
     tokenizer.response_template = get_template(name)
     return name
+
+
+def _attach_derived(tokenizer: Any) -> str:
+    """``attach(..., derive=True)`` when no shipped family fits: a proven derived template, or an error."""
+    from .derive import derive
+
+    result = derive(tokenizer, use_library=False)
+    if not result.ok:
+        raise NoTemplateDetectedError(
+            "no shipped family fits this chat template and the derived template is not proven: "
+            + "; ".join(result.problems[:3])
+        )
+    tokenizer.response_template = result.template
+    return "derived"

@@ -496,7 +496,10 @@ def explain_detection(subject: Any) -> tuple[str | None, list[str]]:
 
 
 def resolve_template(files: TokenizerFiles, spec: str = "auto") -> tuple[str | None, dict, str, list[str]]:
-    """``(shipped name or None, template, label, reasons)`` for ``--template`` (``"auto"``: detect)."""
+    """``(shipped name or None, template, label, reasons)`` for ``--template`` (``"auto"``: detect;
+    ``"derive"``: :func:`~hf_response_templates.derive.derive`, only a proven template)."""
+    if spec == "derive":
+        return _derived_template(files)
     if spec != "auto":
         name, template, label = load_template_arg(spec)
         return name, template, label, ["chosen with --template"]
@@ -505,6 +508,18 @@ def resolve_template(files: TokenizerFiles, spec: str = "auto") -> tuple[str | N
     if name is None:
         return None, {}, "", reasons
     return name, _library().get_template(name), name, reasons
+
+
+def _derived_template(files: TokenizerFiles) -> tuple[str | None, dict, str, list[str]]:
+    """``--template derive``: the derived (or recognised) template, or none with derive's reasons."""
+    from .derive import derive
+
+    files.require_chat_template()
+    result = derive(files.chat_template_text(), special_tokens=files.special_tokens())
+    if not result.ok:
+        return None, {}, "", ["derive: the derived template is not proven", *result.problems[:3]]
+    name = result.source.split(":", 1)[1] if result.source.startswith("library:") else None
+    return name, result.template, name or "derived", [f"derived ({result.source}, confidence {result.confidence})"]
 
 
 # --------------------------------------------------------------------------- verification

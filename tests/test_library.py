@@ -104,6 +104,8 @@ DETECT = {
     "vllm-google-gemma-3-it-pythonic.jinja": "gemma3-pythonic",
     "swiss-ai-Apertus-8B-Instruct-2509.jinja": "apertus",
     "vllm-swiss-ai-Apertus.jinja": "apertus",
+    # Gemma 3 has no tool or reasoning markers: not shipped (derive reads it, see tests/test_derive.py)
+    "google-gemma-3-it.jinja": None,
 }
 
 PLAIN_CHATML = (

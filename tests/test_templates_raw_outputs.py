@@ -524,6 +524,9 @@ DS_CALL = "<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"
 DS_R1_CALL = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>"
 PARIS = call("get_weather", {"city": "Paris"})
 
+#: the cases above are written in the formats the chat templates themselves show; the variants below are not
+ON_TEMPLATE_CASES = len(CASES)
+
 # Variants seen in real outputs (tests/fixtures/real_outputs/, issue 15), and prose that merely mentions the
 # tags those variants added: it must stay where it is.
 CASES += [
