@@ -38,7 +38,7 @@ from strategies import (
     without_trace,
 )
 
-from hf_response_templates import ResponseParseError, ResponseParser, load_template, parse_response
+from hf_response_templates import RegexTimeoutError, ResponseParseError, ResponseParser, load_template, parse_response
 
 STREAMABLE = {"text", "int", "float", "bool"}
 
@@ -282,7 +282,16 @@ def test_huge_hostile_output_never_raises(template_infos: Any, data: st.DataObje
     for c in chunks:
         parser.feed(c)
     message, _ = parser.finalize()
-    assert same(parse_response(text, template, prefix="", strict=False), message)
+    json.dumps(message)
+    if any(isinstance(e, RegexTimeoutError) for e in parser.errors):
+        return  # a regex timeout or the regex budget (wall-clock bounds) fired: where is not reproducible
+    try:
+        one_shot = parse_response(text, template, prefix="")
+    except RegexTimeoutError:
+        return  # the same, one-shot
+    except ResponseParseError:
+        one_shot = parse_response(text, template, prefix="", strict=False)
+    assert same(one_shot, message)
 
 
 @given(templates(), st.data())
