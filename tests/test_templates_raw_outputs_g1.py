@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 from _chat_render import TOOLS, chat_template
 from _cli_helpers import make_tokenizer_folder
+from _raw_output_checks import cut, streamed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf_response_templates import ResponseParser, parse_response
+from hf_response_templates import parse_response
 from hf_response_templates.library import detect_template, get_template
 
 
@@ -996,11 +997,7 @@ def test_raw_output(case_id: str, name: str, prefix: str, output: str, expected:
 
 @pytest.mark.parametrize("case_id,name,prefix,output,expected", CASES, ids=IDS)
 def test_raw_output_streamed_char_by_char(case_id: str, name: str, prefix: str, output: str, expected: dict) -> None:
-    parser = ResponseParser(get_template(name), prefix, tools=ALL_TOOLS)
-    for char in output:
-        parser.feed(char)
-    message, _events = parser.finalize()
-    assert message == expected
+    assert streamed(name, prefix, list(output), ALL_TOOLS) == expected
 
 
 @settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -1009,12 +1006,7 @@ def test_raw_output_any_chunking(data: st.DataObject) -> None:
     """Streaming equals one-shot for any chunking of every case."""
     case_id, name, prefix, output, expected = data.draw(st.sampled_from(CASES), label="case")
     cuts = sorted(data.draw(st.sets(st.integers(0, len(output)), max_size=12), label="cuts"))
-    pieces = [output[a:b] for a, b in zip([0, *cuts], [*cuts, len(output)])]
-    parser = ResponseParser(get_template(name), prefix, tools=ALL_TOOLS)
-    for piece in pieces:
-        parser.feed(piece)
-    message, _events = parser.finalize()
-    assert message == expected, case_id
+    assert streamed(name, prefix, cut(output, cuts), ALL_TOOLS) == expected, case_id
 
 
 # --------------------------------------------------------------------------- verify --template auto

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 from _chat_render import FIXTURES, TOOLS
-from _cli_helpers import make_tokenizer_folder
+from _raw_output_checks import assert_verify_auto_passes, cut, streamed, tokenizer_folder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import scaled
 
-from hf_response_templates import ResponseParser, parse_response
+from hf_response_templates import parse_response
 from hf_response_templates.cli import main
 from hf_response_templates.library import detect_template, get_template
 
@@ -759,11 +759,7 @@ def test_raw_output(case_id: str, name: str, prefix: str, output: str, expected:
 
 @pytest.mark.parametrize("case_id,name,prefix,output,expected", CASES, ids=IDS)
 def test_raw_output_streamed_char_by_char(case_id: str, name: str, prefix: str, output: str, expected: dict) -> None:
-    parser = ResponseParser(get_template(name), prefix, tools=TOOLS)
-    for char in output:
-        parser.feed(char)
-    message, _events = parser.finalize()
-    assert message == expected
+    assert streamed(name, prefix, list(output), TOOLS) == expected
 
 
 @settings(max_examples=scaled(60), deadline=None, database=None)
@@ -772,13 +768,7 @@ def test_raw_output_any_chunking(data: st.DataObject) -> None:
     """Streaming equals one-shot for any chunking of every raw output above."""
     _case_id, name, prefix, output, expected = data.draw(st.sampled_from(CASES))
     cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(output) - 1)), max_size=12)))
-    parser = ResponseParser(get_template(name), prefix, tools=TOOLS)
-    start = 0
-    for cut in [*cuts, len(output)]:
-        parser.feed(output[start:cut])
-        start = cut
-    message, _events = parser.finalize()
-    assert message == expected
+    assert streamed(name, prefix, cut(output, cuts), TOOLS) == expected
 
 
 # --------------------------------------------------------------------------- detection and `verify --template auto`
@@ -900,29 +890,15 @@ def test_fixture_detects_as_its_own_family(fixture: str) -> None:
 
 
 def _tokenizer_folder(folder: Path, fixture: str) -> Path:
-    """A local tokenizer folder (tiny BPE with the family's special tokens) holding the fixture chat template."""
     _name, specials, bos, eos = VERIFY_FOLDERS[fixture]
-    return make_tokenizer_folder(
-        folder,
-        chat_template_text=(FIXTURES / fixture).read_text(encoding="utf-8"),
-        special_tokens=specials,
-        bos_token=bos,
-        eos_token=eos,
-    )
+    return tokenizer_folder(folder, fixture, specials, bos, eos)
 
 
 @pytest.mark.parametrize("fixture", sorted(VERIFY_FOLDERS))
 def test_cli_verify_auto_passes(fixture: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    folder = _tokenizer_folder(tmp_path / "tok", fixture)
-    code = main(["verify", str(folder), "--template", "auto", "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, out + err
-    data = json.loads(out)
-    assert data["passed"] and data["template"] == json.dumps(VERIFY_FOLDERS[fixture][0])
-    assert not [c for c in data["cases"] if c["status"] == "fail"]
-    assert any(c["status"] == "pass" for c in data["cases"])
+    assert_verify_auto_passes(_tokenizer_folder(tmp_path / "tok", fixture), VERIFY_FOLDERS[fixture][0], capsys)
 
 
 def test_verify_marks_unescaped_string_arguments_not_applicable(tmp_path: Path, capsys: pytest.CaptureFixture[str],
