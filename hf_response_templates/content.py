@@ -304,10 +304,25 @@ _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 def parse_json(text: str, args: Mapping[str, Any]) -> Any:
-    """JSON, optionally with bare keys (`unquoted_keys`) or custom string delimiters (`string_delims`)."""
+    """JSON, optionally with bare keys (`unquoted_keys`) or custom string delimiters (`string_delims`); a
+    separated sequence of values read into a list (`separator`); an empty body read as `empty`.
+    (`trailing` is applied by the parser, which cuts the region where the value ends; see `jsonscan`.)"""
+    if not args:  # the common case: plain JSON, no options
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise ValueError("invalid JSON: nested too deeply (lists and objects inside each other)") from None
+        except ValueError as e:
+            raise ValueError(f"invalid JSON: {e}") from None
+    if "_empty" in args and (not text or text.isspace()):
+        return json.loads(args["_empty"])  # a fresh copy for every region
+    lax = bool(args.get("unquoted_keys") or args.get("string_delims"))
     try:
         try:
-            if not args.get("unquoted_keys") and not args.get("string_delims"):
+            separator = args.get("separator")
+            if separator is not None:
+                return _read_sequence(text, separator, args, lax)
+            if not lax:
                 return json.loads(text)
             return _LaxJSON(text, bool(args.get("unquoted_keys")), args.get("string_delims") or ()).parse()
         except RecursionError:
@@ -316,6 +331,35 @@ def parse_json(text: str, args: Mapping[str, Any]) -> Any:
         if args.get("allow_non_json"):
             return text.strip()
         raise ValueError(f"invalid JSON: {e}") from None
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _read_sequence(text: str, separator: str, args: Mapping[str, Any], lax: bool) -> list[Any]:
+    """`separator`: values with the separator (and any whitespace) between them, read into a list; a
+    separator after the last value is allowed (the `trailing: stream` scanner keeps it in the region)."""
+    if lax:
+        reader = _LaxJSON(text, bool(args.get("unquoted_keys")), args.get("string_delims") or ())
+        read: Callable[[int], tuple[Any, int]] = lambda pos: reader.value(pos, 0)  # noqa: E731
+    else:
+        read = lambda pos: _DECODER.raw_decode(text, pos)  # noqa: E731
+    n = len(text)
+    out: list[Any] = []
+    pos = _WS.match(text, 0).end()
+    while True:
+        if pos == n:
+            raise ValueError(f"expected a value at character {pos}, got the end of the text")
+        value, pos = read(pos)
+        out.append(value)
+        pos = _WS.match(text, pos).end()
+        if pos == n:
+            return out
+        if not text.startswith(separator, pos):
+            raise ValueError(f"expected {separator!r} or the end of the text after a value, at character {pos}")
+        pos = _WS.match(text, pos + len(separator)).end()
+        if pos == n:
+            return out
 
 
 class _LaxJSON:
@@ -893,6 +937,65 @@ def parse_python_call_list(text: str, args: Mapping[str, Any]) -> list[dict[str,
     return _CallListReader(text).parse()
 
 
+# --------------------------------------------------------------------------- json options
+
+
+_MAX_SEPARATOR = 16
+
+
+def _trailing(value: Any, field: str, key: str) -> str:
+    if value not in ("error", "stream"):
+        raise TemplateError(
+            f'must be "error" (text after the JSON value is an error) or "stream" (the region ends where the '
+            f"value ends and the rest goes back to the stream), got {value!r}",
+            field=field,
+            key=key,
+        )
+    return value
+
+
+def _separator(value: Any, field: str, key: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > _MAX_SEPARATOR:
+        raise TemplateError(f"must be a non-empty string of at most {_MAX_SEPARATOR} characters, got {value!r}",
+                            field=field, key=key)
+    if value != value.strip(" \t\n\r"):
+        raise TemplateError(f"must not start or end with whitespace (whitespace around the separator is always "
+                            f"allowed), got {value!r}", field=field, key=key)
+    if value[0] in '{["-0123456789tfnNI':
+        raise TemplateError(f"must not start with a character that can start a JSON value, got {value!r}",
+                            field=field, key=key)
+    return value
+
+
+def _json_value(value: Any, field: str, key: str) -> Any:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise TemplateError(f"must be a JSON value ({e})", field=field, key=key) from None
+    return value
+
+
+def _prepare_json(args: dict[str, Any], field: str, key: str) -> None:
+    """Check the options together; `_empty`: the `empty` value as JSON text (each region gets its own
+    copy); `_value_end`: for `trailing: stream`, the factory of the scanner the parser runs (`jsonscan`)."""
+    if "empty" in args:
+        args["_empty"] = json.dumps(args.pop("empty"))
+    if args.get("trailing") == "stream":
+        if key != "content_args":
+            raise TemplateError('"stream" applies to a field\'s own content only (a value parser reads a '
+                                "whole value)", field=field, key=f"{key}.trailing")
+        if args.get("string_delims"):
+            raise TemplateError('"stream" does not work with string_delims (the end of a value is found by '
+                                "tracking JSON strings and brackets)", field=field, key=f"{key}.trailing")
+        from functools import partial
+
+        from .jsonscan import ValueEnd
+
+        args["_value_end"] = partial(ValueEnd, args.get("separator"), MAX_NESTING)
+    if args.get("trailing") == "error" and len(args) == 1:
+        del args["trailing"]  # the default: keep the plain fast path
+
+
 # --------------------------------------------------------------------------- registration
 
 
@@ -906,7 +1009,15 @@ def _register_builtins() -> None:
         "json",
         parse_json,
         False,
-        {"unquoted_keys": _typed(bool), "string_delims": _string_delims, "allow_non_json": _typed(bool)},
+        {
+            "unquoted_keys": _typed(bool),
+            "string_delims": _string_delims,
+            "allow_non_json": _typed(bool),
+            "trailing": _trailing,
+            "separator": _separator,
+            "empty": _json_value,
+        },
+        prepare=_prepare_json,
     )
     _REGISTRY["xml-inline"] = ContentParser(
         "xml-inline",

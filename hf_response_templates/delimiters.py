@@ -145,7 +145,9 @@ class Watch:
         "zero_width",
     )
 
-    def __init__(self, delimiters: list[Delimiter]):
+    def __init__(self, delimiters: list[Delimiter], *, prefilter: bool = True):
+        """`prefilter=False`: no `first_char` / `first_search`, so every text is scanned (and the parser's
+        fast paths, which route text that cannot hold a delimiter without scanning it, never apply)."""
         self.delimiters = tuple(delimiters)
         lookup: dict[str, Delimiter] = {}
         for d in delimiters:
@@ -203,7 +205,9 @@ class Watch:
         }
         self.first_set = frozenset(firsts) if firsts is not None else None
         self.first_char = self.first_search = None
-        if firsts is not None and len(firsts) == 1:
+        if not prefilter:
+            pass
+        elif firsts is not None and len(firsts) == 1:
             self.first_char = next(iter(firsts))
         elif firsts:
             self.first_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search

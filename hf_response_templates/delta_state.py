@@ -69,6 +69,8 @@ def _ref(node: Any) -> tuple | None:
         m = _PLACEHOLDER.fullmatch(node)
         if m is None:
             return ("lit", node)
+        if "|" in m.group(1):  # fallbacks ("{content.parameters|content.arguments}"): known when the region closes
+            return ("complex",)
         root, *keys = m.group(1).split(".")
         return ("ref", root, tuple(keys))
     if isinstance(node, (int, float, bool)):

@@ -117,6 +117,7 @@ class ResponseParser:
         "_body",
         "_compact_at",
         "_captures",
+        "_vend",
         "_watch",
         "_ended",
         "_buf",
@@ -180,6 +181,8 @@ class ResponseParser:
         self._body: list[str] = []  # the open region's text, joined at close (see `_compact_body`)
         self._compact_at = _COMPACT_EVERY
         self._captures: dict[str, str] | None = None
+        # The open region's `jsonscan.ValueEnd` (a `json` field with `"trailing": "stream"`), or None.
+        self._vend: Any = None
         self._watch: Watch | None = tpl.idle_watch
         self._ended = False
         self._buf = ""
@@ -309,6 +312,7 @@ class ResponseParser:
         if self._pending_ws:
             self._drop_whitespace(events)
         if self._opened:
+            self._vend = None
             self._close_region(events, at_end=True)
             self._opened = False
         for name in self._tpl.required:
@@ -370,6 +374,24 @@ class ResponseParser:
                         result = watch.scan(window, pos, False, zw, fired, self._disabled, self._call_timeout, memo)
                 except DelimiterTimeout as t:
                     self._on_timeout(t, w0 + pos, events)
+                    continue
+            vend = self._vend
+            if vend is not None:  # a region that ends where its JSON value ends (see `_value_end`)
+                if result.__class__ is int:
+                    got = vend.scan(window, pos, result, w0, eos and result == len(window))
+                else:
+                    got = vend.scan(window, pos, result[0], w0, True)
+                if got != -1:  # jsonscan.MORE: all of it is the value's
+                    if got == -2:  # jsonscan.HOLD: what follows may be a separator
+                        got = vend.hold
+                        if got > pos:
+                            self._route(window[pos:got], events, w0 + pos)
+                            pos = got
+                        break
+                    if got > pos:
+                        self._route(window[pos:got], events, w0 + pos)
+                        pos = got
+                    self._value_end(events)
                     continue
             if result.__class__ is int:
                 if result > pos:
@@ -503,6 +525,8 @@ class ResponseParser:
             self._captures = groups
             self._region_start = w0 + end
             self._watch = tpl.close_watches[field.index]
+            if field.value_end is not None:
+                self._vend = field.value_end()
             if events is not None:
                 if groups:
                     events.append({"type": "region_open", "field": field.name, "captures": dict(groups)})
@@ -511,6 +535,7 @@ class ResponseParser:
             return
         if groups:
             self._captures = {**self._captures, **groups} if self._captures else groups
+        self._vend = None
         if self._opened:
             self._close_region(events)
         self._opened = False
@@ -523,6 +548,18 @@ class ResponseParser:
             self._current = None
             self._watch = None
             self._ended = True
+
+    def _value_end(self, events: Events) -> None:
+        """The open region's JSON value ended (`"trailing": "stream"`): the region closes here, as at a close
+        delimiter of no width, and the text after it goes back to the stream (the idle state)."""
+        self._vend = None
+        self._close_region(events)
+        self._opened = False
+        self._captures = None
+        self._explicit = False
+        tpl = self._tpl
+        self._current = tpl.implicit_field
+        self._watch = tpl.idle_watch
 
     def _close_region(self, events: Events, at_end: bool = False) -> None:
         field = self._current

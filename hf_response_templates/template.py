@@ -21,7 +21,7 @@ from typing import Any
 
 import regex
 
-from .content import get_content_parser, parse_text
+from .content import get_content_parser, parse_json, parse_text
 from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
 from .transform import ONE_KEY_STEPS, compile_transform, placeholder_roots
@@ -80,6 +80,8 @@ class FieldSpec:
     optional: bool
     parse: Callable[[str, dict | None], Any]
     keeps_whitespace: bool = False  # whitespace-only text is a value (`text` with `strip: false`)
+    #: `json` with `"trailing": "stream"`: makes the `jsonscan.ValueEnd` that ends the region where its value ends
+    value_end: Callable[[], Any] | None = None
 
     @property
     def implicit(self) -> bool:
@@ -396,8 +398,11 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
     if implicit_field is not None and implicit_field.close is not None:
         idle.append(implicit_field.close)
     idle = [_with_rank(d, r) for r, d in enumerate(idle)]
+    # A region that ends where its JSON value ends (`value_end`) has every chunk read by the parser's scanner:
+    # its watch has no prefilter, so that no fast path routes a chunk around the scanner.
     close_watches = tuple(
-        Watch([f.close]) if (f.close is not None and not f.implicit) else None for f in fields
+        Watch([f.close], prefilter=f.value_end is None) if (f.close is not None and not f.implicit) else None
+        for f in fields
     )
     idle_watch = Watch(idle) if idle else None
     # Earlier text is kept for regexes only when one could look at it (lookbehind, ^, \b, ...).
@@ -695,4 +700,5 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         optional=optional,
         parse=parse,
         keeps_whitespace=content == "text" and args.get("strip", True) is False,
+        value_end=args.get("_value_end") if parser.parse is parse_json else None,
     )

@@ -6,7 +6,8 @@ with `transform_each`, the keys of each list element). The value keeps its type.
 (`"{content.args}"`) to descend into dicts. Two steps read a one-key object, whose key is data (Apertus
 writes a call as `{"get_weather": {...}}`): `$key` gives its only key and `$value` its only value
 (`"{content.$key}"`, `"{content.$value.city}"`); at the start of a path (`"{$key}"`) they read the
-`transform_each` element itself. Mixed strings such as `"abc {name}"` and unknown `$` steps are
+`transform_each` element itself. A placeholder may list fallbacks, `"{content.parameters|content.arguments}"`:
+the first path that resolves gives the value (Llama 3 models write either key). Mixed strings such as `"abc {name}"` and unknown `$` steps are
 rejected when the template is loaded; a path that does not resolve raises `TransformError` when the
 region closes.
 
@@ -27,7 +28,8 @@ __all__ = ["ONE_KEY_STEPS", "TransformError", "compile_transform", "placeholder_
 #: as in Transformers' native parser, resolved against the keys of a `transform_each` element).
 #: A step may also be `$word`: `$key` and `$value` are the one-key-object steps, any other `$word` is rejected
 #: when the template loads (it would otherwise be a literal string that looks like a placeholder).
-_PLACEHOLDER = re.compile(r"\{(\$?\w+(?:\.\$?\w+)*)\}")
+#: Alternatives are separated by `|`: the first that resolves gives the value.
+_PLACEHOLDER = re.compile(r"\{(\$?\w+(?:\.\$?\w+)*(?:\|\$?\w+(?:\.\$?\w+)*)*)\}")
 #: The steps that read a one-key object: its only key, its only value.
 ONE_KEY_STEPS = ("$key", "$value")
 MAX_TRANSFORM_DEPTH = 32
@@ -54,7 +56,7 @@ def placeholder_roots(transform: Any) -> set[str]:
         elif isinstance(node, str):
             m = _PLACEHOLDER.fullmatch(node)
             if m:
-                roots.add(m.group(1).split(".", 1)[0])
+                roots.update(path.split(".", 1)[0] for path in m.group(1).split("|"))
     return roots
 
 
@@ -92,6 +94,8 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
             m = _PLACEHOLDER.fullmatch(node)
             if m:
                 path = m.group(1)
+                if "|" in path:
+                    return _CALL, _first_of(path, where, field)
                 if "$" in path:
                     _check_steps(path, where, field)
                     return _CALL, _lookup(path)
@@ -113,6 +117,30 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
         )
 
     return _as_applier(*build(transform, 0, "transform"))
+
+
+def _first_of(path: str, where: str, field: str) -> Applier:
+    """`"{a|b.c}"`: the value of the first alternative that resolves; if none does, one error that says why
+    for each."""
+    alternatives = path.split("|")
+    if len(set(alternatives)) != len(alternatives):
+        raise TemplateError(f"placeholder '{{{path}}}' at {where} repeats an alternative", field=field,
+                            key="transform")
+    for alternative in alternatives:
+        if "$" in alternative:
+            _check_steps(alternative, where, field)
+    lookups = [_lookup(alternative) for alternative in alternatives]
+
+    def apply(scope: Mapping[str, Any]) -> Any:
+        errors = []
+        for lookup in lookups:
+            try:
+                return lookup(scope)
+            except TransformError as e:
+                errors.append(str(e))
+        raise TransformError(f"transform placeholder '{{{path}}}': no alternative resolves ({'; '.join(errors)})")
+
+    return apply
 
 
 def _check_steps(path: str, where: str, field: str) -> None:

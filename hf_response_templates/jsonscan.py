@@ -1,0 +1,190 @@
+"""Where a streamed JSON value ends: the scanner behind the `json` parser's `"trailing": "stream"`.
+
+A region whose content is `json` with `"trailing": "stream"` ends where its JSON value ends, not only at
+its close delimiter: Mistral writes prose right after `[TOOL_CALLS]name[ARGS]{...}`, Granite after the
+`<|tool_call|>[...]` array. The parser gives every text it routes into such a region to a `ValueEnd`
+first, which reads it once (structural characters are found by C-level regex searches, so a long body
+costs a few searches, not a Python step per character) and answers:
+
+* `MORE` (-1): all of it belongs to the value (or to the sequence of values), which is not done yet;
+* an index `k >= 0`: the value ended at `k`; the text from `k` on is handed back to the stream (the
+  parser closes the region there and routes the rest as if a close delimiter had been seen);
+* `HOLD` (-2): route the text up to `ValueEnd.hold` and keep the rest back, it may still be a separator
+  (only a multi-character separator partly seen at the end of the text; at most its length minus one).
+
+A JSON value is done at its closing `}` / `]` / `"` (brackets and strings are tracked, so a `}` inside a
+string or a nested object does not end it), or, for a number or literal at the top level (`3`, `true`,
+`NaN`), at the first character that cannot continue it. Whether the text is valid JSON is not checked
+here: the `json` parser reads the region's body afterwards and reports errors as usual. Text that cannot
+start a JSON value makes the scanner give up: the region then runs to its close delimiter (a body that
+is not JSON is malformed, and kept in `unparsed`), so nothing is cut early.
+
+With a `separator` (`";"` for Llama 3's parallel calls) the region holds a sequence: after a value,
+whitespace, the separator, whitespace and the next value belong to the region too; the sequence ends at
+the first other character. A separator after the last value (and the whitespace after it) belong to the
+sequence, like a trailing comma; a separator that is only partly there does not.
+
+The decisions depend only on the text, never on where the chunks are cut, so streaming gives the same
+regions as one-shot parsing for every chunking.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["ValueEnd", "MORE", "HOLD"]
+
+#: `ValueEnd.scan` results that are not an index.
+MORE = -1
+HOLD = -2
+
+_STRUCTURE = re.compile(r'["{}\[\]]')  # inside a list or object, outside strings
+_IN_STRING = re.compile(r'["\\]')
+_SCALAR = re.compile(r"[A-Za-z0-9+\-.]*")  # numbers and literals (true, null, NaN, -Infinity)
+_WS = re.compile(r"[ \t\n\r]*")
+_SCALAR_START = frozenset("-0123456789tfnNI")
+
+# States.
+_BEFORE, _NESTED, _STRING, _ESCAPE, _SCALAR_TOP, _AFTER, _SEPARATOR, _NEXT, _FAILED, _DONE = range(10)
+
+
+class ValueEnd:
+    """Reads one region's text as it streams in and finds where its JSON value (or sequence) ends.
+
+    Args:
+        separator: the text between the values of a sequence, or None for one value.
+        max_depth: deeper nesting makes the scanner give up (the region runs to its close delimiter).
+    """
+
+    __slots__ = ("separator", "max_depth", "state", "stack", "seen", "sep_at", "sep_read", "hold")
+
+    def __init__(self, separator: str | None = None, max_depth: int = 512):
+        self.separator = separator
+        self.max_depth = max_depth
+        self.state = _BEFORE
+        self.stack: list[str] = []  # the closing brackets expected, innermost last
+        self.seen = 0  # stream offset of the first character not read yet
+        self.sep_at = 0  # stream offset where a partly read separator starts
+        self.sep_read = 0  # how many of its characters were read
+        self.hold = 0  # with HOLD: the window index from which text is kept back
+
+    def scan(self, s: str, pos: int, stop: int, w0: int, closed: bool) -> int:
+        """Read `s[pos:stop]` (`w0`: the stream offset of `s[0]`; text read by an earlier call, held back
+        and given again, is not read twice). `closed`: `stop` is where the region's close delimiter
+        starts or the end of the stream, so nothing more comes. Returns `MORE`, `HOLD` or the index where
+        the value ends (see the module docstring)."""
+        state = self.state
+        if state >= _FAILED:
+            return MORE
+        i = self.seen - w0
+        if i < pos:
+            i = pos
+        stack = self.stack
+        while i < stop:
+            if state == _NESTED:
+                m = _STRUCTURE.search(s, i, stop)
+                if m is None:
+                    i = stop
+                    break
+                c = s[m.start()]
+                i = m.end()
+                if c == '"':
+                    state = _STRING
+                elif c == "{" or c == "[":
+                    if len(stack) >= self.max_depth:
+                        state = _FAILED
+                        break
+                    stack.append("}" if c == "{" else "]")
+                elif stack.pop() != c:
+                    state = _FAILED  # a bracket that closes nothing open: not JSON, leave it to the parser
+                    break
+                elif not stack:
+                    state = self._value_done()
+                    if state == _DONE:
+                        break
+            elif state == _STRING:
+                m = _IN_STRING.search(s, i, stop)
+                if m is None:
+                    i = stop
+                    break
+                i = m.end()
+                if s[m.start()] == "\\":
+                    if i < stop:
+                        i += 1
+                    else:
+                        state = _ESCAPE
+                elif stack:
+                    state = _NESTED
+                else:
+                    state = self._value_done()
+                    if state == _DONE:
+                        break
+            elif state == _ESCAPE:
+                i += 1
+                state = _STRING
+            elif state == _BEFORE or state == _NEXT:
+                i = _WS.match(s, i, stop).end()
+                if i == stop:
+                    break
+                c = s[i]
+                if c == "{" or c == "[":
+                    stack.append("}" if c == "{" else "]")
+                    state = _NESTED
+                    i += 1
+                elif c == '"':
+                    state = _STRING
+                    i += 1
+                elif c in _SCALAR_START:
+                    state = _SCALAR_TOP
+                elif state == _BEFORE:
+                    state = _FAILED  # no JSON value starts here: the region runs to its close delimiter
+                    break
+                else:
+                    state = _DONE  # a separator followed by no value: the sequence ended with it
+                    break
+            elif state == _SCALAR_TOP:
+                i = _SCALAR.match(s, i, stop).end()
+                if i == stop:
+                    break
+                state = self._value_done()
+                if state == _DONE:
+                    break
+            elif state == _AFTER:
+                i = _WS.match(s, i, stop).end()
+                if i == stop:
+                    break
+                if s[i] != self.separator[0]:  # type: ignore[index]
+                    state = _DONE
+                    break
+                state = _SEPARATOR
+                self.sep_at = w0 + i
+                self.sep_read = 0
+            else:  # _SEPARATOR
+                sep = self.separator
+                assert sep is not None
+                read = self.sep_read
+                n = min(len(sep) - read, stop - i)
+                if s[i : i + n] != sep[read : read + n]:
+                    self.state = _DONE
+                    return self.sep_at - w0  # not the separator: the sequence ended before it
+                i += n
+                self.sep_read = read + n
+                if self.sep_read == len(sep):
+                    state = _NEXT
+        self.state = state
+        if state == _DONE:
+            self.seen = w0 + i
+            return i
+        if i > self.seen - w0:
+            self.seen = w0 + i
+        if state == _SEPARATOR:
+            self.hold = self.sep_at - w0
+            if closed:  # cut short by the close delimiter or the end of the stream: no separator
+                self.state = _DONE
+                return self.hold
+            return HOLD
+        return MORE
+
+    def _value_done(self) -> int:
+        """A value just ended: the region ends here, unless a separator may follow."""
+        return _DONE if self.separator is None else _AFTER
