@@ -14,7 +14,7 @@ costs a few searches, not a Python step per character) and answers:
 
 A JSON value is done at its closing `}` / `]` / `"` (brackets and strings are tracked, so a `}` inside a
 string or a nested object does not end it), or, for a number or literal at the top level (`3`, `true`,
-`NaN`), at the first character that cannot continue it. Whether the text is valid JSON is not checked
+`NaN`), at the first character that cannot continue it (the word must then be a JSON number or literal). Whether the text is valid JSON is not checked
 here: the `json` parser reads the region's body afterwards and reports errors as usual. Text that cannot
 start a JSON value makes the scanner give up: the region then runs to its close delimiter (a body that
 is not JSON is malformed, and kept in `unparsed`), so nothing is cut early.
@@ -43,6 +43,9 @@ _IN_STRING = re.compile(r'["\\]')
 _SCALAR = re.compile(r"[A-Za-z0-9+\-.]*")  # numbers and literals (true, null, NaN, -Infinity)
 _WS = re.compile(r"[ \t\n\r]*")
 _SCALAR_START = frozenset("-0123456789tfnNI")
+#: What a top-level scalar must be once it ended (anything else is not JSON: the scanner gives up).
+_SCALAR_VALUE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|NaN|-?Infinity")
+_MAX_SCALAR = 1_000
 
 # States.
 _BEFORE, _NESTED, _STRING, _ESCAPE, _SCALAR_TOP, _AFTER, _SEPARATOR, _NEXT, _FAILED, _DONE = range(10)
@@ -56,7 +59,7 @@ class ValueEnd:
         max_depth: deeper nesting makes the scanner give up (the region runs to its close delimiter).
     """
 
-    __slots__ = ("separator", "max_depth", "state", "stack", "seen", "sep_at", "sep_read", "hold")
+    __slots__ = ("separator", "max_depth", "state", "stack", "seen", "sep_at", "sep_read", "hold", "scalar")
 
     def __init__(self, separator: str | None = None, max_depth: int = 512):
         self.separator = separator
@@ -67,6 +70,7 @@ class ValueEnd:
         self.sep_at = 0  # stream offset where a partly read separator starts
         self.sep_read = 0  # how many of its characters were read
         self.hold = 0  # with HOLD: the window index from which text is kept back
+        self.scalar = ""  # the text of a top-level number or literal read so far
 
     def scan(self, s: str, pos: int, stop: int, w0: int, closed: bool) -> int:
         """Read `s[pos:stop]` (`w0`: the stream offset of `s[0]`; text read by an earlier call, held back
@@ -136,6 +140,7 @@ class ValueEnd:
                     i += 1
                 elif c in _SCALAR_START:
                     state = _SCALAR_TOP
+                    self.scalar = ""
                 elif state == _BEFORE:
                     state = _FAILED  # no JSON value starts here: the region runs to its close delimiter
                     break
@@ -143,8 +148,16 @@ class ValueEnd:
                     state = _DONE  # a separator followed by no value: the sequence ended with it
                     break
             elif state == _SCALAR_TOP:
-                i = _SCALAR.match(s, i, stop).end()
+                j = _SCALAR.match(s, i, stop).end()
+                self.scalar += s[i:j]
+                i = j
+                if len(self.scalar) > _MAX_SCALAR:
+                    state = _FAILED
+                    break
                 if i == stop:
+                    break
+                if _SCALAR_VALUE.fullmatch(self.scalar) is None:
+                    state = _FAILED  # prose such as `not json`: the region runs to its close delimiter
                     break
                 state = self._value_done()
                 if state == _DONE:
