@@ -143,6 +143,7 @@ class Watch:
         "needs_context",
         "leads",
         "zero_width",
+        "held_search",
     )
 
     def __init__(self, delimiters: list[Delimiter], *, prefilter: bool = True):
@@ -205,8 +206,11 @@ class Watch:
         }
         self.first_set = frozenset(firsts) if firsts is not None else None
         self.first_char = self.first_search = None
+        # With `prefilter=False`, the prefilter is kept here instead (`None`: no character is known to be safe).
+        self.held_search = None
         if not prefilter:
-            pass
+            if firsts:
+                self.held_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
         elif firsts is not None and len(firsts) == 1:
             self.first_char = next(iter(firsts))
         elif firsts:

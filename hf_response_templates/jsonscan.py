@@ -30,6 +30,7 @@ regions as one-shot parsing for every chunking.
 
 from __future__ import annotations
 
+import json
 import re
 
 __all__ = ["ValueEnd", "MORE", "HOLD"]
@@ -46,6 +47,7 @@ _SCALAR_START = frozenset("-0123456789tfnNI")
 #: What a top-level scalar must be once it ended (anything else is not JSON: the scanner gives up).
 _SCALAR_VALUE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|NaN|-?Infinity")
 _MAX_SCALAR = 1_000
+_decode = json.JSONDecoder().raw_decode
 
 # States.
 _BEFORE, _NESTED, _STRING, _ESCAPE, _SCALAR_TOP, _AFTER, _SEPARATOR, _NEXT, _FAILED, _DONE = range(10)
@@ -59,7 +61,7 @@ class ValueEnd:
         max_depth: deeper nesting makes the scanner give up (the region runs to its close delimiter).
     """
 
-    __slots__ = ("separator", "max_depth", "state", "stack", "seen", "sep_at", "sep_read", "hold", "scalar")
+    __slots__ = ("separator", "max_depth", "state", "stack", "seen", "sep_at", "sep_read", "hold", "scalar", "end")
 
     def __init__(self, separator: str | None = None, max_depth: int = 512):
         self.separator = separator
@@ -71,15 +73,16 @@ class ValueEnd:
         self.sep_read = 0  # how many of its characters were read
         self.hold = 0  # with HOLD: the window index from which text is kept back
         self.scalar = ""  # the text of a top-level number or literal read so far
+        self.end = 0  # once done: the stream offset where the value (or sequence) ended
 
     def scan(self, s: str, pos: int, stop: int, w0: int, closed: bool) -> int:
         """Read `s[pos:stop]` (`w0`: the stream offset of `s[0]`; text read by an earlier call, held back
         and given again, is not read twice). `closed`: `stop` is where the region's close delimiter
         starts or the end of the stream, so nothing more comes. Returns `MORE`, `HOLD` or the index where
-        the value ends (see the module docstring)."""
+        the value ends (see the module docstring). Asking again about the same text gives the same answer."""
         state = self.state
         if state >= _FAILED:
-            return MORE
+            return self.end - w0 if state == _DONE else MORE
         i = self.seen - w0
         if i < pos:
             i = pos
@@ -131,6 +134,20 @@ class ValueEnd:
                 if i == stop:
                     break
                 c = s[i]
+                if c == "{" or c == "[" or c == '"':
+                    # The whole value is often here (one-shot parsing, large chunks): the standard library's C
+                    # decoder finds its end in one call. Valid JSON ends where the tracking below would end it;
+                    # otherwise (invalid, cut off, or running past `stop`) the tracking decides.
+                    try:
+                        e = _decode(s, i)[1]
+                    except (ValueError, RecursionError):
+                        e = -1
+                    if 0 <= e <= stop:
+                        i = e
+                        state = self._value_done()
+                        if state == _DONE:
+                            break
+                        continue
                 if c == "{" or c == "[":
                     stack.append("}" if c == "{" else "]")
                     state = _NESTED
@@ -179,6 +196,7 @@ class ValueEnd:
                 n = min(len(sep) - read, stop - i)
                 if s[i : i + n] != sep[read : read + n]:
                     self.state = _DONE
+                    self.end = self.sep_at
                     return self.sep_at - w0  # not the separator: the sequence ended before it
                 i += n
                 self.sep_read = read + n
@@ -186,7 +204,7 @@ class ValueEnd:
                     state = _NEXT
         self.state = state
         if state == _DONE:
-            self.seen = w0 + i
+            self.seen = self.end = w0 + i
             return i
         if i > self.seen - w0:
             self.seen = w0 + i
@@ -194,6 +212,7 @@ class ValueEnd:
             self.hold = self.sep_at - w0
             if closed:  # cut short by the close delimiter or the end of the stream: no separator
                 self.state = _DONE
+                self.end = self.sep_at
                 return self.hold
             return HOLD
         return MORE

@@ -352,6 +352,17 @@ class ResponseParser:
                 self._route(text, events, self._consumed)
                 self._consumed += len(text)
                 return
+            vend = self._vend
+            if vend is not None:
+                # The same for a region that ends where its JSON value ends (its watch has no prefilter, so
+                # that `feed` never routes around the scanner): no delimiter starts here, and the value is
+                # not done. Otherwise the loop below asks the scanner again (it answers the same).
+                held = watch.held_search
+                if held is not None and held(text) is None and vend.scan(text, 0, len(text), self._consumed,
+                                                                         False) == -1:
+                    self._route(text, events, self._consumed)
+                    self._consumed += len(text)
+                    return
         timed = self._timed
         if timed:
             self._t0 = t0 = perf_counter()
