@@ -775,6 +775,43 @@ CASES += [
         'Checking.[TOOL_CALLS]get_weather{"city": "Paris"}</s>',
         {"role": "assistant", "content": "Checking.", "tool_calls": [PARIS]},
     ),
+    # ---------------------------------------------------------------- JSON bodies that end where the JSON ends
+    (
+        "mistral-prose-after-the-arguments",
+        "mistral-small-3.2",
+        MISTRAL_PROMPT,
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"} I will check the weather.</s>',
+        {"role": "assistant", "tool_calls": [PARIS], "content": "I will check the weather."},
+    ),
+    (
+        "mistral-call-without-arguments",
+        "mistral-small-3.2",
+        MISTRAL_PROMPT,
+        '[TOOL_CALLS]search[ARGS]{"query": "x"}[TOOL_CALLS]get_weather</s>',
+        {"role": "assistant", "tool_calls": [call("search", {"query": "x"}), call("get_weather", {})]},
+    ),
+    (
+        "granite-text-after-the-call-array",
+        "granite-3.3",
+        GRANITE_PROMPT,
+        'Let me check.\n<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]\nOne moment.<|end_of_text|>',
+        {"role": "assistant", "content": "Let me check.\nOne moment.", "tool_calls": [PARIS]},
+    ),
+    (
+        "llama3-parallel-calls-and-arguments-key",
+        "llama3",
+        LLAMA3_PROMPT,
+        '{"name": "get_weather", "parameters": {"city": "Paris"}}; {"name": "search", "arguments": {"query": "x"}}'
+        "<|eot_id|>",
+        {"role": "assistant", "tool_calls": [PARIS, call("search", {"query": "x"})]},
+    ),
+    (
+        "llama3-prose-after-a-call-quoting-json",
+        "llama3",
+        LLAMA3_PROMPT,
+        '{"name": "get_weather", "parameters": {"city": "Paris"}} I called it with {"city": "Paris"}.<|eot_id|>',
+        {"role": "assistant", "tool_calls": [PARIS], "content": 'I called it with {"city": "Paris"}.'},
+    ),
 ]
 
 
