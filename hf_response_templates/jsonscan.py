@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 __all__ = ["ValueEnd", "MORE", "HOLD"]
 
@@ -61,7 +62,8 @@ class ValueEnd:
         max_depth: deeper nesting makes the scanner give up (the region runs to its close delimiter).
     """
 
-    __slots__ = ("separator", "max_depth", "state", "stack", "seen", "sep_at", "sep_read", "hold", "scalar", "end")
+    __slots__ = ("separator", "max_depth", "state", "stack", "seen", "sep_at", "sep_read", "hold", "scalar", "end",
+                 "values")
 
     def __init__(self, separator: str | None = None, max_depth: int = 512):
         self.separator = separator
@@ -74,6 +76,8 @@ class ValueEnd:
         self.hold = 0  # with HOLD: the window index from which text is kept back
         self.scalar = ""  # the text of a top-level number or literal read so far
         self.end = 0  # once done: the stream offset where the value (or sequence) ended
+        #: the values read so far, while every one was decoded whole (None once one was tracked instead)
+        self.values: list[Any] | None = []
 
     def scan(self, s: str, pos: int, stop: int, w0: int, closed: bool) -> int:
         """Read `s[pos:stop]` (`w0`: the stream offset of `s[0]`; text read by an earlier call, held back
@@ -139,15 +143,18 @@ class ValueEnd:
                     # decoder finds its end in one call. Valid JSON ends where the tracking below would end it;
                     # otherwise (invalid, cut off, or running past `stop`) the tracking decides.
                     try:
-                        e = _decode(s, i)[1]
+                        value, e = _decode(s, i)
                     except (ValueError, RecursionError):
                         e = -1
                     if 0 <= e <= stop:
+                        if self.values is not None:
+                            self.values.append(value)
                         i = e
                         state = self._value_done()
                         if state == _DONE:
                             break
                         continue
+                self.values = None  # this one is tracked, not decoded
                 if c == "{" or c == "[":
                     stack.append("}" if c == "{" else "]")
                     state = _NESTED
@@ -216,6 +223,15 @@ class ValueEnd:
                 return self.hold
             return HOLD
         return MORE
+
+    def decoded(self) -> tuple[Any] | None:
+        """When the region closes: `(value,)`, its value, if every value in it was decoded whole and nothing
+        else is in it but whitespace and separators (what the `json` parser would read from the region's
+        body: the value, or with a separator the list), else None."""
+        values = self.values
+        if not values or not (self.state == _DONE or self.state == _AFTER or self.state == _NEXT):
+            return None
+        return (values,) if self.separator is not None else (values[0],)
 
     def _value_done(self) -> int:
         """A value just ended: the region ends here, unless a separator may follow."""

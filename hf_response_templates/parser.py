@@ -278,6 +278,13 @@ class ResponseParser:
                 clear = first not in text
             else:
                 clear = watch.first_search is not None and watch.first_search(text) is None
+                if not clear and self._vend is not None:
+                    # A region that ends where its JSON value ends: its watch has no prefilter (`held_search`
+                    # instead), so that no text gets past the scanner; here no delimiter starts in `text` and
+                    # the scanner says the value goes on. Otherwise `_run` asks it again (same answer).
+                    held = watch.held_search
+                    clear = held is not None and held(text) is None and self._vend.scan(
+                        text, 0, len(text), self._consumed, False) == -1
             if clear:
                 body = self._body
                 body.append(text)
@@ -312,8 +319,9 @@ class ResponseParser:
         if self._pending_ws:
             self._drop_whitespace(events)
         if self._opened:
+            decoded = self._vend.decoded() if self._vend is not None else None
             self._vend = None
-            self._close_region(events, at_end=True)
+            self._close_region(events, at_end=True, decoded=decoded)
             self._opened = False
         for name in self._tpl.required:
             if name not in self._assigned:
@@ -352,17 +360,6 @@ class ResponseParser:
                 self._route(text, events, self._consumed)
                 self._consumed += len(text)
                 return
-            vend = self._vend
-            if vend is not None:
-                # The same for a region that ends where its JSON value ends (its watch has no prefilter, so
-                # that `feed` never routes around the scanner): no delimiter starts here, and the value is
-                # not done. Otherwise the loop below asks the scanner again (it answers the same).
-                held = watch.held_search
-                if held is not None and held(text) is None and vend.scan(text, 0, len(text), self._consumed,
-                                                                         False) == -1:
-                    self._route(text, events, self._consumed)
-                    self._consumed += len(text)
-                    return
         timed = self._timed
         if timed:
             self._t0 = t0 = perf_counter()
@@ -546,8 +543,11 @@ class ResponseParser:
             return
         if groups:
             self._captures = {**self._captures, **groups} if self._captures else groups
-        self._vend = None
-        if self._opened:
+        if self._vend is not None:
+            decoded = self._vend.decoded()
+            self._vend = None
+            self._close_region(events, decoded=decoded)
+        elif self._opened:
             self._close_region(events)
         self._opened = False
         self._captures = None
@@ -563,8 +563,9 @@ class ResponseParser:
     def _value_end(self, events: Events) -> None:
         """The open region's JSON value ended (`"trailing": "stream"`): the region closes here, as at a close
         delimiter of no width, and the text after it goes back to the stream (the idle state)."""
+        decoded = self._vend.decoded()
         self._vend = None
-        self._close_region(events)
+        self._close_region(events, decoded=decoded)
         self._opened = False
         self._captures = None
         self._explicit = False
@@ -572,7 +573,9 @@ class ResponseParser:
         self._current = tpl.implicit_field
         self._watch = tpl.idle_watch
 
-    def _close_region(self, events: Events, at_end: bool = False) -> None:
+    def _close_region(self, events: Events, at_end: bool = False, decoded: tuple[Any] | None = None) -> None:
+        """Parse the open region's body and store its value. `decoded`: `(value,)` when the body was already
+        read (by the `value_end` scanner), so only the transform remains."""
         field = self._current
         assert field is not None
         body = "".join(self._body)
@@ -592,7 +595,10 @@ class ResponseParser:
             token = _content.REGEX_TIMEOUT.set(self._call_timeout)
         t0 = perf_counter() if regex_content else 0.0
         try:
-            value = field.parse(body, self._captures)
+            if decoded is None:
+                value = field.parse(body, self._captures)
+            else:
+                value = field.reshape(decoded[0], self._captures)  # type: ignore[misc]
             if self._tools:
                 value = self._tools.type_tool_calls(value)
             if field.join is not None and not isinstance(value, str):

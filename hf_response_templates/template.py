@@ -82,6 +82,9 @@ class FieldSpec:
     keeps_whitespace: bool = False  # whitespace-only text is a value (`text` with `strip: false`)
     #: `json` with `"trailing": "stream"`: makes the `jsonscan.ValueEnd` that ends the region where its value ends
     value_end: Callable[[], Any] | None = None
+    #: `reshape(value, captures)`: the field's transform applied to a value already read (what `parse` does
+    #: after its content parser; used when the `value_end` scanner has decoded the whole body already)
+    reshape: Callable[[Any, dict | None], Any] | None = None
 
     @property
     def implicit(self) -> bool:
@@ -669,6 +672,11 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         value = parse_content(body, args)
         if apply is None:
             return value
+        return reshape(value, captures)
+
+    def reshape(value: Any, captures: dict | None) -> Any:
+        if apply is None:
+            return value
         if transform_each:
             if not isinstance(value, list):
                 raise ValueError(
@@ -701,4 +709,5 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         parse=parse,
         keeps_whitespace=content == "text" and args.get("strip", True) is False,
         value_end=args.get("_value_end") if parser.parse is parse_json else None,
+        reshape=reshape,
     )
