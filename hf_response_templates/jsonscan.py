@@ -14,8 +14,11 @@ costs a few searches, not a Python step per character) and answers:
 
 A JSON value is done at its closing `}` / `]` / `"` (brackets and strings are tracked, so a `}` inside a
 string or a nested object does not end it), or, for a number or literal at the top level (`3`, `true`,
-`NaN`), at the first character that cannot continue it (the word must then be a JSON number or literal). Whether the text is valid JSON is not checked
-here: the `json` parser reads the region's body afterwards and reports errors as usual. Text that cannot
+`NaN`), at the first character that cannot continue it (the word must then be a JSON number or literal).
+A value that is all there (one-shot parsing, large chunks) is found by the standard library's C decoder in
+one call, and its value is kept (`decoded`), so the body is not decoded twice. Otherwise whether the text
+is valid JSON is not checked here: the `json` parser reads the region's body afterwards and reports errors
+as usual. Text that cannot
 start a JSON value makes the scanner give up: the region then runs to its close delimiter (a body that
 is not JSON is malformed, and kept in `unparsed`), so nothing is cut early.
 

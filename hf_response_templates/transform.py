@@ -7,8 +7,8 @@ with `transform_each`, the keys of each list element). The value keeps its type.
 writes a call as `{"get_weather": {...}}`): `$key` gives its only key and `$value` its only value
 (`"{content.$key}"`, `"{content.$value.city}"`); at the start of a path (`"{$key}"`) they read the
 `transform_each` element itself. A placeholder may list fallbacks, `"{content.parameters|content.arguments}"`:
-the first path that resolves gives the value (Llama 3 models write either key). Mixed strings such as `"abc {name}"` and unknown `$` steps are
-rejected when the template is loaded; a path that does not resolve raises `TransformError` when the
+the first path that resolves gives the value (Llama 3 models write either key). Mixed strings such as
+`"abc {name}"` and unknown `$` steps are rejected when the template is loaded; a path that does not resolve raises `TransformError` when the
 region closes.
 
 Transforms are compiled once into a tree of small closures, so applying one does no string parsing.

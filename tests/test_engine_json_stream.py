@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hf_response_templates import ResponseParser, TemplateError, load_template, parse_response
-from hf_response_templates import jsonscan
+from hf_response_templates import ResponseParser, TemplateError, jsonscan, load_template, parse_response
 from hf_response_templates.library import get_template
 
 
@@ -335,12 +334,12 @@ def test_streaming_equals_one_shot_for_any_chunking(data, separator):
     gaps = data.draw(st.lists(st.sampled_from(["", " ", "\n ", "x"]), min_size=len(values), max_size=len(values)))
     sep = separator or ";"
     body = "".join(json.dumps(v) + (gap + sep + gap if i < len(values) - 1 else "") for i, (v, gap) in
-                   enumerate(zip(values, gaps)))
+                   enumerate(zip(values, gaps, strict=True)))
     raw = "<tc>" + body + data.draw(_TAIL, label="tail")
     args = {"trailing": "stream"} if separator is None else {"trailing": "stream", "separator": separator}
     template = tpl(**args)
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(raw)), max_size=10), label="cuts")))
-    chunks = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
+    chunks = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
     one_shot = parse_response(raw, template, prefix="", strict=False)
     assert streamed(template, raw, chunks) == one_shot
     if "tc" in one_shot:  # what the region took is read from the start of the body
