@@ -321,7 +321,7 @@ def test_mistral_calls_without_arguments_and_prose_after_them(raw, expected_call
 # ---------------------------------------------------------------- chunking invariance
 
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text("ab}{][\"\\ ;|", max_size=6),
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text("ab}{][\"\\ ;|</s>", max_size=6),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("k}\"", max_size=3), inner, max_size=3),
     max_leaves=8,
 )
@@ -342,5 +342,5 @@ def test_streaming_equals_one_shot_for_any_chunking(data, separator):
     chunks = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
     one_shot = parse_response(raw, template, prefix="", strict=False)
     assert streamed(template, raw, chunks) == one_shot
-    if "tc" in one_shot:  # what the region took is read from the start of the body
+    if "tc" in one_shot and "unparsed" not in one_shot and "<tc>" not in raw[4:]:  # the body's first value
         assert (one_shot["tc"] if separator is None else one_shot["tc"][0]) == values[0]
