@@ -228,6 +228,14 @@ CASES: list[tuple[str, str, str, str, dict]] = [
         },
     ),
     (
+        # same file, test_extract_tool_calls_with_arguments_key: "arguments" written instead of "parameters"
+        "llama4-json-arguments-key",
+        "llama4-json",
+        LLAMA4_JSON_PROMPT,
+        '{"name": "searchTool", "arguments": {"query": "test"}}<|eot|>',
+        {"role": "assistant", "tool_calls": [call("searchTool", {"query": "test"})]},
+    ),
+    (
         # same file, test_extract_tool_calls_no_json; a JSON object inside text is not a call
         "llama4-json-content",
         "llama4-json",
