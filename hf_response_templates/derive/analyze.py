@@ -342,6 +342,20 @@ def _path_to(obj: Any, target: Any, path: str = "") -> str | None:
     return None
 
 
+def _name_args_paths(obj: Any, name: str, arguments: dict) -> tuple[str, str] | None:
+    """The paths of the call's name and arguments in a JSON call object, or None.
+
+    Either two keys (``{"name": N, "arguments": A}``, nested or not) or a one-key object whose key is the
+    name (``{N: A}``, Apertus): then ``$key`` and ``$value``.
+    """
+    name_path, args_path = _path_to(obj, name), _path_to(obj, arguments)
+    if name_path and args_path:
+        return name_path, args_path
+    if isinstance(obj, dict) and len(obj) == 1 and name in obj and _path_to(obj[name], arguments) == "":
+        return "$key", "$value"
+    return None
+
+
 def _loose(value: Any) -> Any:
     """``value`` with every scalar as text: a template that writes 7 as "7" still shows the structure."""
     if isinstance(value, dict):
@@ -423,10 +437,9 @@ def _locate_json_object(text: str, name: str, arguments: dict) -> tuple[int, int
         if got is None:
             continue
         value, end = got
-        name_path = _path_to(value, name)
-        args_path = _path_to(value, arguments)
-        if name_path and args_path:
-            return m.start(), end, name_path, args_path
+        paths = _name_args_paths(value, name, arguments)
+        if paths:
+            return m.start(), end, *paths
     return None
 
 
@@ -464,13 +477,14 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
     for m in regex.finditer(r"\[", t1):
         got = _json_at(t1, m.start(), list)
         if got and got[0] and isinstance(got[0][0], dict):
-            element = got[0][0]
-            name_path, args_path = _path_to(element, name1), _path_to(element, args1)
-            if name_path and args_path:
+            paths = _name_args_paths(got[0][0], name1, args1)
+            if paths:
+                name_path, args_path = paths
                 fmt = ToolFormat("json-list", container_open=t1[: m.start()].strip(),
                                  container_close=first_marker(t1[got[1] :]), name_path=name_path,
                                  args_path=args_path)
-                found.append(Finding("tool_calls", "format", "all calls in one JSON array", names))
+                found.append(Finding("tool_calls", "format", "all calls in one JSON array" + (
+                    ", each {NAME: ARGUMENTS}" if name_path == "$key" else ""), names))
                 found.append(Finding("tool_calls", "container open / close",
                                      [fmt.container_open, fmt.container_close], names))
                 found.append(Finding("tool_calls", "name / arguments keys", [name_path, args_path], names))
@@ -503,7 +517,8 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
             if a and b and a[1] <= b[0]:
                 cores2 = (_Core(a[0], a[1]), _Core(b[0], b[1]))
         _split_markers(fmt, pre, post, t2, cores2, content)
-        found.append(Finding("tool_calls", "format", "JSON object with name and arguments", names))
+        found.append(Finding("tool_calls", "format", "JSON object {NAME: ARGUMENTS}" if name_path == "$key"
+                             else "JSON object with name and arguments", names))
         found.append(Finding("tool_calls", "name / arguments keys", [name_path, args_path], names))
         _marker_findings(fmt, found, names)
         return fmt, found, []
@@ -522,7 +537,9 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
     cores2 = None
     between2 = None
     if t2 is not None:
-        na, nb = _name_core(t2, name1, args1), _name_core(t2, name2, args2)
+        s0 = t1[n + len(name1) : t1.find(str(next(iter(args1))), n)]
+        na = _name_core(t2, name1, args1, kind)
+        nb = _name_core(t2, name2, args2, kind, s0[len(between) :] if kind == "name-tagged" else None)
         if na and nb and na[2] <= nb[1]:
             cores2 = (_Core(na[1], na[2]), _Core(nb[1], nb[2]))
             between2 = (na[3], nb[3])
@@ -552,14 +569,22 @@ def _marker_findings(fmt: ToolFormat, found: list[Finding], names: list[str]) ->
         found.append(Finding("tool_calls", "one call per message (two calls did not render)", True, names, True))
 
 
-def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, str, dict] | None:
-    """``(kind, start, end, between, extra)`` of a call written name-first, or None."""
+def _name_core(text: str, name: str, arguments: dict, kind: str | None = None, key_pre: str | None = None
+               ) -> tuple[str, int, int, str, dict] | None:
+    """``(kind, start, end, between, extra)`` of a call written name-first, or None.
+
+    ``kind`` (``name-json`` / ``name-tagged``) reads the call only that way: the second call of a
+    two-call render must be read like the first (FunctionGemma's ``{k:<escape>v<escape>}`` reads as a
+    lax JSON object when every value is a string, and as tags otherwise). ``key_pre``: the text before
+    each key, as the first call showed it (a call with one argument cannot tell it from the text
+    between the name and the arguments).
+    """
     n = text.find(name)
     if n < 0:
         return None
     name_end = n + len(name)
     brace = text.find("{", name_end)
-    if brace >= 0:
+    if brace >= 0 and kind in (None, "name-json"):
         got = _json_at(text, brace, dict)
         if got and got[0] == arguments:
             return "name-json", n, got[1], text[name_end:brace], {}
@@ -568,6 +593,8 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
             got = _json_at(text, brace, dict, dialect)
             if got and got[0] == arguments:
                 return "name-json", n, got[1], text[name_end:brace], {"json_args": dialect}
+    if kind == "name-json":
+        return None
     # one tag per argument: name S0 k1 S1 v1 S2 k2 S3 v2 S4
     items = [(str(k), v if isinstance(v, str) else json.dumps(v)) for k, v in arguments.items()]
     pos, spans = name_end, []
@@ -589,6 +616,9 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
         s2 = text[spans[0][3] : spans[1][0]]
         key_pre = _marker_start(common_suffix(s0, s2))
         val_post = common_prefix(s2, rest)[: max(0, len(s2) - len(key_pre))]
+    elif key_pre is not None and s0.endswith(key_pre):
+        val_post = first_marker(rest)
+        val_post = rest[: rest.find(val_post) + len(val_post)] if val_post else ""
     else:
         key_pre = first_marker(s0) if s0.strip() else ""
         key_pre = s0[s0.find(key_pre) :] if key_pre else ""
@@ -602,7 +632,12 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
         s3 = text[spans[1][1] : spans[1][2]]
         if s3 != s1:
             mid = _between_regex(s1, s1, s3)
-    pattern = ws_regex(key_pre) + r"(?P<key>[^\s<>=\"]+?)" + mid + r"(?P<value>.*?)" + ws_regex(val_post)
+    # what separates one argument from the next besides the tags (FunctionGemma's ","): not part of the key
+    key_sep = text[spans[0][3] : spans[1][0]][len(val_post) :].strip() if len(spans) > 1 else ""
+    key_sep = key_sep[: len(key_sep) - len(key_pre.strip())] if key_pre.strip() and key_sep.endswith(
+        key_pre.strip()) else key_sep
+    pattern = ((r"(?:" + ws_regex(key_sep) + r"\s*)?" if key_sep else "") + ws_regex(key_pre)
+               + r"(?P<key>[^\s<>=\"]+?)" + mid + r"(?P<value>.*?)" + ws_regex(val_post))
     end = spans[-1][3] + len(val_post)
     return "name-tagged", n, end, between, {"tag_pattern": pattern}
 
