@@ -228,6 +228,57 @@ def test_a_call_object_whose_only_key_is_the_name(calls: str, kind: str, name_pa
         ("f", {"x": 1}), ("g", {})]
 
 
+#: FunctionGemma style: NAME{k:<e>V<e>,k2:<e>V2<e>}, every value printed with {{ v }} (objects as Python's str())
+ESCAPED_CALLS = (
+    "{%- for tc in message.tool_calls or [] %}<fc>call:{{ tc.function.name }}{{ '{' }}"
+    "{%- for k, v in tc.function.arguments.items() %}{{ k }}:<e>{{ v }}<e>{% if not loop.last %},{% endif %}"
+    "{%- endfor %}}</fc>{%- endfor %}"
+)
+#: Apriel style: the arguments printed as they are given (a dict comes out as Python's str(), JSON text as JSON)
+PRINTED_ARGUMENTS_CALLS = (
+    "{%- for tc in message.tool_calls or [] %}<tool_call>"
+    '{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments }}}</tool_call>'
+    "{%- endfor %}"
+)
+
+
+def test_tagged_arguments_with_a_separator_and_python_repr_values() -> None:
+    probes = probes_of(chatml(CONTENT + ESCAPED_CALLS))
+    content, _ = find_content(probes, None)
+    fmt, _, problems = find_tool_format(probes, content, None)
+    assert not problems and fmt is not None and fmt.kind == "name-tagged"
+    # the second call (one string argument) reads as a lax JSON object, but is read as tags like the first
+    assert (fmt.call_open, fmt.between, fmt.call_close) == ("<fc>call:", r"\{", "}</fc>")
+    assert fmt.tag_pattern.startswith(r"(?:,\s*)?")  # the "," between arguments is not part of the key
+    result = derive(chatml(CONTENT + ESCAPED_CALLS), use_library=False)
+    assert result.ok, result.report()
+    nested = [c for c in result.proof if c.name == "tool_call_nested_arguments"]
+    assert [c.status for c in nested] == ["pass"]  # {'lang': 'fr', 'safe': True} comes back a dict with tools=
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+        "n": {"type": "integer"}, "o": {"type": "object"}}}}}]
+    out = "<fc>call:f{n:<e>7<e>,o:<e>{'a': [1, None]}<e>}</fc><|im_end|>"
+    assert parse_response(out, result.template, prefix="", tools=tools)["tool_calls"][0]["function"][
+        "arguments"] == {"n": 7, "o": {"a": [1, None]}}
+
+
+def test_arguments_printed_as_a_python_repr_are_given_as_json_text() -> None:
+    ct = chatml(CONTENT + PRINTED_ARGUMENTS_CALLS)
+    prober = Prober(ct)
+    [probe] = [p for p in prober.standard_probes() if p.name == "tool_call"]
+    assert prober.arguments_as_text and '"arguments": {"zqka": "zqva text"' in probe.generation
+    result = derive(ct, use_library=False)
+    assert result.ok, result.report()
+    assert result.template["fields"]["tool_calls"]["content"] == "json"
+
+
+def test_a_python_repr_render_is_kept_when_no_retry_renders_json() -> None:
+    # arguments as JSON text break this template (it iterates them): the repr render is all there is
+    calls = ("{%- for tc in message.tool_calls or [] %}<tool_call>{{ tc.function.name }} {{ tc.function.arguments }}"
+             "{{ tc.function.arguments.items() | list | length }}</tool_call>{%- endfor %}")
+    [probe] = [p for p in probes_of(chatml(CONTENT + calls)) if p.name == "tool_call"]
+    assert probe.ok and "{'zqka': 'zqva text', 'zqkb': 48213}" in probe.generation
+
+
 def test_value_types_from_the_text_or_from_the_schema() -> None:
     exact = derive(chatml(CONTENT + JSON_CALLS), use_library=False)
     [typing] = [e for e in exact.evidence if e.what == "argument types"]
@@ -336,12 +387,10 @@ def derived(name: str):
     return TABLE.derive_fixture(TABLE.FIXTURES / name)
 
 
-#: Fixtures of shipped families that derive no proven template yet, with why. Issue 17 asks for 90%; the
-#: families added after derive was written (Kimi K3, FunctionGemma, Apertus) brought the rate to 51/59. A
-#: fixture that starts to pass must leave this list, a new failure fails the test.
+#: Fixtures of shipped families that derive no proven template yet, with why (55 of 59 do; issue 17 asks for
+#: 90%). A fixture that starts to pass must leave this list, a new failure fails the test.
 NOT_YET_DERIVED = {
     "nvidia-NVIDIA-Nemotron-Nano-9B-v2.jinja": "history never closes the <think> the prompt opens",
-    "unsloth-Apriel-1.5.jinja": "arguments rendered as a Python repr; the call list read as one tag per argument",
     "vllm-meta-llama-Llama-4-pythonic.jinja": "string arguments quoted without escaping",
     "moonshotai-Kimi-K3.jinja": "XTML channel markup (<|open|>NAME<|sep|>) is not analysed: the channel names land in content",
     "swiss-ai-Apertus-8B-Instruct-2509.jinja": "the chat template never continues its own prompt",
@@ -423,8 +472,6 @@ def test_an_edited_chat_template_of_no_shipped_family_is_derived(fixture, rename
 @pytest.mark.parametrize(
     ("name", "says"),
     [
-        # arguments written as a Python repr ({'city': 'Paris'}): not JSON
-        ("unsloth-Apriel-1.5.jinja", "proof case tool_call fails"),
         # string arguments written between double quotes without escaping ("say "hi"...")
         ("vllm-meta-llama-Llama-4-pythonic.jinja", "proof case tool_call_nested_arguments fails: parse failed"),
         # the prompt opens <think> but history writes the answer with no </think>: read as reasoning

@@ -259,10 +259,16 @@ class Prober:
             attempts.append((arguments_as_text(content_none(messages)), tools))
         errors: list[str] = []
         history, prompt, prefix = "", None, ""
+        as_repr: Probe | None = None
         for msgs, tls in attempts:
             result = self._one(name, msgs, tls, kwargs)
             if result.ok and last_calls and not self._arguments_rendered(messages[-1], result.generation):
                 result.error = "the rendered turn does not contain the tool-call arguments"
+            if result.ok and last_calls and self._arguments_as_repr(msgs[-1], result.generation):
+                # Python's str() of the arguments ({'k': 'v'}: the template prints them with |string): JSON
+                # text may render as JSON; the first such render is kept in case no retry works
+                as_repr = as_repr or result
+                continue
             if result.ok:
                 if tls is not None and tools is None:
                     self.needs_tools = True
@@ -277,6 +283,9 @@ class Prober:
             if result.history_generation and (not history or ("zq_fn" in result.history_generation
                                                                and "zq_fn" not in history)):
                 history = result.history_generation
+        if as_repr is not None:
+            as_repr.error = ""
+            return as_repr
         errors = list(dict.fromkeys(errors))
         return Probe(name, messages, kwargs, tools, prefix=prefix, error="; ".join(errors),
                      history_generation=history, generation_prompt=prompt)
@@ -305,6 +314,13 @@ class Prober:
         if opened >= 0 and max(turn.rfind(">", opened, n), turn.rfind("]", opened, n)) < 0:
             n = opened  # never cut inside a marker the two share only the start of
         return turn[n:]
+
+    @staticmethod
+    def _arguments_as_repr(message: Mapping[str, Any], generation: str) -> bool:
+        """Some call's arguments (a mapping with a string value) appear as Python's ``str()`` of the dict."""
+        return any(isinstance(arguments, Mapping) and any(isinstance(v, str) for v in arguments.values())
+                   and str(dict(arguments)) in generation
+                   for arguments in (c.get("function", {}).get("arguments") for c in message.get("tool_calls") or []))
 
     @staticmethod
     def _arguments_rendered(message: Mapping[str, Any], generation: str) -> bool:
