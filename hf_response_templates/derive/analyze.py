@@ -40,6 +40,8 @@ __all__ = [
     "find_tool_format",
     "find_turn_end_after_calls",
     "find_repeated_headers",
+    "find_named_markers",
+    "NamedMarkers",
 ]
 
 #: A special-token-like marker: <...>, <|...|>, <｜...｜>, [UPPER_CASE] (Mistral), <|"|> ...
@@ -72,6 +74,82 @@ def common_prefix(a: str, b: str) -> str:
 
 def common_suffix(a: str, b: str) -> str:
     return common_prefix(a[::-1], b[::-1])[::-1]
+
+
+# --------------------------------------------------------------------------- named markers
+
+
+#: a marker, a name and a marker (``<|close|>think<|sep|>``); an open may have attributes after the name
+_NAMED = regex.compile(r"(<[^<>\s]{1,64}>)([A-Za-z_][\w.-]{0,30})((?:\s[^<>]{0,200})?)(<[^<>\s]{1,64}>)")
+
+
+@dataclass
+class NamedMarkers:
+    """Markers written as MARKER NAME MARKER, each one delimiter (Kimi K3: ``<|open|>think<|sep|>`` ...
+    ``<|close|>think<|sep|>``).
+
+    The analysis reads every such marker as a single token: ``hide`` puts a placeholder in its place in
+    the renders, ``show`` puts the markers back into what the analysis found (literals and regexes).
+    """
+
+    #: marker text -> its placeholder
+    tokens: dict[str, str]
+
+    def hide(self, text: str | None) -> str | None:
+        if not text:
+            return text
+        for marker, token in self.tokens.items():
+            text = text.replace(marker, token)
+        return text
+
+    def hide_probe(self, p: Probe) -> Probe:
+        return replace(p, prefix=self.hide(p.prefix), generation=self.hide(p.generation),
+                       history_generation=self.hide(p.history_generation),
+                       generation_prompt=self.hide(p.generation_prompt))
+
+    def show(self, value: Any) -> Any:
+        if isinstance(value, str):
+            for marker, token in self.tokens.items():
+                value = value.replace(regex.escape(token), regex.escape(marker)).replace(token, marker)
+            return value
+        if isinstance(value, list):
+            return [self.show(v) for v in value]
+        if isinstance(value, dict):
+            return {self.show(k): self.show(v) for k, v in value.items()}
+        return value
+
+
+def find_named_markers(probes: Sequence[Probe]) -> tuple[NamedMarkers | None, list[Finding]]:
+    """Markers written MARKER NAME MARKER, where one name is opened and closed by different leading markers.
+
+    ``<|open|>think<|sep|>`` and ``<|close|>think<|sep|>`` share the name and the trailing marker; when the
+    leading markers also frame several names (``<|close|>response<|sep|>``, ...), every such
+    ``<|close|>NAME<|sep|>`` (and every open written without attributes) is one delimiter. A role header
+    (``<|start|>assistant<|channel|>``) has one leading marker per name, so it stays as it is.
+    """
+    leads: dict[tuple[str, str], set[str]] = {}
+    names: dict[str, set[str]] = {}
+    plain: dict[str, list[str]] = {}
+    for p in probes:
+        for text in (p.prefix, p.generation, p.history_generation, p.generation_prompt or ""):
+            for m in _NAMED.finditer(text, overlapped=True):
+                lead, name, attrs, tail = m.groups()
+                leads.setdefault((name, tail), set()).add(lead)
+                names.setdefault(lead, set()).add(name)
+                if not attrs:
+                    plain.setdefault(m.group(0), [])
+                    if p.name not in plain[m.group(0)]:
+                        plain[m.group(0)].append(p.name)
+    found = {}
+    for marker, probe_names in plain.items():
+        lead, name, _, tail = _NAMED.fullmatch(marker).groups()
+        if len(leads[(name, tail)]) >= 2 and len(names[lead]) >= 2:
+            found[marker] = probe_names
+    if not found:
+        return None, []
+    tokens = {m: f"<|zqm{i}|>" for i, m in enumerate(sorted(found, key=len, reverse=True))}
+    return NamedMarkers(tokens), [Finding("markers", "MARKER NAME MARKER read as one delimiter", m, found[m][:3])
+                                  for m in found]
 
 
 def first_marker(text: str) -> str:
@@ -194,13 +272,14 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     opens: dict[str, list[str]] = {}
     closes: dict[str, list[str]] = {}
     trailing: dict[str, list[str]] = {}
-    renders = [(p.name, p.generation, "") for p in probes if p.ok and p.name.startswith("content")]
-    if not any(CONTENT in g for _, g, _ in renders):
+    renders = [(p.name, p.generation, "", p.prefix) for p in probes if p.ok and p.name.startswith("content")]
+    if not any(CONTENT in g for _, g, _, _ in renders):
         # no answer continues its prompt (MiniMax-M2 writes the turn without the "<think>" its prompt
         # opens): how history writes the answer still shows its framing
-        renders = [(p.name + " (history)", p.history_generation, (p.generation_prompt or "").strip()) for p in probes
-                   if not p.ok and p.name.startswith("content") and p.history_generation]
-    for name, generation, header in renders:
+        renders = [(p.name + " (history)", p.history_generation, (p.generation_prompt or "").strip(), "")
+                   for p in probes if not p.ok and p.name.startswith("content") and p.history_generation]
+    unopened: dict[str, str] = {}
+    for name, generation, header, prefix in renders:
         if CONTENT not in generation:
             continue
         i = generation.index(CONTENT)
@@ -208,6 +287,8 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
         if header and before.startswith(header):  # history writes the role header the prompt would give
             before = strip_reasoning_block(before[len(header) :], reasoning).strip()
         opens.setdefault(before, []).append(name)
+        if not before:
+            unopened[name] = prefix.rstrip()
         after = generation[i + len(CONTENT) :]
         close = first_marker(after)
         if close:
@@ -224,6 +305,17 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
         close = first_marker(p.prefix[p.prefix.index(CONTENT_2) + len(CONTENT_2) :])
         if close and _MARKER.fullmatch(close):
             closes.setdefault(close, []).append(p.name + " (history)")
+    # an answer with no open of its own after a prompt that ends with an open other answers write (Kimi K3,
+    # thinking off: the prompt writes <|open|>response<|sep|>): the prompt pre-opens it
+    pre_opened = []
+    for name, prefix in unopened.items():
+        k = next((k for k in opens if k and _MARKER.fullmatch(k) and prefix.endswith(k)), None)
+        if k is not None:
+            opens[""].remove(name)
+            opens[k].append(name)
+            pre_opened.append(name)
+    if "" in opens and not opens[""]:
+        del opens[""]
     if not opens:
         return None, []
     open_ = max(opens, key=lambda k: len(opens[k]))
@@ -231,6 +323,8 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     if optional:
         open_ = ""
     found = [Finding("content", "open marker" if open_ else "implicit (no open marker)", open_, opens[open_])]
+    if pre_opened and open_:
+        found.append(Finding("content", "the prompt pre-opens the answer in some turns", True, pre_opened))
     for k in optional:
         found.append(Finding("content", "written before the answer in some turns only", k, opens[k]))
     if open_:  # an answer with an open of its own: what follows its close ends the turn
@@ -241,17 +335,18 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     return Content(open_, list(closes), optional), found
 
 
-def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[list[str], list[Finding]]:
+def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None,
+                 content: Content | None = None) -> tuple[list[str], list[Finding]]:
     """Where the assistant message starts in the prompt.
 
     The generation prompt (what ``add_generation_prompt=True`` appends) when the template has one;
     otherwise the text after the last user or tool message. A reasoning block the prompt opens is cut
     off (the parser must read it as part of the stream); a close the prompt writes alone (thinking
-    off: ``</think>``) stays in the anchor.
+    off: ``</think>``) stays in the anchor. So is an answer open the prompt writes (``content``'s open).
     """
     def cut(a: str | None) -> str | None:
-        if a and reasoning is not None:
-            j = a.find(reasoning.open)
+        for opened in (reasoning.open if reasoning else "", content.open if content else ""):
+            j = a.find(opened) if a and opened else -1
             if j > 0:
                 a = a[:j]
         return a if a and a.strip() else None
@@ -423,11 +518,15 @@ class _Core:
 
 
 def _tool_region(p: Probe, content: Content | None, reasoning: Reasoning | None) -> str:
-    """The generation of a tool-call probe without the reasoning block and the end of turn."""
+    """The generation of a tool-call probe without the reasoning block and an empty answer block before the calls."""
     text = strip_reasoning_block(p.generation, reasoning)
     if reasoning is not None and REASONING in text:
         text = text[text.index(REASONING) + len(REASONING) :]
         text = text[text.find(reasoning.close) + len(reasoning.close) :] if reasoning.close in text else text
+    if content is not None and content.open and content.closes:  # <answer></answer><calls>...
+        m = regex.match(r"\s*(?:" + regex.escape(content.open) + r")?\s*" + regex.escape(content.closes[0]), text)
+        if m:
+            text = text[m.end() :]
     return text
 
 
