@@ -636,9 +636,11 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
     cores2 = None
     between2 = None
     if t2 is not None:
-        s0 = t1[n + len(name1) : t1.find(str(next(iter(args1))), n)]
+        key_pre = None
+        if kind == "name-tagged":  # the text before each key, as the first call (two arguments) shows it
+            key_pre = t1[n + len(name1) + len(between) : t1.find(str(next(iter(args1))), n)]
         na = _name_core(t2, name1, args1, kind)
-        nb = _name_core(t2, name2, args2, kind, s0[len(between) :] if kind == "name-tagged" else None)
+        nb = _name_core(t2, name2, args2, kind, key_pre)
         if na and nb and na[2] <= nb[1]:
             cores2 = (_Core(na[1], na[2]), _Core(nb[1], nb[2]))
             between2 = (na[3], nb[3])

@@ -259,7 +259,17 @@ class Prober:
             attempts.append((arguments_as_text(content_none(messages)), tools))
         errors: list[str] = []
         history, prompt, prefix = "", None, ""
-        as_repr: Probe | None = None
+        as_repr: tuple[Probe, list[dict], list[dict] | None] | None = None
+
+        def accept(result: Probe, msgs: list[dict], tls: list[dict] | None) -> Probe:
+            if tls is not None and tools is None:
+                self.needs_tools = True
+            if has_calls and msgs is not messages:
+                self.arguments_as_text = self.arguments_as_text or _text_arguments(msgs)
+                self.tool_call_content_none = self.tool_call_content_none or any(
+                    m.get("tool_calls") and m.get("content") is None for m in msgs)
+            return result
+
         for msgs, tls in attempts:
             result = self._one(name, msgs, tls, kwargs)
             if result.ok and last_calls and not self._arguments_rendered(messages[-1], result.generation):
@@ -267,16 +277,10 @@ class Prober:
             if result.ok and last_calls and self._arguments_as_repr(msgs[-1], result.generation):
                 # Python's str() of the arguments ({'k': 'v'}: the template prints them with |string): JSON
                 # text may render as JSON; the first such render is kept in case no retry works
-                as_repr = as_repr or result
+                as_repr = as_repr or (result, msgs, tls)
                 continue
             if result.ok:
-                if tls is not None and tools is None:
-                    self.needs_tools = True
-                if has_calls and msgs is not messages:
-                    self.arguments_as_text = self.arguments_as_text or _text_arguments(msgs)
-                    self.tool_call_content_none = self.tool_call_content_none or any(
-                        m.get("tool_calls") and m.get("content") is None for m in msgs)
-                return result
+                return accept(result, msgs, tls)
             errors.append(result.error)
             prompt = prompt or result.generation_prompt
             prefix = prefix or result.prefix
@@ -284,8 +288,7 @@ class Prober:
                                                                and "zq_fn" not in history)):
                 history = result.history_generation
         if as_repr is not None:
-            as_repr.error = ""
-            return as_repr
+            return accept(*as_repr)
         errors = list(dict.fromkeys(errors))
         return Probe(name, messages, kwargs, tools, prefix=prefix, error="; ".join(errors),
                      history_generation=history, generation_prompt=prompt)
