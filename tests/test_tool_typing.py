@@ -246,3 +246,9 @@ def test_object_and_array_parameters_read_pythons_str_of_the_value() -> None:
     assert cast_value("{'a': 1}", {"type": ["string", "object"]}) == "{'a': 1}"
     with pytest.raises(ValueError, match="after the value"):
         parse_python_literal("1 2")
+    # end to end, and the deliberate difference from the native parser (README), which keeps the text
+    tools = _tool({"o": {"type": "object"}, "a": {"type": "array"}})
+    text = _call({"o": "{'lang': 'fr', 'safe': True}", "a": "[1, 'x']"})
+    assert _arguments(text, tools) == {"o": {"lang": "fr", "safe": True}, "a": [1, "x"]}
+    if native is not None:
+        assert _arguments(text, tools, native.parse_response) == {"o": "{'lang': 'fr', 'safe': True}", "a": "[1, 'x']"}
