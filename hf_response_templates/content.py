@@ -937,6 +937,21 @@ def parse_python_call_list(text: str, args: Mapping[str, Any]) -> list[dict[str,
     return _CallListReader(text).parse()
 
 
+def parse_python_literal(text: str) -> Any:
+    """One Python literal as `str()` writes it (`{'lang': 'fr', 'safe': True}`, `[1, 'a']`) -> its value.
+
+    The value grammar of `python-call-list` (strings, numbers, lists, dicts with string keys, `True`,
+    `False`, `None`), read the same strict way and never evaluated. Raises `ValueError` for anything else,
+    or for text after the value. Chat templates that print an object argument with `{{ value }}` or
+    `|string` write this form; :mod:`.tools` reads it back for object and array parameters.
+    """
+    reader = _CallListReader(text)
+    value, pos = reader.value(reader.ws(0), 0)
+    if reader.ws(pos) != len(text):
+        reader.fail("unexpected text after the value", reader.ws(pos))
+    return value
+
+
 # --------------------------------------------------------------------------- json options
 
 

@@ -13,6 +13,9 @@ the rules Transformers' native parser and llama.cpp follow:
 * text that reads as an admitted non-string type becomes that value, even when the schema also admits
   a string: `"8"` is `8` for `"type": ["integer", "string"]`, `'{"a": 1}'` a dict for
   `anyOf: [string, object]`;
+* an `object` or `array` parameter (one that does not admit a string) also reads Python's `str()` of
+  the value (`{'lang': 'fr', 'safe': True}`), which chat templates that print arguments with
+  `{{ value }}` or `|string` write; it is read strictly, never evaluated (`parse_python_literal`);
 * anything else (a `string`-only parameter, no declared type, a failed cast) keeps the text.
 
 An `enum` without a `type` casts only to one of its members (`"2"` is `2` for `{"enum": [1, 2]}`, `"7"`
@@ -29,6 +32,8 @@ import types as _types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from .content import parse_python_literal
 
 __all__ = ["ToolSchemas", "admits_string", "cast_value", "tool_schemas"]
 
@@ -300,7 +305,11 @@ def _cast_str(raw: str, type_name: str) -> tuple[bool, Any]:
         if type_name == "null":
             return (True, None) if text in ("null", "None") else (False, None)
         if type_name in ("object", "array"):
-            decoded = json.loads(text)
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                # Python's str() of the value, as chat templates that print it with {{ value }} write it
+                decoded = parse_python_literal(text)
             if isinstance(decoded, dict if type_name == "object" else list):
                 return True, decoded
     except (ValueError, OverflowError, RecursionError):

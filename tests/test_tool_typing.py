@@ -228,3 +228,27 @@ def test_openai_argument_deltas_stream_only_strings_that_stay_strings(name, text
     expected = parse_response(text, template, prefix="", tools=UNION_TOOLS)
     assert expected["tool_calls"][0]["function"]["arguments"] == {"n": 8, "o": {"a": 1}, "s": None, "t": "8"}
     check_text(template, "", text, list(text), tools=UNION_TOOLS)
+
+
+def test_object_and_array_parameters_read_pythons_str_of_the_value() -> None:
+    """Chat templates that print arguments with {{ value }} write {'a': True}: read strictly, never evaluated."""
+    from hf_response_templates.content import parse_python_literal
+
+    assert cast_value("{'lang': 'fr', 'safe': True, 'n': None}", {"type": "object"}) == {
+        "lang": "fr", "safe": True, "n": None}
+    assert cast_value("[1, 'a', [False]]", {"type": "array"}) == [1, "a", [False]]
+    assert cast_value("{'a': [1]}", {"type": "object", "properties": {"a": {"type": "array"}}}) == {"a": [1]}
+    # not a literal, the wrong kind, or something to evaluate: the text stays
+    for text, schema in [("{'a': x}", {"type": "object"}), ("[1]", {"type": "object"}),
+                         ("__import__('os')", {"type": "object"}), ("{'a': 1} tail", {"type": "object"})]:
+        assert cast_value(text, schema) == text
+    # a schema that admits a string keeps the JSON-only rule: Python's str() stays text there
+    assert cast_value("{'a': 1}", {"type": ["string", "object"]}) == "{'a': 1}"
+    with pytest.raises(ValueError, match="after the value"):
+        parse_python_literal("1 2")
+    # end to end, and the deliberate difference from the native parser (README), which keeps the text
+    tools = _tool({"o": {"type": "object"}, "a": {"type": "array"}})
+    text = _call({"o": "{'lang': 'fr', 'safe': True}", "a": "[1, 'x']"})
+    assert _arguments(text, tools) == {"o": {"lang": "fr", "safe": True}, "a": [1, "x"]}
+    if native is not None:
+        assert _arguments(text, tools, native.parse_response) == {"o": "{'lang': 'fr', 'safe': True}", "a": "[1, 'x']"}

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from .analyze import (
     Finding,
     find_anchors,
     find_content,
+    find_named_markers,
     find_reasoning,
     find_repeated_headers,
     find_tool_format,
@@ -315,14 +316,19 @@ def derive(
             return _result(template, f"library:{name}", [Finding("template", "shipped family", name)], proof,
                            [], probes)
 
-    reasoning, found = find_reasoning(probes, chat_template)
+    rendered = probes
+    named, found = find_named_markers(probes)
+    if named is not None:  # the analysis reads each MARKER NAME MARKER as one token
+        probes = [named.hide_probe(p) for p in probes]
+    reasoning, reasoning_found = find_reasoning(probes, named.hide(chat_template) if named else chat_template)
+    found += reasoning_found
     content, content_found = find_content(probes, reasoning)
     found += content_found
     problems: list[str] = []
     undetermined: list[str] = []
     if content is None:
         problems.append("content: no probe rendered the assistant's answer text")
-    anchors, anchor_found = find_anchors(probes, reasoning)
+    anchors, anchor_found = find_anchors(probes, reasoning, content)
     found += anchor_found
     if not anchors:
         problems.append("start_anchor: the prompt has no recognisable assistant header")
@@ -338,11 +344,18 @@ def derive(
     if turn_end is not None and content is not None:
         content.closes.append(turn_end)
         found += turn_found
+    if named is not None:
+        found = [replace(f, value=named.show(f.value)) for f in found]
+        problems, undetermined = named.show(problems), named.show(undetermined)
     if content is None or not anchors:
-        return DeriveResult(None, False, "derived", "low", found, [], problems + undetermined, probes)
+        return DeriveResult(None, False, "derived", "low", found, [], problems + undetermined, rendered)
     headers, header_found = find_repeated_headers(probes, anchors)
-    found += header_found
     template = assemble(anchors, content, reasoning, fmt, headers)
+    if named is not None:
+        template = named.show(template)
+        header_found = [replace(f, value=named.show(f.value)) for f in header_found]
+    found += header_found
+    probes = rendered
     try:
         from ..template import load_template
 

@@ -40,6 +40,8 @@ __all__ = [
     "find_tool_format",
     "find_turn_end_after_calls",
     "find_repeated_headers",
+    "find_named_markers",
+    "NamedMarkers",
 ]
 
 #: A special-token-like marker: <...>, <|...|>, <｜...｜>, [UPPER_CASE] (Mistral), <|"|> ...
@@ -72,6 +74,82 @@ def common_prefix(a: str, b: str) -> str:
 
 def common_suffix(a: str, b: str) -> str:
     return common_prefix(a[::-1], b[::-1])[::-1]
+
+
+# --------------------------------------------------------------------------- named markers
+
+
+#: a marker, a name and a marker (``<|close|>think<|sep|>``); an open may have attributes after the name
+_NAMED = regex.compile(r"(<[^<>\s]{1,64}>)([A-Za-z_][\w.-]{0,30})((?:\s[^<>]{0,200})?)(<[^<>\s]{1,64}>)")
+
+
+@dataclass
+class NamedMarkers:
+    """Markers written as MARKER NAME MARKER, each one delimiter (Kimi K3: ``<|open|>think<|sep|>`` ...
+    ``<|close|>think<|sep|>``).
+
+    The analysis reads every such marker as a single token: ``hide`` puts a placeholder in its place in
+    the renders, ``show`` puts the markers back into what the analysis found (literals and regexes).
+    """
+
+    #: marker text -> its placeholder
+    tokens: dict[str, str]
+
+    def hide(self, text: str | None) -> str | None:
+        if not text:
+            return text
+        for marker, token in self.tokens.items():
+            text = text.replace(marker, token)
+        return text
+
+    def hide_probe(self, p: Probe) -> Probe:
+        return replace(p, prefix=self.hide(p.prefix), generation=self.hide(p.generation),
+                       history_generation=self.hide(p.history_generation),
+                       generation_prompt=self.hide(p.generation_prompt))
+
+    def show(self, value: Any) -> Any:
+        if isinstance(value, str):
+            for marker, token in self.tokens.items():
+                value = value.replace(regex.escape(token), regex.escape(marker)).replace(token, marker)
+            return value
+        if isinstance(value, list):
+            return [self.show(v) for v in value]
+        if isinstance(value, dict):
+            return {self.show(k): self.show(v) for k, v in value.items()}
+        return value
+
+
+def find_named_markers(probes: Sequence[Probe]) -> tuple[NamedMarkers | None, list[Finding]]:
+    """Markers written MARKER NAME MARKER, where one name is opened and closed by different leading markers.
+
+    ``<|open|>think<|sep|>`` and ``<|close|>think<|sep|>`` share the name and the trailing marker; when the
+    leading markers also frame several names (``<|close|>response<|sep|>``, ...), every such
+    ``<|close|>NAME<|sep|>`` (and every open written without attributes) is one delimiter. A role header
+    (``<|start|>assistant<|channel|>``) has one leading marker per name, so it stays as it is.
+    """
+    leads: dict[tuple[str, str], set[str]] = {}
+    names: dict[str, set[str]] = {}
+    plain: dict[str, list[str]] = {}
+    for p in probes:
+        for text in (p.prefix, p.generation, p.history_generation, p.generation_prompt or ""):
+            for m in _NAMED.finditer(text, overlapped=True):
+                lead, name, attrs, tail = m.groups()
+                leads.setdefault((name, tail), set()).add(lead)
+                names.setdefault(lead, set()).add(name)
+                if not attrs:
+                    plain.setdefault(m.group(0), [])
+                    if p.name not in plain[m.group(0)]:
+                        plain[m.group(0)].append(p.name)
+    found = {}
+    for marker, probe_names in plain.items():
+        lead, name, _, tail = _NAMED.fullmatch(marker).groups()
+        if len(leads[(name, tail)]) >= 2 and len(names[lead]) >= 2:
+            found[marker] = probe_names
+    if not found:
+        return None, []
+    tokens = {m: f"<|zqm{i}|>" for i, m in enumerate(sorted(found, key=len, reverse=True))}
+    return NamedMarkers(tokens), [Finding("markers", "MARKER NAME MARKER read as one delimiter", m, found[m][:3])
+                                  for m in found]
 
 
 def first_marker(text: str) -> str:
@@ -194,13 +272,14 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     opens: dict[str, list[str]] = {}
     closes: dict[str, list[str]] = {}
     trailing: dict[str, list[str]] = {}
-    renders = [(p.name, p.generation, "") for p in probes if p.ok and p.name.startswith("content")]
-    if not any(CONTENT in g for _, g, _ in renders):
+    renders = [(p.name, p.generation, "", p.prefix) for p in probes if p.ok and p.name.startswith("content")]
+    if not any(CONTENT in g for _, g, _, _ in renders):
         # no answer continues its prompt (MiniMax-M2 writes the turn without the "<think>" its prompt
         # opens): how history writes the answer still shows its framing
-        renders = [(p.name + " (history)", p.history_generation, (p.generation_prompt or "").strip()) for p in probes
-                   if not p.ok and p.name.startswith("content") and p.history_generation]
-    for name, generation, header in renders:
+        renders = [(p.name + " (history)", p.history_generation, (p.generation_prompt or "").strip(), "")
+                   for p in probes if not p.ok and p.name.startswith("content") and p.history_generation]
+    unopened: dict[str, str] = {}
+    for name, generation, header, prefix in renders:
         if CONTENT not in generation:
             continue
         i = generation.index(CONTENT)
@@ -208,6 +287,8 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
         if header and before.startswith(header):  # history writes the role header the prompt would give
             before = strip_reasoning_block(before[len(header) :], reasoning).strip()
         opens.setdefault(before, []).append(name)
+        if not before:
+            unopened[name] = prefix.rstrip()
         after = generation[i + len(CONTENT) :]
         close = first_marker(after)
         if close:
@@ -224,6 +305,17 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
         close = first_marker(p.prefix[p.prefix.index(CONTENT_2) + len(CONTENT_2) :])
         if close and _MARKER.fullmatch(close):
             closes.setdefault(close, []).append(p.name + " (history)")
+    # an answer with no open of its own after a prompt that ends with an open other answers write (Kimi K3,
+    # thinking off: the prompt writes <|open|>response<|sep|>): the prompt pre-opens it
+    pre_opened = []
+    for name, prefix in unopened.items():
+        k = next((k for k in opens if k and _MARKER.fullmatch(k) and prefix.endswith(k)), None)
+        if k is not None:
+            opens[""].remove(name)
+            opens[k].append(name)
+            pre_opened.append(name)
+    if "" in opens and not opens[""]:
+        del opens[""]
     if not opens:
         return None, []
     open_ = max(opens, key=lambda k: len(opens[k]))
@@ -231,6 +323,8 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     if optional:
         open_ = ""
     found = [Finding("content", "open marker" if open_ else "implicit (no open marker)", open_, opens[open_])]
+    if pre_opened and open_:
+        found.append(Finding("content", "the prompt pre-opens the answer in some turns", True, pre_opened))
     for k in optional:
         found.append(Finding("content", "written before the answer in some turns only", k, opens[k]))
     if open_:  # an answer with an open of its own: what follows its close ends the turn
@@ -241,17 +335,18 @@ def find_content(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[
     return Content(open_, list(closes), optional), found
 
 
-def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None) -> tuple[list[str], list[Finding]]:
+def find_anchors(probes: Sequence[Probe], reasoning: Reasoning | None,
+                 content: Content | None = None) -> tuple[list[str], list[Finding]]:
     """Where the assistant message starts in the prompt.
 
     The generation prompt (what ``add_generation_prompt=True`` appends) when the template has one;
     otherwise the text after the last user or tool message. A reasoning block the prompt opens is cut
     off (the parser must read it as part of the stream); a close the prompt writes alone (thinking
-    off: ``</think>``) stays in the anchor.
+    off: ``</think>``) stays in the anchor. So is an answer open the prompt writes (``content``'s open).
     """
     def cut(a: str | None) -> str | None:
-        if a and reasoning is not None:
-            j = a.find(reasoning.open)
+        for opened in (reasoning.open if reasoning else "", content.open if content else ""):
+            j = a.find(opened) if a and opened else -1
             if j > 0:
                 a = a[:j]
         return a if a and a.strip() else None
@@ -342,6 +437,20 @@ def _path_to(obj: Any, target: Any, path: str = "") -> str | None:
     return None
 
 
+def _name_args_paths(obj: Any, name: str, arguments: dict) -> tuple[str, str] | None:
+    """The paths of the call's name and arguments in a JSON call object, or None.
+
+    Either two keys (``{"name": N, "arguments": A}``, nested or not) or a one-key object whose key is the
+    name (``{N: A}``, Apertus): then ``$key`` and ``$value``.
+    """
+    name_path, args_path = _path_to(obj, name), _path_to(obj, arguments)
+    if name_path and args_path:
+        return name_path, args_path
+    if isinstance(obj, dict) and len(obj) == 1 and name in obj and _path_to(obj[name], arguments) == "":
+        return "$key", "$value"
+    return None
+
+
 def _loose(value: Any) -> Any:
     """``value`` with every scalar as text: a template that writes 7 as "7" still shows the structure."""
     if isinstance(value, dict):
@@ -409,11 +518,15 @@ class _Core:
 
 
 def _tool_region(p: Probe, content: Content | None, reasoning: Reasoning | None) -> str:
-    """The generation of a tool-call probe without the reasoning block and the end of turn."""
+    """The generation of a tool-call probe without the reasoning block and an empty answer block before the calls."""
     text = strip_reasoning_block(p.generation, reasoning)
     if reasoning is not None and REASONING in text:
         text = text[text.index(REASONING) + len(REASONING) :]
         text = text[text.find(reasoning.close) + len(reasoning.close) :] if reasoning.close in text else text
+    if content is not None and content.open and content.closes:  # <answer></answer><calls>...
+        m = regex.match(r"\s*(?:" + regex.escape(content.open) + r")?\s*" + regex.escape(content.closes[0]), text)
+        if m:
+            text = text[m.end() :]
     return text
 
 
@@ -423,10 +536,9 @@ def _locate_json_object(text: str, name: str, arguments: dict) -> tuple[int, int
         if got is None:
             continue
         value, end = got
-        name_path = _path_to(value, name)
-        args_path = _path_to(value, arguments)
-        if name_path and args_path:
-            return m.start(), end, name_path, args_path
+        paths = _name_args_paths(value, name, arguments)
+        if paths:
+            return m.start(), end, *paths
     return None
 
 
@@ -464,13 +576,14 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
     for m in regex.finditer(r"\[", t1):
         got = _json_at(t1, m.start(), list)
         if got and got[0] and isinstance(got[0][0], dict):
-            element = got[0][0]
-            name_path, args_path = _path_to(element, name1), _path_to(element, args1)
-            if name_path and args_path:
+            paths = _name_args_paths(got[0][0], name1, args1)
+            if paths:
+                name_path, args_path = paths
                 fmt = ToolFormat("json-list", container_open=t1[: m.start()].strip(),
                                  container_close=first_marker(t1[got[1] :]), name_path=name_path,
                                  args_path=args_path)
-                found.append(Finding("tool_calls", "format", "all calls in one JSON array", names))
+                found.append(Finding("tool_calls", "format", "all calls in one JSON array" + (
+                    ", each {NAME: ARGUMENTS}" if name_path == "$key" else ""), names))
                 found.append(Finding("tool_calls", "container open / close",
                                      [fmt.container_open, fmt.container_close], names))
                 found.append(Finding("tool_calls", "name / arguments keys", [name_path, args_path], names))
@@ -503,7 +616,8 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
             if a and b and a[1] <= b[0]:
                 cores2 = (_Core(a[0], a[1]), _Core(b[0], b[1]))
         _split_markers(fmt, pre, post, t2, cores2, content)
-        found.append(Finding("tool_calls", "format", "JSON object with name and arguments", names))
+        found.append(Finding("tool_calls", "format", "JSON object {NAME: ARGUMENTS}" if name_path == "$key"
+                             else "JSON object with name and arguments", names))
         found.append(Finding("tool_calls", "name / arguments keys", [name_path, args_path], names))
         _marker_findings(fmt, found, names)
         return fmt, found, []
@@ -522,7 +636,11 @@ def find_tool_format(probes: Sequence[Probe], content: Content | None,
     cores2 = None
     between2 = None
     if t2 is not None:
-        na, nb = _name_core(t2, name1, args1), _name_core(t2, name2, args2)
+        key_pre = None
+        if kind == "name-tagged":  # the text before each key, as the first call (two arguments) shows it
+            key_pre = t1[n + len(name1) + len(between) : t1.find(str(next(iter(args1))), n)]
+        na = _name_core(t2, name1, args1, kind)
+        nb = _name_core(t2, name2, args2, kind, key_pre)
         if na and nb and na[2] <= nb[1]:
             cores2 = (_Core(na[1], na[2]), _Core(nb[1], nb[2]))
             between2 = (na[3], nb[3])
@@ -552,14 +670,22 @@ def _marker_findings(fmt: ToolFormat, found: list[Finding], names: list[str]) ->
         found.append(Finding("tool_calls", "one call per message (two calls did not render)", True, names, True))
 
 
-def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, str, dict] | None:
-    """``(kind, start, end, between, extra)`` of a call written name-first, or None."""
+def _name_core(text: str, name: str, arguments: dict, kind: str | None = None, key_pre: str | None = None
+               ) -> tuple[str, int, int, str, dict] | None:
+    """``(kind, start, end, between, extra)`` of a call written name-first, or None.
+
+    ``kind`` (``name-json`` / ``name-tagged``) reads the call only that way: the second call of a
+    two-call render must be read like the first (FunctionGemma's ``{k:<escape>v<escape>}`` reads as a
+    lax JSON object when every value is a string, and as tags otherwise). ``key_pre``: the text before
+    each key, as the first call showed it (a call with one argument cannot tell it from the text
+    between the name and the arguments).
+    """
     n = text.find(name)
     if n < 0:
         return None
     name_end = n + len(name)
     brace = text.find("{", name_end)
-    if brace >= 0:
+    if brace >= 0 and kind in (None, "name-json"):
         got = _json_at(text, brace, dict)
         if got and got[0] == arguments:
             return "name-json", n, got[1], text[name_end:brace], {}
@@ -568,6 +694,8 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
             got = _json_at(text, brace, dict, dialect)
             if got and got[0] == arguments:
                 return "name-json", n, got[1], text[name_end:brace], {"json_args": dialect}
+    if kind == "name-json":
+        return None
     # one tag per argument: name S0 k1 S1 v1 S2 k2 S3 v2 S4
     items = [(str(k), v if isinstance(v, str) else json.dumps(v)) for k, v in arguments.items()]
     pos, spans = name_end, []
@@ -589,6 +717,9 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
         s2 = text[spans[0][3] : spans[1][0]]
         key_pre = _marker_start(common_suffix(s0, s2))
         val_post = common_prefix(s2, rest)[: max(0, len(s2) - len(key_pre))]
+    elif key_pre is not None and s0.endswith(key_pre):
+        val_post = first_marker(rest)
+        val_post = rest[: rest.find(val_post) + len(val_post)] if val_post else ""
     else:
         key_pre = first_marker(s0) if s0.strip() else ""
         key_pre = s0[s0.find(key_pre) :] if key_pre else ""
@@ -602,7 +733,12 @@ def _name_core(text: str, name: str, arguments: dict) -> tuple[str, int, int, st
         s3 = text[spans[1][1] : spans[1][2]]
         if s3 != s1:
             mid = _between_regex(s1, s1, s3)
-    pattern = ws_regex(key_pre) + r"(?P<key>[^\s<>=\"]+?)" + mid + r"(?P<value>.*?)" + ws_regex(val_post)
+    # what separates one argument from the next besides the tags (FunctionGemma's ","): not part of the key
+    key_sep = text[spans[0][3] : spans[1][0]][len(val_post) :].strip() if len(spans) > 1 else ""
+    key_sep = key_sep[: len(key_sep) - len(key_pre.strip())] if key_pre.strip() and key_sep.endswith(
+        key_pre.strip()) else key_sep
+    pattern = ((r"(?:" + ws_regex(key_sep) + r"\s*)?" if key_sep else "") + ws_regex(key_pre)
+               + r"(?P<key>[^\s<>=\"]+?)" + mid + r"(?P<value>.*?)" + ws_regex(val_post))
     end = spans[-1][3] + len(val_post)
     return "name-tagged", n, end, between, {"tag_pattern": pattern}
 

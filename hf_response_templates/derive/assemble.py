@@ -155,6 +155,8 @@ def assemble(anchors: list[str], content: Content | None, reasoning: Reasoning |
         # the first close is the answer's own (<|END_RESPONSE|>); the others end the turn (<|END_OF_TURN_TOKEN|>)
         turn_ends = ends[1:]
         if content.open and turn_ends and END_FIELD not in fields:
+            if tools is not None and tools.container_close and tools.kind not in ("json-list", "pythonic"):
+                turn_ends.append(tools.container_close)  # as for the content: after the last call's container
             fields[END_FIELD] = {"close": _literal_or_list(turn_ends), "content": "text"}
     for spec in fields.values():
         _with_headers(spec, list(headers or []))

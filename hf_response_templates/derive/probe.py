@@ -259,24 +259,36 @@ class Prober:
             attempts.append((arguments_as_text(content_none(messages)), tools))
         errors: list[str] = []
         history, prompt, prefix = "", None, ""
+        as_repr: tuple[Probe, list[dict], list[dict] | None] | None = None
+
+        def accept(result: Probe, msgs: list[dict], tls: list[dict] | None) -> Probe:
+            if tls is not None and tools is None:
+                self.needs_tools = True
+            if has_calls and msgs is not messages:
+                self.arguments_as_text = self.arguments_as_text or _text_arguments(msgs)
+                self.tool_call_content_none = self.tool_call_content_none or any(
+                    m.get("tool_calls") and m.get("content") is None for m in msgs)
+            return result
+
         for msgs, tls in attempts:
             result = self._one(name, msgs, tls, kwargs)
             if result.ok and last_calls and not self._arguments_rendered(messages[-1], result.generation):
                 result.error = "the rendered turn does not contain the tool-call arguments"
+            if result.ok and last_calls and self._arguments_as_repr(msgs[-1], result.generation):
+                # Python's str() of the arguments ({'k': 'v'}: the template prints them with |string): JSON
+                # text may render as JSON; the first such render is kept in case no retry works
+                as_repr = as_repr or (result, msgs, tls)
+                continue
             if result.ok:
-                if tls is not None and tools is None:
-                    self.needs_tools = True
-                if has_calls and msgs is not messages:
-                    self.arguments_as_text = self.arguments_as_text or _text_arguments(msgs)
-                    self.tool_call_content_none = self.tool_call_content_none or any(
-                        m.get("tool_calls") and m.get("content") is None for m in msgs)
-                return result
+                return accept(result, msgs, tls)
             errors.append(result.error)
             prompt = prompt or result.generation_prompt
             prefix = prefix or result.prefix
             if result.history_generation and (not history or ("zq_fn" in result.history_generation
                                                                and "zq_fn" not in history)):
                 history = result.history_generation
+        if as_repr is not None:
+            return accept(*as_repr)
         errors = list(dict.fromkeys(errors))
         return Probe(name, messages, kwargs, tools, prefix=prefix, error="; ".join(errors),
                      history_generation=history, generation_prompt=prompt)
@@ -305,6 +317,13 @@ class Prober:
         if opened >= 0 and max(turn.rfind(">", opened, n), turn.rfind("]", opened, n)) < 0:
             n = opened  # never cut inside a marker the two share only the start of
         return turn[n:]
+
+    @staticmethod
+    def _arguments_as_repr(message: Mapping[str, Any], generation: str) -> bool:
+        """Some call's arguments (a mapping with a string value) appear as Python's ``str()`` of the dict."""
+        return any(isinstance(arguments, Mapping) and any(isinstance(v, str) for v in arguments.values())
+                   and str(dict(arguments)) in generation
+                   for arguments in (c.get("function", {}).get("arguments") for c in message.get("tool_calls") or []))
 
     @staticmethod
     def _arguments_rendered(message: Mapping[str, Any], generation: str) -> bool:
