@@ -226,6 +226,34 @@ def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
     return pattern
 
 
+def _remove_pattern(value: Any, field: str, key: str) -> Markup:
+    """`text`'s `remove_pattern`: a regex of inline markup; a group named `keep` is the text left in place."""
+    from .delimiters import compile_regex
+    from .template import MAX_PATTERN_LENGTH  # local: template imports this module
+
+    if not isinstance(value, str) or not value:
+        raise TemplateError("must be a non-empty regex string", field=field, key=key)
+    if len(value) > MAX_PATTERN_LENGTH:
+        raise TemplateError(f"is longer than {MAX_PATTERN_LENGTH} characters", field=field, key=key)
+    try:
+        pattern = compile_regex(value)
+    except regex.error as e:
+        raise TemplateError(f"is not a valid regex ({e}): {value!r}", field=field, key=key) from None
+    if pattern.search("") is not None:
+        raise TemplateError("matches the empty string, so it would match everywhere", field=field, key=key)
+    return Markup(pattern)
+
+
+def _prepare_text(args: dict[str, Any], field: str, key: str) -> None:
+    """`report_as` needs `remove_pattern` (it names where that pattern's matches are reported)."""
+    if "report_as" in args and "remove_pattern" not in args:
+        raise TemplateError(
+            "needs remove_pattern: report_as names the message key that lists remove_pattern's matches",
+            field=field,
+            key=f"{key}.report_as",
+        )
+
+
 def _value_parser(value: Any, field: str, key: str) -> Callable[[str], Any]:
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         raise TemplateError(
@@ -262,7 +290,126 @@ def _value_parsers(value: Any, field: str, key: str) -> dict[str, Callable[[str]
 
 
 def parse_text(text: str, args: Mapping[str, Any]) -> str:
+    markup = args.get("remove_pattern")
+    if markup is not None:
+        text = markup.sub(text)
     return text.strip() if args.get("strip", True) else text
+
+
+#: While a possible markup match is held back in a stream (`MarkupStream`), it is searched again on every
+#: chunk up to this many held characters; past that, only each time the held text has doubled (so a `<co>`
+#: that never closes costs linear time, not quadratic).
+_MARKUP_RESEARCH = 256
+
+
+class Markup:
+    """The compiled `remove_pattern` of a `text` field: inline markup taken out of the text.
+
+    Each match of `pattern` is replaced by the text of its `keep` group (removed whole if the pattern has
+    no such group, or the group did not take part). `marks` reports the matches: for Cohere's citations
+    `<co>Paris</co: 0:[1]>` with `<co>(?P<keep>.*?)</co:\\s*(?P<sources>[^>]*)>`, the cited text `Paris`
+    stays in the text and `{"start", "end", "text": "Paris", "sources": "0:[1]"}` is reported.
+    """
+
+    __slots__ = ("pattern", "keep", "groups")
+
+    def __init__(self, pattern: regex.Pattern):
+        self.pattern = pattern
+        self.keep = pattern.groupindex.get("keep")
+        self.groups = tuple(name for name in pattern.groupindex if name != "keep")
+
+    def kept(self, m: Any) -> str:
+        """What a match leaves in the text."""
+        return (m.group(self.keep) or "") if self.keep is not None else ""
+
+    def sub(self, text: str) -> str:
+        """`text` with every match replaced by its kept text."""
+        timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
+        try:
+            if self.pattern.search(text, timeout=timeout) is None:  # the common case: no markup at all
+                return text
+            return self.pattern.sub(self.kept, text, timeout=timeout)
+        except TimeoutError:
+            raise RegexTimeoutError(field=None, key="content_args.remove_pattern", pattern=self.pattern.pattern,
+                                    timeout=timeout, text=text) from None
+
+    def marks(self, text: str) -> list[dict[str, Any]]:
+        """One dict per match of `text`: `start` and `end` of its kept text in `sub(text)`, that `text`,
+        and the text of every other named group of the pattern (None if it did not take part)."""
+        out: list[dict[str, Any]] = []
+        shift = 0  # characters removed before the current match
+        for m in self.pattern.finditer(text, timeout=REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)):
+            kept = self.kept(m)
+            start = m.start() - shift
+            out.append({"start": start, "end": start + len(kept), "text": kept,
+                        **{name: m.group(name) for name in self.groups}})
+            shift += len(m.group()) - len(kept)
+        return out
+
+    def stream(self) -> MarkupStream:
+        """A cleaner for one streamed region (see `MarkupStream`)."""
+        return MarkupStream()
+
+
+class MarkupStream:
+    """`Markup.sub` applied to a region's text as it streams: `feed(chunk)` returns the clean text that is
+    now certain, and holds back text from where a match may still be completing (a `regex` partial match).
+    It holds no reference to the template (a parser's state pickles without it).
+
+    The joined output is a prefix of `Markup.sub` of the joined chunks whenever a complete match cannot
+    grow with later text (it ends at a fixed text, with lazy or bounded parts inside: the usual markup
+    patterns); the region's value is always `Markup.sub` of its whole text, whatever the chunking.
+    """
+
+    __slots__ = ("held", "searched", "sent", "off")
+
+    def __init__(self) -> None:
+        self.held = ""  # text from where a partial match starts
+        self.searched = 0  # len(held) when it was last searched
+        self.sent = 0  # characters of clean text returned so far
+        self.off = False  # a search timed out: nothing more is returned (the value at close is exact)
+
+    def feed(self, markup: Markup, text: str) -> str:
+        """The clean text of `text` (and of what was held before it) that later text cannot change."""
+        if self.off:
+            return ""
+        held = self.held + text if self.held else text
+        if self.held and len(held) > _MARKUP_RESEARCH and len(held) < 2 * self.searched:
+            self.held = held
+            return ""
+        search = markup.pattern.search
+        out: list[str] = []
+        pos = 0
+        try:
+            while True:
+                m = search(held, pos, partial=True, timeout=REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT))
+                if m is None:
+                    out.append(held[pos:])
+                    held = ""
+                    break
+                if m.partial:
+                    out.append(held[pos : m.start()])
+                    held = held[m.start() :]
+                    break
+                out.append(held[pos : m.start()])
+                out.append(markup.kept(m))
+                if m.end() == pos:  # a zero-width match (e.g. a lone lookahead): no progress is possible
+                    out.append(held[pos:])
+                    held = ""
+                    break
+                pos = m.end()
+        except TimeoutError:
+            self.off = True
+            return ""
+        self.held, self.searched = held, len(held)
+        clean = "".join(out)
+        self.sent += len(clean)
+        return clean
+
+    def rest(self, value: str) -> str:
+        """At the close of the region: the clean text not returned yet, given the region's full clean
+        text `value` (`Markup.sub` of all of it)."""
+        return value[self.sent :]
 
 
 def parse_int(text: str, args: Mapping[str, Any]) -> int:
@@ -898,7 +1045,13 @@ def parse_python_call_list(text: str, args: Mapping[str, Any]) -> list[dict[str,
 
 def _register_builtins() -> None:
     strip = _typed(bool)
-    _REGISTRY["text"] = ContentParser("text", parse_text, True, {"strip": strip})
+    _REGISTRY["text"] = ContentParser(
+        "text",
+        parse_text,
+        True,
+        {"strip": strip, "remove_pattern": _remove_pattern, "report_as": _nonempty_str},
+        prepare=_prepare_text,
+    )
     _REGISTRY["int"] = ContentParser("int", parse_int, True, {})
     _REGISTRY["float"] = ContentParser("float", parse_float, True, {})
     _REGISTRY["bool"] = ContentParser("bool", parse_bool, True, {})

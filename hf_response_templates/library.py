@@ -109,7 +109,9 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "<|START_RESPONSE|>...<|END_RESPONSE|> -> content. The chat template renders tool_plan only with tool calls, "
         "and drops content when tool calls are present; tool_call_id is a renumbered counter and is not kept. "
         "Command A's <|START_TEXT|>...<|END_TEXT|> framing is read as content; text outside the regions is "
-        "unmarked_text, up to <|END_OF_TURN_TOKEN|>. Citation markup (<co>...</co: 0:[1]>) stays in the text.",
+        "unmarked_text, up to <|END_OF_TURN_TOKEN|>. Citation markup <co>span</co: 0:[1,2],1:[0]> is taken out of "
+        "the text (the span stays) and listed in message['citations'] as {field, start, end, text, sources} "
+        "(text remove_pattern / report_as).",
     },
     "hermes3": {
         "models": ["NousResearch/Hermes-3-Llama-3.1-8B", "NousResearch/Hermes-3-Llama-3.1-70B",

@@ -69,11 +69,6 @@ _JSON_END = (
     "(e.g. `\"trailing\": \"reopen\"`), or a close delimiter that fires at the end of a JSON value. The "
     "body is kept whole in `unparsed` meanwhile"
 )
-_CITATIONS = (
-    "engine: Cohere citation markup `<co>text</co: 0:[1]>` inside content/reasoning needs a text option that "
-    "removes (or reports) inline markup, e.g. `text` with `remove_pattern`; today the markup stays in the text"
-)
-
 KNOWN: dict[str, Known] = {
     # ---------------------------------------------------------------- policies we reject
     "qwen3/test_hermes_parser_non_streaming_tool_call_invalid_json": Known("policy", _BAD_CALL, {"unparsed": ["tool_calls"]}),
@@ -112,9 +107,6 @@ KNOWN: dict[str, Known] = {
         "outside every region (reported in `unparsed` with `field: None` by the engine's no-silent-loss rule)",
         {"reasoning": "thinking", "content": "thinking"}),
     # ---------------------------------------------------------------- engine features the templates need
-    "cohere-command-r7b/TestToolCalls[cohere_command3-citations_no_tool_calls]": Known("engine", _CITATIONS),
-    "cohere-command-r7b/TestToolCalls[cohere_command4-citations_no_tool_calls]": Known("engine", _CITATIONS),
-    "cohere-command-r7b/TestCitationStreaming/test_streamed_citation_wire_shape": Known("engine", _CITATIONS),
     "mistral-small-3.2/test_extract_tool_calls[trailing_text_after_json]": Known("engine", _JSON_END),
     "mistral-small-3.2/test_extract_tool_calls[trailing_text_after_args_json]": Known("engine", _JSON_END),
     "granite-3.3/TestGraniteToolParser/test_surrounding_text": Known("engine", _JSON_END),
