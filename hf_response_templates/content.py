@@ -615,20 +615,55 @@ _REPEATS = tuple(getattr(_sre_constants, n) for n in ("MAX_REPEAT", "MIN_REPEAT"
 _ATOMIC = getattr(_sre_constants, "ATOMIC_GROUP", object())
 
 
-def _literal_chain(pattern: regex.Pattern) -> tuple[tuple[str, ...], bool, bool] | None:
-    """The fixed texts every match of `pattern` contains, in order, read from its top level: for
+def _is_literals(items: Any) -> bool:
+    return bool(items) and all(op is _sre_constants.LITERAL for op, _ in items)
+
+
+def _is_terminator(op: Any, av: Any) -> bool:
+    r"""Whether a top-level item is an alternation of ends only: fixed texts, lookaheads at a fixed text and
+    the end of the text, e.g. `(?:</parameter>|(?=<parameter=)|\Z)` (a value that ends at its close tag,
+    or where the next tag or the text begins and ends, when the model left the close tag out)."""
+    if op is not _sre_constants.BRANCH:
+        return False
+    for alternative in av[1]:
+        if _is_literals(alternative):
+            continue
+        if len(alternative) != 1:
+            return False
+        aop, aav = alternative[0]
+        if aop is _sre_constants.ASSERT and aav[0] == 1 and _is_literals(aav[1]):  # (?=fixed text)
+            continue
+        if aop is _sre_constants.AT and aav is _sre_constants.AT_END_STRING:  # \Z
+            continue
+        return False
+    return True
+
+
+Chain = tuple[tuple[str, ...], bool, "bool | tuple[str, ...]"]
+
+
+def _literal_chain(pattern: regex.Pattern) -> Chain | None:
+    r"""The fixed texts every match of `pattern` contains, in order, read from its top level: for
     `<parameter=(?P<key>[^>]+)>(?P<value>.*?)</parameter>`, `("<parameter=", ">", "</parameter>")`.
-    Also whether a match starts with the first one and ends with the last one. None when unknown or
-    unusable: no fixed text, `regex`-only syntax, case folding, or an assertion anywhere (`^`, `$`, `\b`,
+    Also whether a match starts with the first one, and how it ends: True if with the last one, a tuple
+    of fixed texts if at or just before one of them (a `_is_terminator` tail without `\Z`), else False.
+    None when unknown or
+    unusable: no fixed text, `regex`-only syntax, case folding, or an assertion (`^`, `$`, `\b`,
     lookarounds may look past where a match ends, so the search bounds of `_bounded_matches` would change
-    what matches).
+    what matches), except in a last item that only says where a match ends (`_is_terminator`, e.g.
+    `(?:</parameter>|(?=<parameter=)|\Z)`): such a match is searched up to the end of the last of those
+    fixed texts (or of the text, with `\Z`), so its lookahead and `\Z` see what they would see without
+    bounds. Each start stops at the first end the alternation accepts (with `\Z` there always is one), so
+    an unclosed tag costs the distance to the next tag, not to the end of the text.
     """
     from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
 
     parsed = stdlib_parse(pattern.pattern)
     if parsed is None:
         return None
-    stack = [parsed]
+    items = list(parsed)
+    tail = items[-1:] if items and _is_terminator(*items[-1]) else []
+    stack = [items[: len(items) - len(tail)]]
     while stack:  # any assertion, at any depth: give up
         for op, av in stack.pop():
             if op in _ASSERTIONS:
@@ -643,7 +678,6 @@ def _literal_chain(pattern: regex.Pattern) -> tuple[tuple[str, ...], bool, bool]
                 stack.append(av)
             elif op is _sre_constants.GROUPREF_EXISTS:
                 stack.extend(sub for sub in av[1:] if sub is not None)
-    items = list(parsed)
     chain: list[str] = []
     run: list[str] = []
     for op, av in items:
@@ -658,27 +692,46 @@ def _literal_chain(pattern: regex.Pattern) -> tuple[tuple[str, ...], bool, bool]
     if not chain:
         return None
     starts = bool(items) and items[0][0] is _sre_constants.LITERAL
-    ends = bool(items) and items[-1][0] is _sre_constants.LITERAL
+    ends: bool | tuple[str, ...] = bool(items) and items[-1][0] is _sre_constants.LITERAL
+    if tail:
+        texts = []
+        for alternative in tail[0][1][1]:
+            if alternative[0][0] is _sre_constants.AT:  # \Z: a match may end anywhere
+                texts = []
+                break
+            body = alternative if alternative[0][0] is _sre_constants.LITERAL else alternative[0][1][1]
+            texts.append("".join(chr(av) for _, av in body))
+        ends = tuple(texts) or False
     return tuple(chain), starts, ends
 
 
-def _search_bounds(text: str, chain: tuple[tuple[str, ...], bool, bool]) -> tuple[int, int] | None:
+def _search_bounds(text: str, chain: Chain) -> tuple[int, int] | None:
     """Where matches of a pattern with this `_literal_chain` can be in `text`: `(last_start, end)`, or None
     if there can be none.
 
     Every match contains the chain's fixed texts in order, so a backward pass (`rfind` each text before
     the last possible place of the next one) gives the last place a match can start (`last_start`, when
     matches start with the first text; else `end`) and end (`end`, when they end with the last text;
-    else `len(text)`). Starts past `last_start` need not be tried: each would scan to `end` and fail (a
-    tool call full of unclosed `<parameter=x>` tags made that quadratic).
+    else `len(text)`; when they end at or before one of several fixed texts, the end of the last of
+    those, and the fixed texts of the chain come before its start). Starts past `last_start` need not be
+    tried: each would scan to `end` and fail (a tool call full of unclosed `<parameter=x>` tags made that
+    quadratic).
     """
     literals, starts, ends = chain
     limit = end = len(text)
+    if ends.__class__ is tuple:
+        limit, end = -1, 0
+        for term in ends:  # type: ignore[union-attr]
+            at = text.rfind(term)
+            if at >= 0:
+                limit, end = max(limit, at), max(end, at + len(term))
+        if limit < 0:
+            return None  # no match can end: none of its end texts is there
     for i in range(len(literals) - 1, -1, -1):
         at = text.rfind(literals[i], 0, limit)
         if at < 0:
             return None  # a fixed text every match needs is not there
-        if ends and i == len(literals) - 1:
+        if ends is True and i == len(literals) - 1:
             end = at + len(literals[i])
         limit = at
     return (limit if starts else end), end
