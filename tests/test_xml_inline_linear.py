@@ -91,14 +91,15 @@ def test_xml_inline_scales_linearly_on_unclosed_tags(name, call):
     assert costs[1_000] < 2 * costs[100] + 1e-7, costs
 
 
-def test_shipped_qwen3_coder_values_end_at_the_next_tag_when_the_model_left_out_the_close():
+@pytest.mark.parametrize("name", ["qwen3-coder", "qwen3.5"])
+def test_shipped_qwen_xml_values_end_at_the_next_tag_when_the_model_left_out_the_close(name: str) -> None:
     text = "<tool_call><function=f>" + "".join(f"<parameter=x{i}>{i}\n" for i in range(3000)) + "</function></tool_call><|im_end|>"
-    message = parse_response(text, get_template("qwen3-coder"), prefix="")
+    message = parse_response(text, get_template(name), prefix="")
     assert message["tool_calls"] == [
         {"type": "function", "function": {"name": "f", "arguments": {f"x{i}": str(i) for i in range(3000)}}}]
     # a closed value keeps everything up to its close, and the last value ends with the call
     text = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\nx < y\n</function>\n</tool_call>"
-    assert parse_response(text, get_template("qwen3-coder"), prefix="")["tool_calls"][0]["function"]["arguments"] == {
+    assert parse_response(text, get_template(name), prefix="")["tool_calls"][0]["function"]["arguments"] == {
         "a": "1", "b": "x < y"}
 
 
