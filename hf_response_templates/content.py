@@ -241,7 +241,42 @@ def _remove_pattern(value: Any, field: str, key: str) -> Markup:
         raise TemplateError(f"is not a valid regex ({e}): {value!r}", field=field, key=key) from None
     if pattern.search("") is not None:
         raise TemplateError("matches the empty string, so it would match everywhere", field=field, key=key)
+    if _looks_around(pattern):
+        raise TemplateError(
+            "uses an anchor (^, $, \\A, \\Z, \\b) or a lookbehind: a streamed region is cleaned chunk by chunk, "
+            "where those would see the start or end of a chunk; write the markup itself (lookaheads are fine)",
+            field=field,
+            key=key,
+        )
     return Markup(pattern)
+
+
+def _looks_around(pattern: regex.Pattern) -> bool:
+    """Whether `pattern` has an anchor or a lookbehind anywhere (False if the standard library cannot
+    read it: `regex`-only syntax is not checked)."""
+    from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
+
+    parsed = stdlib_parse(pattern.pattern)
+    stack = [parsed] if parsed is not None else []
+    while stack:
+        for op, av in stack.pop():
+            if op is _sre_constants.AT:
+                return True
+            if op in (_sre_constants.ASSERT, _sre_constants.ASSERT_NOT):
+                if av[0] < 0:
+                    return True
+                stack.append(av[1])
+            elif op is _sre_constants.SUBPATTERN:
+                stack.append(av[3])
+            elif op in _REPEATS:
+                stack.append(av[2])
+            elif op is _sre_constants.BRANCH:
+                stack.extend(av[1])
+            elif op is _ATOMIC:
+                stack.append(av)
+            elif op is _sre_constants.GROUPREF_EXISTS:
+                stack.extend(sub for sub in av[1:] if sub is not None)
+    return False
 
 
 def _prepare_text(args: dict[str, Any], field: str, key: str) -> None:
@@ -311,12 +346,18 @@ class Markup:
     stays in the text and `{"start", "end", "text": "Paris", "sources": "0:[1]"}` is reported.
     """
 
-    __slots__ = ("pattern", "keep", "groups")
+    __slots__ = ("pattern", "keep", "groups", "first")
 
     def __init__(self, pattern: regex.Pattern):
+        from .delimiters import _first_chars  # local: a structural helper shared with the delimiter prefilters
+
         self.pattern = pattern
         self.keep = pattern.groupindex.get("keep")
         self.groups = tuple(name for name in pattern.groupindex if name != "keep")
+        chars = _first_chars(pattern.pattern) if isinstance(pattern.pattern, str) else None
+        #: the characters a match can start with, as one string (None if unknown): a chunk without any of
+        #: them, with nothing held, is clean as it is (no regex search)
+        self.first = "".join(sorted(chars)) if chars else None
 
     def kept(self, m: Any) -> str:
         """What a match leaves in the text."""
@@ -351,14 +392,23 @@ class Markup:
         return MarkupStream()
 
 
+def _may_grow(pattern: regex.Pattern, text: str, start: int) -> bool:
+    """Whether all of `text` from `start` could be the beginning of a longer match (so a match found there
+    now may not be the one the whole text gives)."""
+    m = pattern.fullmatch(text, start, partial=True, timeout=REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT))
+    return m is not None and m.partial
+
+
 class MarkupStream:
     """`Markup.sub` applied to a region's text as it streams: `feed(chunk)` returns the clean text that is
     now certain, and holds back text from where a match may still be completing (a `regex` partial match).
     It holds no reference to the template (a parser's state pickles without it).
 
-    The joined output is a prefix of `Markup.sub` of the joined chunks whenever a complete match cannot
-    grow with later text (it ends at a fixed text, with lazy or bounded parts inside: the usual markup
-    patterns); the region's value is always `Markup.sub` of its whole text, whatever the chunking.
+    A complete match is held too while the text from its start could still begin a longer match (an
+    optional or repeated part may still grow, `_may_grow`). So the joined output is `Markup.sub` of the
+    joined chunks, whatever the chunking, as long as no match can contain the start of another (`regex`
+    reports a complete match before an earlier partial one); the usual markup, whose kept text excludes
+    its opening tag, cannot. The region's value is always `Markup.sub` of its whole text.
     """
 
     __slots__ = ("held", "searched", "sent", "off")
@@ -373,6 +423,11 @@ class MarkupStream:
         """The clean text of `text` (and of what was held before it) that later text cannot change."""
         if self.off:
             return ""
+        first = markup.first
+        if not self.held and first is not None and (text.find(first) < 0 if len(first) == 1 else
+                                                    not any(c in text for c in first)):
+            self.sent += len(text)
+            return text
         held = self.held + text if self.held else text
         if self.held and len(held) > _MARKUP_RESEARCH and len(held) < 2 * self.searched:
             self.held = held
@@ -387,7 +442,9 @@ class MarkupStream:
                     out.append(held[pos:])
                     held = ""
                     break
-                if m.partial:
+                if m.partial or m.end() == len(held) or _may_grow(markup.pattern, held, m.start()):
+                    # a match may still be completing, or still growing: an optional or repeated part, as
+                    # in `<\|channel>(?:thought)?` on "<|channel>th"
                     out.append(held[pos : m.start()])
                     held = held[m.start() :]
                     break

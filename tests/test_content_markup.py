@@ -165,3 +165,46 @@ def test_a_citation_that_never_closes_is_searched_in_linear_time(n: int) -> None
 
 def test_the_text_parser_declares_the_options() -> None:
     assert {"strip", "remove_pattern", "report_as"} <= set(get_content_parser("text").args)
+
+
+@pytest.mark.parametrize("source", [r"^<x>", r"<x>$", r"\A<x>", r"<x>\Z", r"\b<x>", r"(?<=a)<x>", r"(?<!a)<x>",
+                                    r"<y>(?:a|(?<=b)c)"])
+def test_anchors_and_lookbehinds_are_refused(source: str) -> None:
+    # a streamed region is cleaned chunk by chunk: these would see the edges of a chunk
+    with pytest.raises(TemplateError, match="anchor") as info:
+        load_template(_template(remove_pattern=source))
+    assert info.value.key == "content_args.remove_pattern"
+    load_template(_template(remove_pattern=r"<x>(?=y)(?!z)"))  # lookaheads are fine
+
+
+GEMMA4 = get_template("gemma4")
+GEMMA_TURN = "<bos><|turn>user\nHello<turn|>\n<|turn>model\n"
+
+
+@pytest.mark.parametrize("prefix, output, expected", [
+    # the channel opened again inside the open channel (by the prompt, or by the model itself)
+    (GEMMA_TURN + "<|channel>thought\n", "<|channel>thought\nReasoning body<channel|>Final content<turn|>",
+     {"reasoning_content": "Reasoning body", "content": "Final content"}),
+    (GEMMA_TURN, "<|channel>thought\n<|channel>thought\nWhy<channel|>Because<turn|>",
+     {"reasoning_content": "Why", "content": "Because"}),
+    # the channel closed twice, or closed with none open
+    (GEMMA_TURN, "<|channel>thought\nWhy<channel|><channel|>Because<turn|>",
+     {"reasoning_content": "Why", "content": "Because"}),
+    (GEMMA_TURN, "Because<channel|> so.<turn|>", {"content": "Because so."}),
+    # the word `thought` in the text is the model's
+    (GEMMA_TURN, "<|channel>thought\nA thought<channel|>My thought: yes<turn|>",
+     {"reasoning_content": "A thought", "content": "My thought: yes"}),
+])
+def test_gemma4_stray_and_doubled_channel_markers(prefix: str, output: str, expected: dict) -> None:
+    message = parse_response(output, GEMMA4, prefix=prefix)
+    assert message == {"role": "assistant", **expected}
+    streamed, events = _stream(GEMMA4, list(output), prefix=prefix)
+    assert streamed == message
+    for field, value in expected.items():
+        sent = "".join(e["text"] for e in events if e["type"] == "region_chunk" and e["field"] == field)
+        assert sent.strip() == value  # the markers never reach a consumer of the stream
+    stream = DeltaStream(GEMMA4, prefix=prefix)
+    for c in output:
+        stream.feed(c)
+    stream.finish()
+    assert stream.warnings == []

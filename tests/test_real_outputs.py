@@ -106,6 +106,13 @@ KNOWN: dict[str, Known] = {
         "policy", "a header without `<|message|>` opens no channel; its text is not mixed into the answer: it is "
         "outside every region (reported in `unparsed` with `field: None` by the engine's no-silent-loss rule)",
         {"reasoning": "thinking", "content": "thinking"}),
+    "gemma4/TestBareThoughtWithoutChannelOpener/test_bare_thought_reasoning_then_tool_call": Known(
+        "policy", "a bare `thought` line with no channel opened (by the model or the prompt) is content: only the "
+        "later `<channel|>` would say it was reasoning, and text is not taken back from content once streamed (a "
+        "Gemma 4 model that writes the label with thinking off, then its answer, would lose the answer to "
+        "reasoning); the stray `<channel|>` itself is removed",
+        {"content": "thought\n" + BY_ID["gemma4/TestBareThoughtWithoutChannelOpener/test_bare_thought_reasoning_then_tool_call"]
+         .expected["reasoning"], "tool_calls": [{"name": "get_current_weather", "arguments": {"city": "Dallas"}}]}),
     # ---------------------------------------------------------------- engine features the templates need
     "mistral-small-3.2/test_extract_tool_calls[trailing_text_after_json]": Known("engine", _JSON_END),
     "mistral-small-3.2/test_extract_tool_calls[trailing_text_after_args_json]": Known("engine", _JSON_END),
