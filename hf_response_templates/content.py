@@ -349,7 +349,8 @@ class Markup:
     __slots__ = ("pattern", "keep", "groups", "first")
 
     def __init__(self, pattern: regex.Pattern):
-        from .delimiters import _first_chars  # local: a structural helper shared with the delimiter prefilters
+        # local: a structural helper shared with the delimiter prefilters
+        from .delimiters import _first_chars
 
         self.pattern = pattern
         self.keep = pattern.groupindex.get("keep")
@@ -751,7 +752,7 @@ def _literal_chain(pattern: regex.Pattern) -> Chain | None:
     starts = bool(items) and items[0][0] is _sre_constants.LITERAL
     ends: bool | tuple[str, ...] = bool(items) and items[-1][0] is _sre_constants.LITERAL
     if tail:
-        texts = []
+        texts: list[str] = []
         for alternative in tail[0][1][1]:
             if alternative[0][0] is _sre_constants.AT:  # \Z: a match may end anywhere
                 texts = []

@@ -455,7 +455,11 @@ class ResponseParser:
         mk = self._mk
         if mk is None:
             mk = self._mk = cur.markup.stream()
+        if self._dead and cur.name in self._dead:
+            mk.off = True  # its regex timed out or the budget is spent: the region will be malformed
+        t0 = perf_counter()
         clean = mk.feed(cur.markup, text)
+        self._spend(perf_counter() - t0, events)
         if clean:
             events.append({"type": "region_chunk", "field": cur.name, "text": clean, "dirty": False})
 
@@ -554,7 +558,7 @@ class ResponseParser:
         regex_content = field.content == "xml-inline" or field.markup is not None
         if regex_content and self._dead and field.name in self._dead:
             error = ResponseParseError(
-                "its content regex (tag_pattern) is disabled for the rest of this stream: it timed out, or the "
+                "its content regex (tag_pattern, remove_pattern) is disabled for the rest of this stream: it timed out, or the "
                 "stream's regex budget is spent", field=field.name, text=body, position=self._position())
             self._malformed_region(field, body, error, events, at_end)
             return
@@ -625,7 +629,7 @@ class ResponseParser:
             if self._more and name in self._more:
                 total += sum(map(len, self._more[name]))
             base = total - len(value) - lead
-        out = self._message.setdefault(field.report, [])
+        out = self._message.setdefault(field.report, [])  # type: ignore[arg-type]  # (set: the caller checked)
         for mark in marks:
             mark["start"] += base
             mark["end"] += base

@@ -107,7 +107,7 @@ def test_streamed_chunks_are_the_clean_text_and_the_message_equals_one_shot(piec
         cuts: list[int] = list(range(len(text)))
     else:
         cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=15))))
-    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)]) if a < b]
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if a < b]
     one_shot = parse_response(text, COHERE, prefix=TURN, strict=False)
     streamed, events = _stream(COHERE, chunks, prefix=TURN)
     assert streamed == one_shot
