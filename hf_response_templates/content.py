@@ -201,19 +201,23 @@ def _string_delims(value: Any, field: str, key: str) -> tuple[tuple[str, str], .
     return tuple(pairs)
 
 
-def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
+def _regex_arg(value: Any, field: str, key: str) -> regex.Pattern:
+    """A regex argument (`tag_pattern`, `remove_pattern`), compiled like delimiter patterns."""
+    from .delimiters import compile_regex
     from .template import MAX_PATTERN_LENGTH  # local: template imports this module
 
     if not isinstance(value, str) or not value:
         raise TemplateError("must be a non-empty regex string", field=field, key=key)
     if len(value) > MAX_PATTERN_LENGTH:
         raise TemplateError(f"is longer than {MAX_PATTERN_LENGTH} characters", field=field, key=key)
-    from .delimiters import compile_regex
-
     try:
-        pattern = compile_regex(value)
+        return compile_regex(value)
     except regex.error as e:
         raise TemplateError(f"is not a valid regex ({e}): {value!r}", field=field, key=key) from None
+
+
+def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
+    pattern = _regex_arg(value, field, key)
     missing = {"key", "value"} - set(pattern.groupindex)
     if missing:
         raise TemplateError(
@@ -228,17 +232,7 @@ def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
 
 def _remove_pattern(value: Any, field: str, key: str) -> Markup:
     """`text`'s `remove_pattern`: a regex of inline markup; a group named `keep` is the text left in place."""
-    from .delimiters import compile_regex
-    from .template import MAX_PATTERN_LENGTH  # local: template imports this module
-
-    if not isinstance(value, str) or not value:
-        raise TemplateError("must be a non-empty regex string", field=field, key=key)
-    if len(value) > MAX_PATTERN_LENGTH:
-        raise TemplateError(f"is longer than {MAX_PATTERN_LENGTH} characters", field=field, key=key)
-    try:
-        pattern = compile_regex(value)
-    except regex.error as e:
-        raise TemplateError(f"is not a valid regex ({e}): {value!r}", field=field, key=key) from None
+    pattern = _regex_arg(value, field, key)
     if pattern.search("") is not None:
         raise TemplateError("matches the empty string, so it would match everywhere", field=field, key=key)
     if _looks_around(pattern):
@@ -257,26 +251,8 @@ def _looks_around(pattern: regex.Pattern) -> bool:
     from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
 
     parsed = stdlib_parse(pattern.pattern)
-    stack = [parsed] if parsed is not None else []
-    while stack:
-        for op, av in stack.pop():
-            if op is _sre_constants.AT:
-                return True
-            if op in (_sre_constants.ASSERT, _sre_constants.ASSERT_NOT):
-                if av[0] < 0:
-                    return True
-                stack.append(av[1])
-            elif op is _sre_constants.SUBPATTERN:
-                stack.append(av[3])
-            elif op in _REPEATS:
-                stack.append(av[2])
-            elif op is _sre_constants.BRANCH:
-                stack.extend(av[1])
-            elif op is _ATOMIC:
-                stack.append(av)
-            elif op is _sre_constants.GROUPREF_EXISTS:
-                stack.extend(sub for sub in av[1:] if sub is not None)
-    return False
+    return parsed is not None and any(
+        op is _sre_constants.AT or (op in _LOOKAROUNDS and av[0] < 0) for op, av in _every_item(parsed))
 
 
 def _prepare_text(args: dict[str, Any], field: str, key: str) -> None:
@@ -671,6 +647,28 @@ _ASSERTIONS = (_sre_constants.AT, _sre_constants.ASSERT, _sre_constants.ASSERT_N
 _REPEATS = tuple(getattr(_sre_constants, n) for n in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
                  if hasattr(_sre_constants, n))
 _ATOMIC = getattr(_sre_constants, "ATOMIC_GROUP", object())
+_LOOKAROUNDS = (_sre_constants.ASSERT, _sre_constants.ASSERT_NOT)
+
+
+def _every_item(items: Any) -> Any:
+    """Every `(op, av)` of a pattern parsed by the standard library, at every depth (inside groups,
+    repeats, alternatives, conditionals and lookarounds)."""
+    stack = [items]
+    while stack:
+        for op, av in stack.pop():
+            yield op, av
+            if op is _sre_constants.SUBPATTERN:
+                stack.append(av[3])
+            elif op in _REPEATS:
+                stack.append(av[2])
+            elif op is _sre_constants.BRANCH:
+                stack.extend(av[1])
+            elif op is _ATOMIC:
+                stack.append(av)
+            elif op is _sre_constants.GROUPREF_EXISTS:
+                stack.extend(sub for sub in av[1:] if sub is not None)
+            elif op in _LOOKAROUNDS:
+                stack.append(av[1])
 
 
 def _is_literals(items: Any) -> bool:
@@ -721,21 +719,8 @@ def _literal_chain(pattern: regex.Pattern) -> Chain | None:
         return None
     items = list(parsed)
     tail = items[-1:] if items and _is_terminator(*items[-1]) else []
-    stack = [items[: len(items) - len(tail)]]
-    while stack:  # any assertion, at any depth: give up
-        for op, av in stack.pop():
-            if op in _ASSERTIONS:
-                return None
-            if op is _sre_constants.SUBPATTERN:
-                stack.append(av[3])
-            elif op in _REPEATS:
-                stack.append(av[2])
-            elif op is _sre_constants.BRANCH:
-                stack.extend(av[1])
-            elif op is _ATOMIC:
-                stack.append(av)
-            elif op is _sre_constants.GROUPREF_EXISTS:
-                stack.extend(sub for sub in av[1:] if sub is not None)
+    if any(op in _ASSERTIONS for op, _ in _every_item(items[: len(items) - len(tail)])):
+        return None  # an assertion, at any depth
     chain: list[str] = []
     run: list[str] = []
     for op, av in items:

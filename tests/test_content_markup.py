@@ -208,3 +208,18 @@ def test_gemma4_stray_and_doubled_channel_markers(prefix: str, output: str, expe
         stream.feed(c)
     stream.finish()
     assert stream.warnings == []
+
+
+def test_a_remove_pattern_that_runs_too_long_loses_nothing() -> None:
+    # a catastrophic pattern: one-shot and streamed, the region is reported malformed with all of its text
+    template = _template(remove_pattern=r"(?:x+x+)+y")
+    text = "x" * 5000
+    message = parse_response(text, template, prefix="", strict=False, regex_timeout=0.05)
+    assert "content" not in message
+    assert [(u["field"], u["text"]) for u in message["unparsed"]] == [("content", text)]
+    assert "remove_pattern" in message["unparsed"][0]["error"]
+    parser = ResponseParser(template, prefix="", regex_timeout=0.05)
+    events = [e for i in range(0, len(text), 5) for e in parser.feed(text[i : i + 5])]
+    streamed, final = parser.finalize()
+    assert [(u["field"], u["text"]) for u in streamed["unparsed"]] == [("content", text)]
+    assert any(e["type"] == "error" for e in events + final)
