@@ -318,8 +318,9 @@ class Markup:
 
     Each match of `pattern` is replaced by the text of its `keep` group (removed whole if the pattern has
     no such group, or the group did not take part). `marks` reports the matches: for Cohere's citations
-    `<co>Paris</co: 0:[1]>` with `<co>(?P<keep>.*?)</co:\\s*(?P<sources>[^>]*)>`, the cited text `Paris`
-    stays in the text and `{"start", "end", "text": "Paris", "sources": "0:[1]"}` is reported.
+    `<co>Paris</co: 0:[1]>` with a pattern like `<co>(?P<keep>.*?)</co:\\s*(?P<sources>[^>]*)>` (the shipped
+    one is stricter), the cited text `Paris` stays in the text and
+    `{"start", "end", "text": "Paris", "sources": "0:[1]"}` is reported.
     """
 
     __slots__ = ("pattern", "keep", "groups", "first")
@@ -703,10 +704,9 @@ def _literal_chain(pattern: regex.Pattern) -> Chain | None:
     `<parameter=(?P<key>[^>]+)>(?P<value>.*?)</parameter>`, `("<parameter=", ">", "</parameter>")`.
     Also whether a match starts with the first one, and how it ends: True if with the last one, a tuple
     of fixed texts if at or just before one of them (a `_is_terminator` tail without `\Z`), else False.
-    None when unknown or
-    unusable: no fixed text, `regex`-only syntax, case folding, or an assertion (`^`, `$`, `\b`,
-    lookarounds may look past where a match ends, so the search bounds of `_bounded_matches` would change
-    what matches), except in a last item that only says where a match ends (`_is_terminator`, e.g.
+    None when unknown or unusable: no fixed text, `regex`-only syntax, case folding, or an assertion (`^`,
+    `$`, `\b`, lookarounds may look past where a match ends, so the search bounds of `_bounded_matches`
+    would change what matches), except in a last item that only says where a match ends (`_is_terminator`, e.g.
     `(?:</parameter>|(?=<parameter=)|\Z)`): such a match is searched up to the end of the last of those
     fixed texts (or of the text, with `\Z`), so its lookahead and `\Z` see what they would see without
     bounds. Each start stops at the first end the alternation accepts (with `\Z` there always is one), so
