@@ -201,19 +201,23 @@ def _string_delims(value: Any, field: str, key: str) -> tuple[tuple[str, str], .
     return tuple(pairs)
 
 
-def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
+def _regex_arg(value: Any, field: str, key: str) -> regex.Pattern:
+    """A regex argument (`tag_pattern`, `remove_pattern`), compiled like delimiter patterns."""
+    from .delimiters import compile_regex
     from .template import MAX_PATTERN_LENGTH  # local: template imports this module
 
     if not isinstance(value, str) or not value:
         raise TemplateError("must be a non-empty regex string", field=field, key=key)
     if len(value) > MAX_PATTERN_LENGTH:
         raise TemplateError(f"is longer than {MAX_PATTERN_LENGTH} characters", field=field, key=key)
-    from .delimiters import compile_regex
-
     try:
-        pattern = compile_regex(value)
+        return compile_regex(value)
     except regex.error as e:
         raise TemplateError(f"is not a valid regex ({e}): {value!r}", field=field, key=key) from None
+
+
+def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
+    pattern = _regex_arg(value, field, key)
     missing = {"key", "value"} - set(pattern.groupindex)
     if missing:
         raise TemplateError(
@@ -224,6 +228,41 @@ def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
     if pattern.search("") is not None:
         raise TemplateError("matches the empty string, so it would match everywhere", field=field, key=key)
     return pattern
+
+
+def _remove_pattern(value: Any, field: str, key: str) -> Markup:
+    """`text`'s `remove_pattern`: a regex of inline markup; a group named `keep` is the text left in place."""
+    pattern = _regex_arg(value, field, key)
+    if pattern.search("") is not None:
+        raise TemplateError("matches the empty string, so it would match everywhere", field=field, key=key)
+    if _looks_around(pattern):
+        raise TemplateError(
+            "uses an anchor (^, $, \\A, \\Z, \\b) or a lookbehind: a streamed region is cleaned chunk by chunk, "
+            "where those would see the start or end of a chunk; write the markup itself (lookaheads are fine)",
+            field=field,
+            key=key,
+        )
+    return Markup(pattern)
+
+
+def _looks_around(pattern: regex.Pattern) -> bool:
+    """Whether `pattern` has an anchor or a lookbehind anywhere (False if the standard library cannot
+    read it: `regex`-only syntax is not checked)."""
+    from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
+
+    parsed = stdlib_parse(pattern.pattern)
+    return parsed is not None and any(
+        op is _sre_constants.AT or (op in _LOOKAROUNDS and av[0] < 0) for op, av in _every_item(parsed))
+
+
+def _prepare_text(args: dict[str, Any], field: str, key: str) -> None:
+    """`report_as` needs `remove_pattern` (it names where that pattern's matches are reported)."""
+    if "report_as" in args and "remove_pattern" not in args:
+        raise TemplateError(
+            "needs remove_pattern: report_as names the message key that lists remove_pattern's matches",
+            field=field,
+            key=f"{key}.report_as",
+        )
 
 
 def _value_parser(value: Any, field: str, key: str) -> Callable[[str], Any]:
@@ -262,7 +301,150 @@ def _value_parsers(value: Any, field: str, key: str) -> dict[str, Callable[[str]
 
 
 def parse_text(text: str, args: Mapping[str, Any]) -> str:
+    markup = args.get("remove_pattern")
+    if markup is not None:
+        text = markup.sub(text)
     return text.strip() if args.get("strip", True) else text
+
+
+#: While a possible markup match is held back in a stream (`MarkupStream`), it is searched again on every
+#: chunk up to this many held characters; past that, only each time the held text has doubled (so a `<co>`
+#: that never closes costs linear time, not quadratic).
+_MARKUP_RESEARCH = 256
+
+
+class Markup:
+    """The compiled `remove_pattern` of a `text` field: inline markup taken out of the text.
+
+    Each match of `pattern` is replaced by the text of its `keep` group (removed whole if the pattern has
+    no such group, or the group did not take part). `marks` reports the matches: for Cohere's citations
+    `<co>Paris</co: 0:[1]>` with a pattern like `<co>(?P<keep>.*?)</co:\\s*(?P<sources>[^>]*)>` (the shipped
+    one is stricter), the cited text `Paris` stays in the text and
+    `{"start", "end", "text": "Paris", "sources": "0:[1]"}` is reported.
+    """
+
+    __slots__ = ("pattern", "keep", "groups", "first")
+
+    def __init__(self, pattern: regex.Pattern):
+        # local: a structural helper shared with the delimiter prefilters
+        from .delimiters import _first_chars
+
+        self.pattern = pattern
+        self.keep = pattern.groupindex.get("keep")
+        self.groups = tuple(name for name in pattern.groupindex if name != "keep")
+        chars = _first_chars(pattern.pattern) if isinstance(pattern.pattern, str) else None
+        #: the characters a match can start with, as one string (None if unknown): a chunk without any of
+        #: them, with nothing held, is clean as it is (no regex search)
+        self.first = "".join(sorted(chars)) if chars else None
+
+    def kept(self, m: Any) -> str:
+        """What a match leaves in the text."""
+        return (m.group(self.keep) or "") if self.keep is not None else ""
+
+    def sub(self, text: str) -> str:
+        """`text` with every match replaced by its kept text."""
+        timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
+        try:
+            if self.pattern.search(text, timeout=timeout) is None:  # the common case: no markup at all
+                return text
+            return self.pattern.sub(self.kept, text, timeout=timeout)
+        except TimeoutError:
+            raise RegexTimeoutError(field=None, key="content_args.remove_pattern", pattern=self.pattern.pattern,
+                                    timeout=timeout, text=text) from None
+
+    def marks(self, text: str) -> list[dict[str, Any]]:
+        """One dict per match of `text`: `start` and `end` of its kept text in `sub(text)`, that `text`,
+        and the text of every other named group of the pattern (None if it did not take part)."""
+        out: list[dict[str, Any]] = []
+        shift = 0  # characters removed before the current match
+        for m in self.pattern.finditer(text, timeout=REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)):
+            kept = self.kept(m)
+            start = m.start() - shift
+            out.append({"start": start, "end": start + len(kept), "text": kept,
+                        **{name: m.group(name) for name in self.groups}})
+            shift += len(m.group()) - len(kept)
+        return out
+
+    def stream(self) -> MarkupStream:
+        """A cleaner for one streamed region (see `MarkupStream`)."""
+        return MarkupStream()
+
+
+def _may_grow(pattern: regex.Pattern, text: str, start: int) -> bool:
+    """Whether all of `text` from `start` could be the beginning of a longer match (so a match found there
+    now may not be the one the whole text gives)."""
+    m = pattern.fullmatch(text, start, partial=True, timeout=REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT))
+    return m is not None and m.partial
+
+
+class MarkupStream:
+    """`Markup.sub` applied to a region's text as it streams: `feed(chunk)` returns the clean text that is
+    now certain, and holds back text from where a match may still be completing (a `regex` partial match).
+    It holds no reference to the template (a parser's state pickles without it).
+
+    A complete match is held too while the text from its start could still begin a longer match (an
+    optional or repeated part may still grow, `_may_grow`). So the joined output is `Markup.sub` of the
+    joined chunks, whatever the chunking, as long as no match can contain the start of another (`regex`
+    reports a complete match before an earlier partial one); the usual markup, whose kept text excludes
+    its opening tag, cannot. The region's value is always `Markup.sub` of its whole text.
+    """
+
+    __slots__ = ("held", "searched", "sent", "off")
+
+    def __init__(self) -> None:
+        self.held = ""  # text from where a partial match starts
+        self.searched = 0  # len(held) when it was last searched
+        self.sent = 0  # characters of clean text returned so far
+        self.off = False  # a search timed out: nothing more is returned (the value at close is exact)
+
+    def feed(self, markup: Markup, text: str) -> str:
+        """The clean text of `text` (and of what was held before it) that later text cannot change."""
+        if self.off:
+            return ""
+        first = markup.first
+        if not self.held and first is not None and (text.find(first) < 0 if len(first) == 1 else
+                                                    not any(c in text for c in first)):
+            self.sent += len(text)
+            return text
+        held = self.held + text if self.held else text
+        if self.held and len(held) > _MARKUP_RESEARCH and len(held) < 2 * self.searched:
+            self.held = held
+            return ""
+        search = markup.pattern.search
+        out: list[str] = []
+        pos = 0
+        try:
+            while True:
+                m = search(held, pos, partial=True, timeout=REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT))
+                if m is None:
+                    out.append(held[pos:])
+                    held = ""
+                    break
+                if m.partial or m.end() == len(held) or _may_grow(markup.pattern, held, m.start()):
+                    # a match may still be completing, or still growing: an optional or repeated part, as
+                    # in `<\|channel>(?:thought)?` on "<|channel>th"
+                    out.append(held[pos : m.start()])
+                    held = held[m.start() :]
+                    break
+                out.append(held[pos : m.start()])
+                out.append(markup.kept(m))
+                if m.end() == pos:  # a zero-width match (e.g. a lone lookahead): no progress is possible
+                    out.append(held[pos:])
+                    held = ""
+                    break
+                pos = m.end()
+        except TimeoutError:
+            self.off = True
+            return ""
+        self.held, self.searched = held, len(held)
+        clean = "".join(out)
+        self.sent += len(clean)
+        return clean
+
+    def rest(self, value: str) -> str:
+        """At the close of the region: the clean text not returned yet, given the region's full clean
+        text `value` (`Markup.sub` of all of it)."""
+        return value[self.sent :]
 
 
 def parse_int(text: str, args: Mapping[str, Any]) -> int:
@@ -510,26 +692,16 @@ _ASSERTIONS = (_sre_constants.AT, _sre_constants.ASSERT, _sre_constants.ASSERT_N
 _REPEATS = tuple(getattr(_sre_constants, n) for n in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
                  if hasattr(_sre_constants, n))
 _ATOMIC = getattr(_sre_constants, "ATOMIC_GROUP", object())
+_LOOKAROUNDS = (_sre_constants.ASSERT, _sre_constants.ASSERT_NOT)
 
 
-def _literal_chain(pattern: regex.Pattern) -> tuple[tuple[str, ...], bool, bool] | None:
-    """The fixed texts every match of `pattern` contains, in order, read from its top level: for
-    `<parameter=(?P<key>[^>]+)>(?P<value>.*?)</parameter>`, `("<parameter=", ">", "</parameter>")`.
-    Also whether a match starts with the first one and ends with the last one. None when unknown or
-    unusable: no fixed text, `regex`-only syntax, case folding, or an assertion anywhere (`^`, `$`, `\b`,
-    lookarounds may look past where a match ends, so the search bounds of `_bounded_matches` would change
-    what matches).
-    """
-    from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
-
-    parsed = stdlib_parse(pattern.pattern)
-    if parsed is None:
-        return None
-    stack = [parsed]
-    while stack:  # any assertion, at any depth: give up
+def _every_item(items: Any) -> Any:
+    """Every `(op, av)` of a pattern parsed by the standard library, at every depth (inside groups,
+    repeats, alternatives, conditionals and lookarounds)."""
+    stack = [items]
+    while stack:
         for op, av in stack.pop():
-            if op in _ASSERTIONS:
-                return None
+            yield op, av
             if op is _sre_constants.SUBPATTERN:
                 stack.append(av[3])
             elif op in _REPEATS:
@@ -540,7 +712,59 @@ def _literal_chain(pattern: regex.Pattern) -> tuple[tuple[str, ...], bool, bool]
                 stack.append(av)
             elif op is _sre_constants.GROUPREF_EXISTS:
                 stack.extend(sub for sub in av[1:] if sub is not None)
+            elif op in _LOOKAROUNDS:
+                stack.append(av[1])
+
+
+def _is_literals(items: Any) -> bool:
+    return bool(items) and all(op is _sre_constants.LITERAL for op, _ in items)
+
+
+def _is_terminator(op: Any, av: Any) -> bool:
+    r"""Whether a top-level item is an alternation of ends only: fixed texts, lookaheads at a fixed text and
+    the end of the text, e.g. `(?:</parameter>|(?=<parameter=)|\Z)` (a value that ends at its close tag,
+    or where the next tag or the text begins and ends, when the model left the close tag out)."""
+    if op is not _sre_constants.BRANCH:
+        return False
+    for alternative in av[1]:
+        if _is_literals(alternative):
+            continue
+        if len(alternative) != 1:
+            return False
+        aop, aav = alternative[0]
+        if aop is _sre_constants.ASSERT and aav[0] == 1 and _is_literals(aav[1]):  # (?=fixed text)
+            continue
+        if aop is _sre_constants.AT and aav is _sre_constants.AT_END_STRING:  # \Z
+            continue
+        return False
+    return True
+
+
+Chain = tuple[tuple[str, ...], bool, "bool | tuple[str, ...]"]
+
+
+def _literal_chain(pattern: regex.Pattern) -> Chain | None:
+    r"""The fixed texts every match of `pattern` contains, in order, read from its top level: for
+    `<parameter=(?P<key>[^>]+)>(?P<value>.*?)</parameter>`, `("<parameter=", ">", "</parameter>")`.
+    Also whether a match starts with the first one, and how it ends: True if with the last one, a tuple
+    of fixed texts if at or just before one of them (a `_is_terminator` tail without `\Z`), else False.
+    None when unknown or unusable: no fixed text, `regex`-only syntax, case folding, or an assertion (`^`,
+    `$`, `\b`, lookarounds may look past where a match ends, so the search bounds of `_bounded_matches`
+    would change what matches), except in a last item that only says where a match ends (`_is_terminator`, e.g.
+    `(?:</parameter>|(?=<parameter=)|\Z)`): such a match is searched up to the end of the last of those
+    fixed texts (or of the text, with `\Z`), so its lookahead and `\Z` see what they would see without
+    bounds. Each start stops at the first end the alternation accepts (with `\Z` there always is one), so
+    an unclosed tag costs the distance to the next tag, not to the end of the text.
+    """
+    from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
+
+    parsed = stdlib_parse(pattern.pattern)
+    if parsed is None:
+        return None
     items = list(parsed)
+    tail = items[-1:] if items and _is_terminator(*items[-1]) else []
+    if any(op in _ASSERTIONS for op, _ in _every_item(items[: len(items) - len(tail)])):
+        return None  # an assertion, at any depth
     chain: list[str] = []
     run: list[str] = []
     for op, av in items:
@@ -555,27 +779,46 @@ def _literal_chain(pattern: regex.Pattern) -> tuple[tuple[str, ...], bool, bool]
     if not chain:
         return None
     starts = bool(items) and items[0][0] is _sre_constants.LITERAL
-    ends = bool(items) and items[-1][0] is _sre_constants.LITERAL
+    ends: bool | tuple[str, ...] = bool(items) and items[-1][0] is _sre_constants.LITERAL
+    if tail:
+        texts: list[str] = []
+        for alternative in tail[0][1][1]:
+            if alternative[0][0] is _sre_constants.AT:  # \Z: a match may end anywhere
+                texts = []
+                break
+            body = alternative if alternative[0][0] is _sre_constants.LITERAL else alternative[0][1][1]
+            texts.append("".join(chr(av) for _, av in body))
+        ends = tuple(texts) or False
     return tuple(chain), starts, ends
 
 
-def _search_bounds(text: str, chain: tuple[tuple[str, ...], bool, bool]) -> tuple[int, int] | None:
+def _search_bounds(text: str, chain: Chain) -> tuple[int, int] | None:
     """Where matches of a pattern with this `_literal_chain` can be in `text`: `(last_start, end)`, or None
     if there can be none.
 
     Every match contains the chain's fixed texts in order, so a backward pass (`rfind` each text before
     the last possible place of the next one) gives the last place a match can start (`last_start`, when
     matches start with the first text; else `end`) and end (`end`, when they end with the last text;
-    else `len(text)`). Starts past `last_start` need not be tried: each would scan to `end` and fail (a
-    tool call full of unclosed `<parameter=x>` tags made that quadratic).
+    else `len(text)`; when they end at or before one of several fixed texts, the end of the last of
+    those, and the fixed texts of the chain come before its start). Starts past `last_start` need not be
+    tried: each would scan to `end` and fail (a tool call full of unclosed `<parameter=x>` tags made that
+    quadratic).
     """
     literals, starts, ends = chain
     limit = end = len(text)
+    if ends.__class__ is tuple:
+        limit, end = -1, 0
+        for term in ends:  # type: ignore[union-attr]
+            at = text.rfind(term)
+            if at >= 0:
+                limit, end = max(limit, at), max(end, at + len(term))
+        if limit < 0:
+            return None  # no match can end: none of its end texts is there
     for i in range(len(literals) - 1, -1, -1):
         at = text.rfind(literals[i], 0, limit)
         if at < 0:
             return None  # a fixed text every match needs is not there
-        if ends and i == len(literals) - 1:
+        if ends is True and i == len(literals) - 1:
             end = at + len(literals[i])
         limit = at
     return (limit if starts else end), end
@@ -1016,7 +1259,13 @@ def _prepare_json(args: dict[str, Any], field: str, key: str) -> None:
 
 def _register_builtins() -> None:
     strip = _typed(bool)
-    _REGISTRY["text"] = ContentParser("text", parse_text, True, {"strip": strip})
+    _REGISTRY["text"] = ContentParser(
+        "text",
+        parse_text,
+        True,
+        {"strip": strip, "remove_pattern": _remove_pattern, "report_as": _nonempty_str},
+        prepare=_prepare_text,
+    )
     _REGISTRY["int"] = ContentParser("int", parse_int, True, {})
     _REGISTRY["float"] = ContentParser("float", parse_float, True, {})
     _REGISTRY["bool"] = ContentParser("bool", parse_bool, True, {})

@@ -87,7 +87,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "</tool_call>. Parameter values are kept as raw text: the chat template renders scalars with |string, so "
         "7, '7' and True/'True' look alike; pass tools= to type them from the JSON schema (objects/arrays are "
         "decoded, integers cast, strings kept). No reasoning field: the chat template renders none. Also read: "
-        "<function=NAME> without <tool_call>.",
+        "<function=NAME> without <tool_call>, and a value without </parameter> (it ends at the next <parameter= or "
+        "at the end of the call).",
     },
     "gpt-oss": {
         "models": ["openai/gpt-oss-20b", "openai/gpt-oss-120b"],
@@ -109,7 +110,9 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "<|START_RESPONSE|>...<|END_RESPONSE|> -> content. The chat template renders tool_plan only with tool calls, "
         "and drops content when tool calls are present; tool_call_id is a renumbered counter and is not kept. "
         "Command A's <|START_TEXT|>...<|END_TEXT|> framing is read as content; text outside the regions is "
-        "unmarked_text, up to <|END_OF_TURN_TOKEN|>. Citation markup (<co>...</co: 0:[1]>) stays in the text.",
+        "unmarked_text, up to <|END_OF_TURN_TOKEN|>. Citation markup <co>span</co: 0:[1,2],1:[0]> is taken out of "
+        "the text (the span stays) and listed in message['citations'] as {field, start, end, text, sources} "
+        "(text remove_pattern / report_as).",
     },
     "hermes3": {
         "models": ["NousResearch/Hermes-3-Llama-3.1-8B", "NousResearch/Hermes-3-Llama-3.1-70B",
@@ -179,7 +182,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "the prompt holds an empty thought channel history never renders, so thinking-off turns round-trip only "
         "after tool results. Arguments holding null (rendered as Python 'None') or nested keys that are not "
         "identifiers cannot be read back. Also read: <|channel> without 'thought', the bare <|tool_call>:NAME{...}, "
-        "call:NAME{...} right after <channel|> without <|tool_call>, and a tool call that ends unclosed reasoning.",
+        "call:NAME{...} right after <channel|> without <|tool_call>, a tool call that ends unclosed reasoning, and stray "
+        "channel markers (a channel opened again inside the open one, a <channel|> with none open), which are removed.",
     },
     "glm-4.7": {
         "models": ["zai-org/GLM-4.7", "zai-org/GLM-4.7-Flash", "zai-org/GLM-5"],

@@ -139,6 +139,7 @@ class ResponseParser:
         "_unclaimed",
         "_unclaimed_at",
         "_lenient",
+        "_mk",
         "initial_events",
     )
 
@@ -207,6 +208,7 @@ class ResponseParser:
         self._unclaimed: list[str] | None = None
         self._unclaimed_at = 0
         self._lenient: list[ResponseParseError] | None = None  # errors `parse_response(strict=True)` does not raise
+        self._mk: Any = None  # the open region's `content.MarkupStream` (a `text` field with `remove_pattern`)
         self.initial_events: list[dict[str, Any]] = []
         if tpl.start_anchor.literals is None:  # a `start_anchor_pattern` search counts against the budget
             t0 = perf_counter()
@@ -291,8 +293,11 @@ class ResponseParser:
                 if len(body) >= self._compact_at:
                     self._compact_body()
                 cur = self._current
-                events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
                 self._consumed += len(text)
+                if cur.markup is not None:
+                    self._markup_chunk(cur, text, events)
+                    return events
+                events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
                 return events
         self._run(text, events, False)
         return events
@@ -470,7 +475,23 @@ class ResponseParser:
         if len(body) >= self._compact_at:
             self._compact_body()
         if events is not None:
+            if cur.markup is not None:
+                self._markup_chunk(cur, text, events)
+                return
             events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+
+    def _markup_chunk(self, cur: FieldSpec, text: str, events: list[dict[str, Any]]) -> None:
+        """A chunk of a `text` field with `remove_pattern`: stream the clean text that is certain now."""
+        mk = self._mk
+        if mk is None:
+            mk = self._mk = cur.markup.stream()
+        if self._dead and cur.name in self._dead:
+            mk.off = True  # its regex timed out or the budget is spent: the region will be malformed
+        t0 = perf_counter()
+        clean = mk.feed(cur.markup, text)
+        self._spend(perf_counter() - t0, events)
+        if clean:
+            events.append({"type": "region_chunk", "field": cur.name, "text": clean, "dirty": False})
 
     def _flush_unclaimed(self, events: Events) -> None:
         """The text routed outside every region since the last delimiter: if the model wrote something
@@ -581,10 +602,14 @@ class ResponseParser:
         body = "".join(self._body)
         self._body = []
         self._compact_at = _COMPACT_EVERY
-        regex_content = field.content == "xml-inline"  # its `tag_pattern` counts against the regex budget
+        mk = self._mk
+        if mk is not None:
+            self._mk = None
+        # a `tag_pattern` or `remove_pattern` counts against the regex budget
+        regex_content = field.content == "xml-inline" or field.markup is not None
         if regex_content and self._dead and field.name in self._dead:
             error = ResponseParseError(
-                "its content regex (tag_pattern) is disabled for the rest of this stream: it timed out, or the "
+                "its content regex (tag_pattern, remove_pattern) is disabled for the rest of this stream: it timed out, or the "
                 "stream's regex budget is spent", field=field.name, text=body, position=self._position())
             self._malformed_region(field, body, error, events, at_end)
             return
@@ -620,7 +645,13 @@ class ResponseParser:
                 _content.REGEX_TIMEOUT.reset(token)
             if regex_content:
                 self._spend(perf_counter() - t0, events)
+        if mk is not None and events is not None:
+            rest = mk.rest(field.markup.sub(body))
+            if rest:
+                events.append({"type": "region_chunk", "field": field.name, "text": rest, "dirty": False})
         if self._store(field, value):
+            if field.report is not None:
+                self._report_marks(field, body, value)
             if events is None:
                 pass
             elif at_end:
@@ -636,6 +667,27 @@ class ResponseParser:
                 position=self._position(),
             )
             self._malformed_region(field, body, error, events, at_end)
+
+    def _report_marks(self, field: FieldSpec, body: str, value: Any) -> None:
+        """`report_as`: list the markup matches of a region just stored, with `start`/`end` into the field's
+        text in the message (after `strip`, and after the text of its earlier regions)."""
+        marks = field.markup.marks(body)
+        if not marks:
+            return
+        base = 0
+        if isinstance(value, str):
+            clean = field.markup.sub(body)
+            lead = len(clean) - len(clean.lstrip()) if clean != value else 0  # what `strip` took off
+            name = field.name
+            total = len(self._message[name]) if isinstance(self._message.get(name), str) else len(value)
+            if self._more and name in self._more:
+                total += sum(map(len, self._more[name]))
+            base = total - len(value) - lead
+        out = self._message.setdefault(field.report, [])  # type: ignore[arg-type]  # (set: the caller checked)
+        for mark in marks:
+            mark["start"] += base
+            mark["end"] += base
+            out.append({"field": field.name, **mark})
 
     def _position(self) -> int | None:
         """Where the region being closed starts, in generated characters (None if in the prefix)."""

@@ -85,6 +85,10 @@ class FieldSpec:
     #: `reshape(value, captures)`: the field's transform applied to a value already read (what `parse` does
     #: after its content parser; used when the `value_end` scanner has decoded the whole body already)
     reshape: Callable[[Any, dict | None], Any] | None = None
+    #: `text` with `remove_pattern`: the `content.Markup` taken out of the text (chunks are streamed clean)
+    markup: Any = None
+    #: `text` with `report_as`: the message key that lists the markup's matches
+    report: str | None = None
 
     @property
     def implicit(self) -> bool:
@@ -393,6 +397,14 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
             key="open",
         )
     implicit_field = implicit[0] if implicit else None
+    for f in fields:
+        if f.report is not None and (f.report in fields_raw or f.report in RESERVED_KEYS or f.report in defaults):
+            raise TemplateError(
+                f"is {f.report!r}, a key the message already has (a field, a default, or reserved); report_as "
+                "needs a key of its own, e.g. \"citations\"",
+                field=f.name,
+                key="content_args.report_as",
+            )
 
     # Priority within a watch, for matches at the same position and of the same length: opens (by field
     # name, so that the order of keys in the JSON, which `save_pretrained` sorts, never matters) before
@@ -427,7 +439,7 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         hold_whitespace=implicit_field is not None and not implicit_field.keeps_whitespace,
         has_regex=anchor.literals is None
         or any(d is not None and d.literals is None for f in fields for d in (f.open, f.close))
-        or any(f.content == "xml-inline" for f in fields),
+        or any(f.content == "xml-inline" or f.markup is not None for f in fields),
         _snapshot=spec,
     )
 
@@ -693,7 +705,8 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         scope = {**captures, "content": value} if captures else {"content": value}
         return apply(scope)
 
-    if apply is None and parse_content is parse_text:  # the common `text` field: one call, not three
+    if apply is None and parse_content is parse_text and "remove_pattern" not in args:
+        # the common `text` field: one call, not three
         parse = _strip_text if args.get("strip", True) else _keep_text
 
     return FieldSpec(
@@ -710,4 +723,6 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         keeps_whitespace=content == "text" and args.get("strip", True) is False,
         value_end=args.get("_value_end") if parser.parse is parse_json else None,
         reshape=reshape,
+        markup=args.get("remove_pattern") if content == "text" else None,
+        report=args.get("report_as") if content == "text" else None,
     )

@@ -68,11 +68,6 @@ _TEXT_AFTER_CALL = (
     "`\"trailing\": \"stream\"`, and the rest goes back to the stream); vLLM drops it (gh#48975): nothing the "
     "model wrote is lost"
 )
-_CITATIONS = (
-    "engine: Cohere citation markup `<co>text</co: 0:[1]>` inside content/reasoning needs a text option that "
-    "removes (or reports) inline markup, e.g. `text` with `remove_pattern`; today the markup stays in the text"
-)
-
 KNOWN: dict[str, Known] = {
     # ---------------------------------------------------------------- policies we reject
     "qwen3/test_hermes_parser_non_streaming_tool_call_invalid_json": Known("policy", _BAD_CALL, {"unparsed": ["tool_calls"]}),
@@ -117,16 +112,13 @@ KNOWN: dict[str, Known] = {
              "tool_calls": [{"name": "get_current_weather", "arguments": {"city": "San Francisco"}}]})
         for case in ("trailing_text_after_json", "trailing_text_after_args_json")
     },
-    # ---------------------------------------------------------------- engine features the templates need
-    "cohere-command-r7b/TestToolCalls[cohere_command3-citations_no_tool_calls]": Known("engine", _CITATIONS),
-    "cohere-command-r7b/TestToolCalls[cohere_command4-citations_no_tool_calls]": Known("engine", _CITATIONS),
-    "cohere-command-r7b/TestCitationStreaming/test_streamed_citation_wire_shape": Known("engine", _CITATIONS),
-    "qwen3-coder/test_extract_tool_calls_missing_closing_parameter_tag": Known(
-        "engine", "engine: a `</parameter>` the model left out needs the value to end at the next `<parameter=` "
-        "(`tag_pattern` ending `(?:</parameter>|(?=<parameter=)|\\Z)`), which the template language can say, but "
-        "xml-inline's linear-time path takes only tag patterns that are a chain of literals (issue 14), and that "
-        "guarantee is kept; needs the fast path to accept such an alternation. Today the value swallows the next "
-        "parameter (city = 'Dallas\\n<parameter=state>\\nTX')"),
+    "gemma4/TestBareThoughtWithoutChannelOpener/test_bare_thought_reasoning_then_tool_call": Known(
+        "policy", "a bare `thought` line with no channel opened (by the model or the prompt) is content: only the "
+        "later `<channel|>` would say it was reasoning, and text is not taken back from content once streamed (a "
+        "Gemma 4 model that writes the label with thinking off, then its answer, would lose the answer to "
+        "reasoning); the stray `<channel|>` itself is removed",
+        {"content": "thought\n" + BY_ID["gemma4/TestBareThoughtWithoutChannelOpener/test_bare_thought_reasoning_then_tool_call"]
+         .expected["reasoning"], "tool_calls": [{"name": "get_current_weather", "arguments": {"city": "Dallas"}}]}),
 }
 
 #: Non-whitespace text a record leaves in no field, by record id (compared without whitespace).

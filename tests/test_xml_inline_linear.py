@@ -15,17 +15,28 @@ from hf_response_templates.content import _bounded_matches, _literal_chain, _sea
 
 QWEN_TAG = get_template("qwen3-coder")["fields"]["tool_calls"]["content_args"]["tag_pattern"]
 GLM_TAG = get_template("glm-4.6")["fields"]["tool_calls"]["content_args"]["tag_pattern"]
+#: the Qwen tag pattern without the ends a model may leave out (a value closed by `</parameter>` only)
+CLOSED_TAG = r"<parameter=(?P<key>[^>\s]+)>\n?(?P<value>.*?)\n?</parameter>"
 PATTERNS = [QWEN_TAG, GLM_TAG, r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"(?P<key>\w+)=(?P<value>[^;]*);",
-            r"<p (?P<key>\w+)>(?P<value>.*?)(?:</p>|<end>)"]
+            r"<p (?P<key>\w+)>(?P<value>.*?)(?:</p>|<end>)", CLOSED_TAG,
+            r"<p (?P<key>\w+)>(?P<value>.*?)(?:</p>|(?=<p )|(?=<end>))"]
 
 
 def test_literal_chains_of_the_shipped_patterns():
-    assert _literal_chain(regex.compile(QWEN_TAG, regex.DOTALL)) == (("<parameter=", ">", "</parameter>"), True, True)
+    # a value ends at `</parameter>`, or where the next tag or the call's body begins or ends (`\Z`)
+    assert _literal_chain(regex.compile(QWEN_TAG, regex.DOTALL)) == (("<parameter=", ">"), True, False)
+    assert _literal_chain(regex.compile(CLOSED_TAG, regex.DOTALL)) == (("<parameter=", ">", "</parameter>"), True, True)
+    # ends that are fixed texts or lookaheads at one: matches end at or before one of them
+    assert _literal_chain(regex.compile(PATTERNS[-1], regex.DOTALL)) == (("<p ", ">"), True, ("</p>", "<p ", "<end>"))
     assert _literal_chain(regex.compile(GLM_TAG, regex.DOTALL)) == (
         ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"), True, True)
     # assertions may look past a match's end: no bounds for them
     for source in (r"<a>(?P<key>x)(?P<value>.*?)</a>$", r"(?<=;)<a>(?P<key>x)(?P<value>.*?)</a>",
-                   r"<a>(?P<key>\w+)(?=!)(?P<value>.*?)</a>", r"(?i)<a>(?P<key>x)(?P<value>.*?)</a>"):
+                   r"<a>(?P<key>\w+)(?=!)(?P<value>.*?)</a>", r"(?i)<a>(?P<key>x)(?P<value>.*?)</a>",
+                   # only lookaheads at fixed text and \Z may end a match
+                   r"<a>(?P<key>x)(?P<value>.*?)(?:</a>|(?<=!))", r"<a>(?P<key>x)(?P<value>.*?)(?:</a>|\b)",
+                   r"<a>(?P<key>x)(?P<value>.*?)(?:</a>|(?!b))", r"<a>(?P<key>x)(?P<value>.*?)(?:</a>|(?=b+))",
+                   r"<a>(?P<key>x)(?P<value>.*?)(?:</a>|$)", r"<a>(?P<key>x)(?P<value>.*?)(?:</a>|(?=<a>))x"):
         assert _literal_chain(regex.compile(source, regex.DOTALL)) is None, source
 
 
@@ -54,10 +65,10 @@ def test_bounded_matches_are_the_finditer_matches(pieces: list[str], source: str
 
 def _parse_seconds(template: dict, text: str) -> float:
     best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
+    for _ in range(5):  # CPU time, best of 5: other processes on a shared machine do not count
+        start = time.process_time()
         parse_response(text, template, prefix="", strict=False)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best
 
 
@@ -80,16 +91,53 @@ def test_xml_inline_scales_linearly_on_unclosed_tags(name, call):
     assert costs[1_000] < 2 * costs[100] + 1e-7, costs
 
 
-def test_shipped_qwen3_coder_unclosed_parameters_give_the_native_value():
-    # native (same regex, plain `finditer`) finds no parameter in a call whose tags never close
-    text = "<tool_call><function=f>" + "<parameter=x>1\n" * 3000 + "</function></tool_call><|im_end|>"
-    message = parse_response(text, get_template("qwen3-coder"), prefix="")
-    assert message["tool_calls"] == [{"type": "function", "function": {"name": "f", "arguments": {}}}]
+@pytest.mark.parametrize("name", ["qwen3-coder", "qwen3.5"])
+def test_shipped_qwen_xml_values_end_at_the_next_tag_when_the_model_left_out_the_close(name: str) -> None:
+    text = "<tool_call><function=f>" + "".join(f"<parameter=x{i}>{i}\n" for i in range(3000)) + "</function></tool_call><|im_end|>"
+    message = parse_response(text, get_template(name), prefix="")
+    assert message["tool_calls"] == [
+        {"type": "function", "function": {"name": "f", "arguments": {f"x{i}": str(i) for i in range(3000)}}}]
+    # a closed value keeps everything up to its close, and the last value ends with the call
+    text = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\nx < y\n</function>\n</tool_call>"
+    assert parse_response(text, get_template(name), prefix="")["tool_calls"][0]["function"]["arguments"] == {
+        "a": "1", "b": "x < y"}
+
+
+@pytest.mark.parametrize("n", [1_000, 10_000, 100_000])
+def test_an_unclosed_value_is_scanned_once(n: int) -> None:
+    # a 100k-character value without `</parameter>`, then unclosed tags, then a pattern whose ends never come:
+    # cost per character stays flat (the matches are those of a plain finditer)
+    parser = get_content_parser("xml-inline")
+    bodies = ["<parameter=x>" + "a" * n + "<parameter=y>1</parameter>",
+              "<parameter=x>1\n" * (n // 15)]
+    costs = []
+    # tags whose end (`</q>` or a lookahead at `<end>`) never comes after them: a plain finditer is quadratic
+    never = r"<q (?P<key>\w+)>(?P<value>.*?)(?:</q>|(?=<end>))"
+    assert not regex.findall(never, "<end>" + "<q k>v" * 50, flags=regex.DOTALL)
+    for pattern, body in [(QWEN_TAG, bodies[0]), (QWEN_TAG, bodies[1]), (never, "<end>" + "<q k>v" * (n // 6))]:
+        args = parser.compile_args({"tag_pattern": pattern}, "f")
+        expected = {} if pattern is never else {
+            m.group("key"): m.group("value") for m in regex.finditer(pattern, body, flags=regex.DOTALL)}
+        assert parser.parse(body, args) == expected
+        best = float("inf")
+        for _ in range(5):
+            start = time.process_time()
+            parser.parse(body, args)
+            best = min(best, time.process_time() - start)
+        costs.append(best / len(body))
+    _COSTS[n] = costs
+    if len(_COSTS) == 3:  # cost per character at 10k and 100k at most 3x that at 1k (quadratic: 10x, 100x)
+        for i in range(3):
+            assert _COSTS[100_000][i] < 3 * _COSTS[1_000][i] + 2e-8, _COSTS
+            assert _COSTS[10_000][i] < 3 * _COSTS[1_000][i] + 2e-8, _COSTS
+
+
+_COSTS: dict[int, list[float]] = {}
 
 
 def test_long_bodies_with_value_parsers_and_merging_use_the_same_matches():
     parser = get_content_parser("xml-inline")
-    args = parser.compile_args({"tag_pattern": QWEN_TAG, "merge_duplicates": True,
+    args = parser.compile_args({"tag_pattern": CLOSED_TAG, "merge_duplicates": True,
                                 "value_parser": {"name": "json"}}, "f")
     body = "<parameter=n>1</parameter>" * 200 + "<parameter=n>2</parameter>" + "<parameter=m>" * 500
     assert parser.parse(body, args) == {"n": [1] * 200 + [2]}
