@@ -131,11 +131,12 @@ class ServeApp:
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
                 raise RequestError(None, f"the request body is not valid JSON ({e})") from None
             request, options = parse(data)
-            options.model = options.model or self.model_name
-            prepared = await asyncio.get_running_loop().run_in_executor(None, self.worker.prepare, request)
         except RequestError as e:
             await _json(send, 400, _error_body(style, str(e), "invalid_request_error", e.param))
             return
+        options.model = options.model or self.model_name
+        try:
+            prepared = await asyncio.get_running_loop().run_in_executor(None, self.worker.prepare, request)
         except Exception as e:  # noqa: BLE001 - the chat template refused the conversation (jinja raises)
             message = f"the chat template cannot render this conversation: {type(e).__name__}: {e}"
             await _json(send, 400, _error_body(style, message, "invalid_request_error", "messages"))

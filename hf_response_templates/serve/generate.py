@@ -106,14 +106,18 @@ class ModelWorker:
             self._generate_kwargs.setdefault("pad_token_id", pad)
 
     def prepare(self, request: GenerationRequest) -> Prepared:
-        """Render the conversation (raises what the chat template raises, e.g. on an unsupported role)."""
+        """Render the conversation (raises what the chat template raises, e.g. on an unsupported role).
+
+        Runs under the generation lock: a fast tokenizer must not encode in one thread while another decodes
+        (Rust's "Already borrowed")."""
         kwargs = dict(request.chat_template_kwargs)
         tools = request.tools
         if request.tool_choice == "none":
             tools = None
         elif request.tool_choice is not None:
             kwargs.setdefault("tool_choice", request.tool_choice)
-        inputs = chat_inputs(self.model, self.tokenizer, request.messages, tools=tools, chat_template_kwargs=kwargs)
+        with self._lock:
+            inputs = chat_inputs(self.model, self.tokenizer, request.messages, tools=tools, chat_template_kwargs=kwargs)
         budget = request.max_new_tokens if request.max_new_tokens is not None else self.max_new_tokens
         return Prepared(request, inputs, int(inputs["input_ids"].shape[-1]), min(budget, self.max_new_tokens))
 
