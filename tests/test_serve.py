@@ -73,6 +73,7 @@ class Script:
         self.text = ANSWER
         self.steps = 0  # decoding steps run, over all generations
         self.delay = 0.0  # seconds per step (a slow model)
+        self.fail_at: int | None = None  # the decoding step at which the model raises
 
     def __call__(self, input_ids: Any) -> Any:
         ids = self.tokenizer.encode(self.text, add_special_tokens=False)
@@ -80,6 +81,8 @@ class Script:
 
         def counted(ids_so_far: Any, scores: Any) -> Any:
             self.steps += 1
+            if self.fail_at is not None and ids_so_far.shape[1] - input_ids.shape[1] >= self.fail_at:
+                raise RuntimeError("the model broke")
             if self.delay:
                 time.sleep(self.delay)
             return processor(ids_so_far, scores)
@@ -150,9 +153,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture(autouse=True)
 def _default_answer(served: Served) -> Iterator[None]:
-    served.script.text, served.script.delay = ANSWER, 0.0
+    served.script.text, served.script.delay, served.script.fail_at = ANSWER, 0.0, None
     yield
-    served.script.text, served.script.delay = ANSWER, 0.0
+    served.script.text, served.script.delay, served.script.fail_at = ANSWER, 0.0, None
 
 
 def _calls(message: dict) -> list[tuple[str, Any]]:
@@ -350,6 +353,47 @@ def test_a_client_disconnecting_mid_stream_does_not_hang_the_worker(served: Serv
     assert plain.choices[0].message.content == "Done."
     assert time.monotonic() - start < 6  # not after the 8 s the first answer would have taken
     assert served.script.steps - before < 400  # far fewer than the 800 it was allowed
+
+
+def test_concurrent_requests_each_get_their_own_answer(served: Served) -> None:
+    want = served.expected()
+    results: list[Any] = []
+
+    def one() -> None:
+        try:
+            with served.openai().chat.completions.stream(model="tiny", messages=MESSAGES, tools=TOOLS) as stream:
+                for _ in stream:
+                    pass
+                results.append(stream.get_final_completion().choices[0].message)
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            results.append(e)
+
+    threads = [threading.Thread(target=one) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(results) == 3
+    for msg in results:
+        assert not isinstance(msg, Exception), msg
+        assert msg.content == want["content"]
+        assert [(c.function.name, json.loads(c.function.arguments)) for c in msg.tool_calls] == _calls(want)
+
+
+def test_a_generation_failing_mid_stream_ends_the_stream_with_an_error(served: Served) -> None:
+    served.script.fail_at = 5
+    with pytest.raises(openai.APIError, match="the model broke"):
+        for _ in served.openai().chat.completions.create(model="tiny", messages=MESSAGES, stream=True):
+            pass
+    with pytest.raises(openai.InternalServerError, match="the model broke"):  # not streamed: a 500
+        served.openai().chat.completions.create(model="tiny", messages=MESSAGES)
+    with pytest.raises(anthropic.APIError, match="the model broke"):
+        with served.anthropic().messages.stream(model="tiny", max_tokens=50, messages=MESSAGES) as stream:
+            for _ in stream:
+                pass
+    served.script.fail_at = None  # and the server goes on
+    plain = served.openai().chat.completions.create(model="tiny", messages=MESSAGES, tools=TOOLS)
+    assert plain.choices[0].message.content == served.expected()["content"]
 
 
 def test_the_command_refuses_a_missing_folder(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:

@@ -153,10 +153,13 @@ class ModelWorker:
 
         def run() -> None:
             with self._lock:
-                if cancel.is_set():  # the client went away while waiting for its turn
-                    streamer.end()
-                    return
-                result["output"] = self.model.generate(**prepared.inputs, streamer=streamer, **kwargs)
+                try:
+                    if not cancel.is_set():  # else the client went away while waiting for its turn
+                        result["output"] = self.model.generate(**prepared.inputs, streamer=streamer, **kwargs)
+                except BaseException as e:  # noqa: BLE001 - raised in the consumer's thread, below
+                    result["error"] = e
+                finally:
+                    streamer.end()  # (a no-op after generate's own end())
 
         thread = threading.Thread(target=run, name="hf-response-templates-serve", daemon=True)
         thread.start()
@@ -173,6 +176,8 @@ class ModelWorker:
             if not drained:
                 cancel.set()  # closed early (or generate failed): stop generating
         thread.join()
+        if "error" in result:
+            raise result["error"]
         output = result.get("output")
         if output is None:  # cancelled before it started
             completion = 0
