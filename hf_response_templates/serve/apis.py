@@ -99,30 +99,59 @@ def chat_completions_response(
     return response
 
 
-# ------------------------------------------------------------------------------------ Anthropic Messages
+# ---------------------------------------------------------------------- the block APIs (Messages, Responses)
+
+
+def _block_events(
+    stream: Any, worker: ModelWorker, prepared: Prepared, cancel: threading.Event, finish: Any
+) -> Iterator[dict[str, Any]]:
+    """A `MessagesStream` / `ResponsesStream` (made by ``for_events``) over one generation; ``finish(stream,
+    outcome)`` gives its last events."""
+    for item in worker.stream(prepared, cancel):
+        if isinstance(item, Outcome):
+            yield from finish(stream, item)
+            return
+        yield from stream.feed_events(item)
 
 
 def _messages_events(
     worker: ModelWorker, prepared: Prepared, options: ApiOptions, cancel: threading.Event
 ) -> Iterator[dict[str, Any]]:
-    tools = prepared.request.tools
     stream = MessagesStream.for_events(
-        worker.template, tools=tools, model=options.model, input_tokens=prepared.prompt_tokens
+        worker.template, tools=prepared.request.tools, model=options.model, input_tokens=prepared.prompt_tokens
     )
-    for item in worker.stream(prepared, cancel):
-        if isinstance(item, Outcome):
-            reason = "max_tokens" if item.finish_reason == "length" else None
-            yield from stream.finish(reason, output_tokens=item.completion_tokens, events=item.final_events)
-            return
-        yield from stream.feed_events(item)
+
+    def finish(stream: MessagesStream, outcome: Outcome) -> list[dict[str, Any]]:
+        reason = "max_tokens" if outcome.finish_reason == "length" else None
+        return stream.finish(reason, output_tokens=outcome.completion_tokens, events=outcome.final_events)
+
+    return _block_events(stream, worker, prepared, cancel, finish)
+
+
+def _responses_events(
+    worker: ModelWorker, prepared: Prepared, options: ApiOptions, cancel: threading.Event
+) -> Iterator[dict[str, Any]]:
+    stream = ResponsesStream.for_events(worker.template, tools=prepared.request.tools, model=options.model)
+
+    def finish(stream: ResponsesStream, outcome: Outcome) -> list[dict[str, Any]]:
+        usage = (outcome.prompt_tokens, outcome.completion_tokens)
+        return stream.finish(outcome.finish_reason, usage=usage, events=outcome.final_events)
+
+    return _block_events(stream, worker, prepared, cancel, finish)
 
 
 def messages_stream(
     worker: ModelWorker, prepared: Prepared, options: ApiOptions, cancel: threading.Event
 ) -> Iterator[str]:
     """Anthropic Messages SSE events."""
-    for event in _messages_events(worker, prepared, options, cancel):
-        yield sse_event(event)
+    return map(sse_event, _messages_events(worker, prepared, options, cancel))
+
+
+def responses_stream(
+    worker: ModelWorker, prepared: Prepared, options: ApiOptions, cancel: threading.Event
+) -> Iterator[str]:
+    """OpenAI Responses SSE events."""
+    return map(sse_event, _responses_events(worker, prepared, options, cancel))
 
 
 def messages_response(
@@ -152,30 +181,6 @@ def messages_response(
             message["usage"] = {**message.get("usage", {}), **event["usage"]}
     message["content"] = blocks
     return message
-
-
-# ------------------------------------------------------------------------------------- OpenAI Responses
-
-
-def _responses_events(
-    worker: ModelWorker, prepared: Prepared, options: ApiOptions, cancel: threading.Event
-) -> Iterator[dict[str, Any]]:
-    tools = prepared.request.tools
-    stream = ResponsesStream.for_events(worker.template, tools=tools, model=options.model)
-    for item in worker.stream(prepared, cancel):
-        if isinstance(item, Outcome):
-            usage = (item.prompt_tokens, item.completion_tokens)
-            yield from stream.finish(item.finish_reason, usage=usage, events=item.final_events)
-            return
-        yield from stream.feed_events(item)
-
-
-def responses_stream(
-    worker: ModelWorker, prepared: Prepared, options: ApiOptions, cancel: threading.Event
-) -> Iterator[str]:
-    """OpenAI Responses SSE events."""
-    for event in _responses_events(worker, prepared, options, cancel):
-        yield sse_event(event)
 
 
 def responses_response(

@@ -193,16 +193,26 @@ def _check_tool_choice(choice: Any, tools: list[dict] | None, param: str) -> Non
         raise RequestError(param, f"names a function that is not among the tools: {name!r} (tools: {names})")
 
 
-def _sampling(body: Mapping[str, Any], high_temperature: float) -> dict[str, Any]:
-    return {
-        "temperature": _number(body, "temperature", low=0.0, high=high_temperature),
-        "top_p": _number(body, "top_p", low=0.0, high=1.0, low_open=True),
-    }
-
-
-def _template_kwargs(body: Mapping[str, Any]) -> dict[str, Any]:
-    value = body.get("chat_template_kwargs")  # a vLLM extension: more chat template variables
-    return dict(_object(value, "chat_template_kwargs")) if value is not None else {}
+def _request(
+    body: Mapping[str, Any],
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    tool_choice: Any,
+    max_tokens: int | None,
+    high_temperature: float,
+) -> GenerationRequest:
+    """The `GenerationRequest`, with the fields every API shares: sampling and ``chat_template_kwargs`` (a
+    vLLM extension: more chat template variables)."""
+    kwargs = body.get("chat_template_kwargs")
+    return GenerationRequest(
+        messages=messages,
+        tools=tools,
+        tool_choice=tool_choice,
+        max_new_tokens=max_tokens,
+        temperature=_number(body, "temperature", low=0.0, high=high_temperature),
+        top_p=_number(body, "top_p", low=0.0, high=1.0, low_open=True),
+        chat_template_kwargs=dict(_object(kwargs, "chat_template_kwargs")) if kwargs is not None else {},
+    )
 
 
 # ------------------------------------------------------------------------------------- Chat Completions
@@ -232,14 +242,7 @@ def parse_chat_completions(body: Any) -> tuple[Any, ApiOptions]:
     max_tokens = _int(body, "max_completion_tokens", low=1)
     if max_tokens is None:
         max_tokens = _int(body, "max_tokens", low=1)
-    request = GenerationRequest(
-        messages=out,
-        tools=tools,
-        tool_choice=choice,
-        max_new_tokens=max_tokens,
-        chat_template_kwargs=_template_kwargs(body),
-        **_sampling(body, 2.0),
-    )
+    request = _request(body, out, tools, choice, max_tokens, 2.0)
     n = _int(body, "n", low=1, high=MAX_CHOICES) or 1
     model = _string(body, "model", "model", default="")
     return request, ApiOptions(model=model, stream=stream, include_usage=include_usage, n=n)
@@ -308,14 +311,7 @@ def parse_messages(body: Any) -> tuple[Any, ApiOptions]:
     tools = _function_tools(body.get("tools"), "tools", "anthropic")
     choice = _anthropic_tool_choice(body.get("tool_choice"), tools)
     _no_stop(body, "stop_sequences")
-    request = GenerationRequest(
-        messages=out,
-        tools=tools,
-        tool_choice=choice,
-        max_new_tokens=max_tokens,
-        chat_template_kwargs=_template_kwargs(body),
-        **_sampling(body, 1.0),
-    )
+    request = _request(body, out, tools, choice, max_tokens, 1.0)
     return request, ApiOptions(model=_string(body, "model", "model", default=""), stream=_bool(body, "stream"))
 
 
@@ -409,14 +405,7 @@ def parse_responses(body: Any) -> tuple[Any, ApiOptions]:
     choice = body.get("tool_choice")
     if choice is not None:
         _check_tool_choice(choice, tools, "tool_choice")
-    request = GenerationRequest(
-        messages=out,
-        tools=tools,
-        tool_choice=choice,
-        max_new_tokens=_int(body, "max_output_tokens", low=1),
-        chat_template_kwargs=_template_kwargs(body),
-        **_sampling(body, 2.0),
-    )
+    request = _request(body, out, tools, choice, _int(body, "max_output_tokens", low=1), 2.0)
     return request, ApiOptions(model=_string(body, "model", "model", default=""), stream=_bool(body, "stream"))
 
 
