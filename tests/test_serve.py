@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +36,7 @@ from _tiny_model import ScriptedLogitsProcessor  # noqa: E402
 from _tokenizers import byte_level_tokenizer  # noqa: E402
 from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
+import hf_response_templates  # noqa: E402
 from hf_response_templates import parse_response  # noqa: E402
 from hf_response_templates.cli import main  # noqa: E402
 from hf_response_templates.library import get_template  # noqa: E402
@@ -121,11 +126,44 @@ def _save_tiny_model(folder: Any) -> None:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tiny-model")
+    _save_tiny_model(path)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def command(folder: Path) -> Iterator[tuple[subprocess.Popen, int]]:
+    """``hf-response-templates serve FOLDER --port P`` in a subprocess, started before the other tests so that
+    its start-up (imports, loading) overlaps them; stopped at the end of the module."""
+    port = _free_port()
+    root = str(Path(hf_response_templates.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    args = [sys.executable, "-m", "hf_response_templates", "serve", str(folder), "--port", str(port),
+            "--max-new-tokens", "8", "--log-level", "warning"]
+    process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        yield process, port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def served(folder: Path, command: Any) -> Iterator[Served]:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a tiny model: threads only add overhead (8x on a loaded 2-core machine)
-    folder = tmp_path_factory.mktemp("tiny-model")
-    _save_tiny_model(folder)
     tokenizer = load_tokenizer(folder)  # what `serve` does: the saved response_template comes back
     assert tokenizer.response_template == get_template("qwen3")
     model = load_model(folder, dtype="float32")
@@ -394,6 +432,30 @@ def test_a_generation_failing_mid_stream_ends_the_stream_with_an_error(served: S
     served.script.fail_at = None  # and the server goes on
     plain = served.openai().chat.completions.create(model="tiny", messages=MESSAGES, tools=TOOLS)
     assert plain.choices[0].message.content == served.expected()["content"]
+
+
+def test_the_command_serves_the_folder(command: tuple[subprocess.Popen, int], folder: Path) -> None:
+    # the README's one command, as a user runs it: the random model answers within --max-new-tokens
+    process, port = command
+    deadline = time.monotonic() + 90
+    while True:
+        assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/health")
+            if conn.getresponse().status == 200:
+                break
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        assert time.monotonic() < deadline, "the command did not start serving"
+        time.sleep(0.2)
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=30)
+    assert [m.id for m in client.models.list().data] == [folder.name]
+    chunks = list(client.chat.completions.create(model="m", messages=MESSAGES, tools=TOOLS, stream=True))
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert chunks[-1].choices[0].finish_reason in ("length", "stop", "tool_calls")
 
 
 def test_the_command_refuses_a_missing_folder(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
