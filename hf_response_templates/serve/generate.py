@@ -132,11 +132,14 @@ class ModelWorker:
                     kwargs["temperature"] = request.temperature
                 if request.top_p is not None:
                     kwargs["top_p"] = request.top_p
-        if self._logits_processor is not None:
-            made = self._logits_processor(prepared.inputs["input_ids"])
-            kwargs["logits_processor"] = LogitsProcessorList(made if isinstance(made, (list, tuple)) else [made])
         kwargs["stopping_criteria"] = StoppingCriteriaList([_Cancelled(cancel)])
         return kwargs
+
+    def _logits_processors(self, prepared: Prepared) -> dict[str, Any]:
+        if self._logits_processor is None:
+            return {}
+        made = self._logits_processor(prepared.inputs["input_ids"])
+        return {"logits_processor": LogitsProcessorList(made if isinstance(made, (list, tuple)) else [made])}
 
     def stream(self, prepared: Prepared, cancel: threading.Event) -> Iterator[list[dict[str, Any]] | Outcome]:
         """Generate; yield lists of parser events as the model writes them, then one `Outcome`.
@@ -155,6 +158,7 @@ class ModelWorker:
             with self._lock:
                 try:
                     if not cancel.is_set():  # else the client went away while waiting for its turn
+                        kwargs.update(self._logits_processors(prepared))  # (the factory may use the tokenizer)
                         result["output"] = self.model.generate(**prepared.inputs, streamer=streamer, **kwargs)
                 except BaseException as e:  # noqa: BLE001 - raised in the consumer's thread, below
                     result["error"] = e
