@@ -691,7 +691,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise InputError(args.model, "no such model folder (serve loads local folders only)")
     if args.max_new_tokens < 1:
         raise InputError("--max-new-tokens", f"must be at least 1, got {args.max_new_tokens}")
-    import uvicorn  # noqa: F401 - fail early, before loading the model, if the [serve] extra is missing
+    try:  # fail early, before loading the model, if the [serve] extra is missing
+        import torch  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise InputError("serve", f"needs {exc.name or 'uvicorn'}, which is not installed: pip install "
+                         '"hf-response-templates[serve]"') from exc
 
     from .serve import serve
 

@@ -461,3 +461,11 @@ def test_the_command_serves_the_folder(command: tuple[subprocess.Popen, int], fo
 def test_the_command_refuses_a_missing_folder(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
     assert main(["serve", str(tmp_path / "missing")]) == 2
     assert "no such model folder" in capsys.readouterr().err
+
+
+def test_the_command_names_the_missing_extra(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if `pip install hf-response-templates` only
+    assert main(["serve", str(tmp_path)]) == 2
+    assert 'needs uvicorn, which is not installed: pip install "hf-response-templates[serve]"' in capsys.readouterr().err
