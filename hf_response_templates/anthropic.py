@@ -27,7 +27,7 @@ This module is ``hf_response_templates.anthropic``; it does not import the ``ant
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hf_response_templates.blocks import Block, BlockStream, function_tools, sse_event
@@ -81,13 +81,21 @@ class MessagesStream(BlockStream):
         self.message_id = message_id or self._id("msg_")
         self.input_tokens = input_tokens
 
-    def finish(self, stop_reason: str | None = None, *, output_tokens: int = 0) -> list[dict[str, Any]]:
+    def finish(
+        self,
+        stop_reason: str | None = None,
+        *,
+        output_tokens: int = 0,
+        events: Iterable[Mapping[str, Any]] = (),
+    ) -> list[dict[str, Any]]:
         """End the stream: the last events, ``message_delta`` (``stop_reason``: "end_turn", "tool_use", or
-        "max_tokens" when you say generation hit the token limit) and ``message_stop``."""
+        "max_tokens" when you say generation hit the token limit) and ``message_stop``. ``events``: a
+        `for_events` stream's last parser events, if held back until the stop reason was known."""
         if stop_reason not in (None, "end_turn", "tool_use", "max_tokens", "stop_sequence"):
             raise ValueError(f"unknown stop_reason {stop_reason!r}")
-        events = self._events(self.deltas.finish("length" if stop_reason == "max_tokens" else None))
-        events += self._ops(self._blocks.close())
+        length = "length" if stop_reason == "max_tokens" else None
+        out = self._events(self.deltas.finish(length, events=events))
+        out += self._ops(self._blocks.close())
         reason = stop_reason or _STOP.get(self.deltas.finish_reason or "stop", "end_turn")
         if reason == "tool_use" and not self._blocks.has_tool_calls:
             reason = "end_turn"
@@ -99,9 +107,9 @@ class MessagesStream(BlockStream):
             delta["tool_call_errors"] = b.errors
         if b.extras:
             delta["fields"] = b.extras
-        events.append({"type": "message_delta", "delta": delta, "usage": {"output_tokens": output_tokens}})
-        events.append({"type": "message_stop"})
-        return events
+        out.append({"type": "message_delta", "delta": delta, "usage": {"output_tokens": output_tokens}})
+        out.append({"type": "message_stop"})
+        return out
 
     def _events(self, deltas: list[dict]) -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []

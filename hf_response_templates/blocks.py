@@ -116,9 +116,21 @@ class BlockStream:
     def _id(self, prefix: str) -> str:
         return prefix + "".join(self._rng.choice(_ID_CHARS) for _ in range(24))
 
+    @classmethod
+    def for_events(cls, template: Any, *, tools: Iterable[Any] | None = None, **options: Any) -> Any:
+        """A stream fed with parser events made elsewhere (`feed_events`), e.g. by a ``ResponseStreamer``,
+        as `DeltaStream.for_events` (no ``prefix``: the producer consumed the prompt)."""
+        if "prefix" in options:
+            raise TypeError("for_events() takes no prefix: the producer of the events consumed the prompt")
+        return cls(template, tools=tools, _events_only=True, **options)
+
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Add generated text; return the events it completes."""
         return self._events(self.deltas.feed(text))
+
+    def feed_events(self, events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Add parser events (a stream made by `for_events`); return the API events they complete."""
+        return self._events(self.deltas.feed_events(events))
 
     def _events(self, deltas: list[dict]) -> list[dict[str, Any]]:
         raise NotImplementedError

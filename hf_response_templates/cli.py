@@ -11,6 +11,7 @@ Commands::
     upgrade PATH_OR_REPO      add a verified response_template to tokenizer_config.json (one key, nothing else)
     upgrade-hub REPOS_FILE    the same for many Hub repos, one pull request each (``bulk.py``; resumable)
     derive PATH_OR_REPO       derive a response template from the chat template, with its proof
+    serve MODEL_PATH          an OpenAI / Anthropic compatible server for a local model (``serve/``)
 
 Exit codes: 0 success; 1 a check failed or the command refused (verification failed, a different
 template is already there, no template fits, output that does not parse); 2 bad input (a missing
@@ -22,7 +23,7 @@ reported as one line ``hf-response-templates: error: <path or repo>: <cause>`` w
 Theory of operation: this module only parses arguments and prints. Reading tokenizers, choosing,
 verifying and writing templates live in ``upgrade.py`` (shared with
 ``bulk.py``, the bulk Hub upgrade), byte-preserving JSON edits in ``jsonedit.py``. Transformers is
-imported only by the commands that need it (``verify``, ``upgrade``, ``parse --tokenizer``), so
+imported only by the commands that need it (``verify``, ``upgrade``, ``parse --tokenizer``, ``serve``), so
 ``demo``, ``list``, ``show``, ``detect`` and ``parse --template`` start fast and run without it.
 """
 
@@ -617,6 +618,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(p)
     p.set_defaults(func=cmd_upgrade_hub)
     _add_derive_parser(sub)
+    _add_serve_parser(sub)
     return parser
 
 
@@ -654,6 +656,56 @@ def cmd_derive(args: argparse.Namespace) -> int:
         return 1
     if args.output:
         Path(args.output).write_text(_dump(result.template) + "\n", encoding="utf-8")
+    return 0
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def _add_serve_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve a local model through the OpenAI and Anthropic APIs (needs the [serve] extra: uvicorn)",
+        description="Serve a local causal LM on /v1/chat/completions, /v1/responses, /v1/messages and /v1/models, "
+        "its reasoning and tool calls parsed by its response template. Nothing is downloaded.",
+    )
+    p.add_argument("model", metavar="MODEL_PATH", help="a local model folder (weights, tokenizer, chat template)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--template", default="auto", metavar="NAME|FILE|auto|derive",
+                   help="the response template: auto (the tokenizer's, else the detected family; default), "
+                   "derive (from the chat template, if proven), a shipped name or a .json file")
+    p.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                   help="weights dtype (default auto: the checkpoint's)")
+    p.add_argument("--max-new-tokens", type=int, default=512, metavar="N",
+                   help="token budget of a request that sets none, and the most one may ask (default 512)")
+    p.add_argument("--model-name", metavar="NAME", help="the model id clients see (default: the folder name)")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Load the model and serve it until interrupted (``hf_response_templates.serve.serve``)."""
+    if not Path(args.model).expanduser().is_dir():
+        raise InputError(args.model, "no such model folder (serve loads local folders only)")
+    if args.max_new_tokens < 1:
+        raise InputError("--max-new-tokens", f"must be at least 1, got {args.max_new_tokens}")
+    try:  # fail early, before loading the model, if the [serve] extra is missing
+        import torch  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise InputError("serve", f"needs {exc.name or 'uvicorn'}, which is not installed: pip install "
+                         '"hf-response-templates[serve]"') from exc
+
+    from .serve import serve
+
+    try:
+        serve(args.model, host=args.host, port=args.port, template=args.template, device=args.device,
+              dtype=args.dtype, max_new_tokens=args.max_new_tokens, model_name=args.model_name,
+              log_level=args.log_level)
+    except (ValueError, KeyError, OSError) as exc:  # no template fits, an unknown template, unreadable files
+        raise InputError(args.model, str(exc).strip("'\"")) from exc
     return 0
 
 

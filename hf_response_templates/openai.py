@@ -281,6 +281,33 @@ def _finish_reason(
     return "length" if limit is not None and new_tokens >= limit and last not in eos else None
 
 
+def chat_inputs(
+    model: Any,
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[Any] | None = None,
+    chat_template_kwargs: Mapping[str, Any] | None = None,
+) -> Any:
+    """The ``generate`` inputs for a conversation: ``tokenizer.apply_chat_template(messages, tools=tools,
+    add_generation_prompt=True)`` as tensors on the model's device (``token_type_ids`` dropped unless the
+    model's ``forward`` takes them)."""
+    inputs = tokenizer.apply_chat_template(
+        messages, tools=tools, add_generation_prompt=True, return_dict=True, return_tensors="pt",
+        **dict(chat_template_kwargs or {}),
+    )
+    if "token_type_ids" in inputs:  # 4.x tokenizers return them; most causal LMs reject them in generate
+        import inspect
+
+        forward = getattr(model, "forward", None)
+        if forward is None or "token_type_ids" not in inspect.signature(forward).parameters:
+            inputs.pop("token_type_ids")
+    device = getattr(model, "device", None)
+    if device is not None and hasattr(inputs, "to"):
+        inputs = inputs.to(device)
+    return inputs
+
+
 def chat_completion_chunks(
     model: Any,
     tokenizer: Any,
@@ -328,19 +355,7 @@ def chat_completion_chunks(
     from .tokenizer import ResponseStreamer, _resolve_template, _underlying_tokenizer
 
     template = _resolve_template(_underlying_tokenizer(tokenizer), response_template)
-    inputs = tokenizer.apply_chat_template(
-        messages, tools=tools, add_generation_prompt=True, return_dict=True, return_tensors="pt",
-        **dict(chat_template_kwargs or {}),
-    )
-    if "token_type_ids" in inputs:  # 4.x tokenizers return them; most causal LMs reject them in generate
-        import inspect
-
-        forward = getattr(model, "forward", None)
-        if forward is None or "token_type_ids" not in inspect.signature(forward).parameters:
-            inputs.pop("token_type_ids")
-    device = getattr(model, "device", None)
-    if device is not None and hasattr(inputs, "to"):
-        inputs = inputs.to(device)
+    inputs = chat_inputs(model, tokenizer, messages, tools=tools, chat_template_kwargs=chat_template_kwargs)
     streamer = ResponseStreamer(tokenizer, tools=tools, response_template=template, strict=False, timeout=timeout)
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens

@@ -24,7 +24,7 @@ This module is ``hf_response_templates.responses``.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hf_response_templates.blocks import Block, BlockStream, function_tools, sse_event
@@ -76,14 +76,19 @@ class ResponsesStream(BlockStream):
         self._seq = 0
 
     def finish(
-        self, finish_reason: str | None = None, *, usage: tuple[int, int] | None = None
+        self,
+        finish_reason: str | None = None,
+        *,
+        usage: tuple[int, int] | None = None,
+        events: Iterable[Mapping[str, Any]] = (),
     ) -> list[dict[str, Any]]:
         """End the stream: the last events, then ``response.completed`` (``response.incomplete`` with
-        ``finish_reason="length"``). ``usage``: (input_tokens, output_tokens)."""
+        ``finish_reason="length"``). ``usage``: (input_tokens, output_tokens). ``events``: a `for_events`
+        stream's last parser events, if held back until the finish reason was known."""
         if finish_reason not in (None, "stop", "length", "tool_calls"):
             raise ValueError(f"unknown finish_reason {finish_reason!r}")
-        events = self._events(self.deltas.finish(finish_reason))
-        events += self._ops(self._blocks.close())
+        out = self._events(self.deltas.finish(finish_reason, events=events))
+        out += self._ops(self._blocks.close())
         response = self._response("incomplete" if finish_reason == "length" else "completed")
         response["output"] = self._items
         if finish_reason == "length":
@@ -104,8 +109,8 @@ class ResponsesStream(BlockStream):
         if b.extras:
             response["fields"] = b.extras
         kind = "response.incomplete" if finish_reason == "length" else "response.completed"
-        events.append(self._event(kind, response=response))
-        return events
+        out.append(self._event(kind, response=response))
+        return out
 
     def _response(self, status: str) -> dict[str, Any]:
         return {
