@@ -38,6 +38,7 @@ from time import perf_counter
 from typing import Any
 
 from . import content as _content
+from . import policy as _policy
 from .delimiters import LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
 from .errors import RegexTimeoutError, ResponseParseError
 from .template import FieldSpec, ResponseTemplate, load_template
@@ -89,6 +90,11 @@ class ResponseParser:
             `start_anchor_pattern`, content `tag_pattern`s; default `BUDGET_TIMEOUTS` x `regex_timeout`).
             When it is spent, every regex delimiter and content regex is disabled for the rest of the stream
             (an `error` event; `errors` lists it), so hostile templates or output cannot hold a server.
+        policy: a `ParsePolicy` (or a dict of some of its keys) over the template's ``"policy"`` defaults:
+            tool calls inside reasoning, calls to functions not in `tools`, text after the last call (see
+            `policy.py`). Its decisions are made when a region closes, so text already streamed as
+            `region_chunk` events is not retracted: a rejected call or held-back content is reported by a
+            `region_malformed` event with ``"policy": True`` (the message has it in ``unparsed``).
 
     Example:
         >>> parser = ResponseParser(template, prefix="<|im_start|>assistant\\n")
@@ -138,6 +144,9 @@ class ResponseParser:
         "_unclaimed",
         "_unclaimed_at",
         "_lenient",
+        "_policy",
+        "_held",
+        "_called",
         "initial_events",
     )
 
@@ -150,8 +159,13 @@ class ResponseParser:
         trace: bool = False,
         regex_timeout: float | None = None,
         regex_budget: float | None = None,
+        policy: _policy.ParsePolicy | Mapping[str, str] | None = None,
     ):
         tpl = load_template(template)
+        pol = None
+        if policy is not None or tpl.policy is not None:  # the default policy runs no policy code at all
+            pol = _policy.resolve_policy(policy, tpl)
+            tpl = _policy.template_for(tpl, pol)
         if prefix is None:
             raise ValueError(_PREFIX_REQUIRED)
         if not isinstance(prefix, str):
@@ -204,6 +218,9 @@ class ResponseParser:
         self._unclaimed: list[str] | None = None
         self._unclaimed_at = 0
         self._lenient: list[ResponseParseError] | None = None  # errors `parse_response(strict=True)` does not raise
+        self._policy = pol  # a non-default `policy.ParsePolicy`, or None
+        self._held: list[tuple[Any, int | None]] | None = None  # content after the last call (policy)
+        self._called = False  # a tool call was stored (policy)
         self.initial_events: list[dict[str, Any]] = []
         if tpl.start_anchor.literals is None:  # a `start_anchor_pattern` search counts against the budget
             t0 = perf_counter()
@@ -311,6 +328,8 @@ class ResponseParser:
         if self._opened:
             self._close_region(events, at_end=True)
             self._opened = False
+        if self._held:
+            self._flush_held(events)
         for name in self._tpl.required:
             if name not in self._assigned:
                 self._errors.append(
@@ -566,6 +585,10 @@ class ResponseParser:
                 _content.REGEX_TIMEOUT.reset(token)
             if regex_content:
                 self._spend(perf_counter() - t0, events)
+        if self._policy is not None:
+            value = self._apply_policy(field, value, body, events)
+            if value is _policy.HANDLED:
+                return
         if self._store(field, value):
             if events is None:
                 pass
@@ -582,6 +605,53 @@ class ResponseParser:
                 position=self._position(),
             )
             self._malformed_region(field, body, error, events, at_end)
+
+    def _apply_policy(self, field: FieldSpec, value: Any, body: str, events: Events) -> Any:
+        """The policy's say on a region's value (see policy.py): the value to store, or `policy.HANDLED`."""
+        pol = self._policy
+        if field.name == _policy.TOOL_FIELD:
+            if pol.unknown_tools == "unparsed" and self._tools:
+                kept, rejected = _policy.check_calls(value, self._tools.by_name)
+                if rejected:
+                    text = body if kept is None else _policy.call_text(rejected)
+                    self._policy_unparsed(field.name, text, _policy.unknown_error(rejected), self._position(), events)
+                    if kept is None:
+                        return _policy.HANDLED
+                    value = kept
+            self._called = True
+            if self._held:  # content before this call is not after the last call: it is content after all
+                held, self._held = self._held, None
+                content = self._tpl.by_name[_policy.CONTENT_FIELD]
+                for text, _ in held:
+                    self._store(content, text)
+                    if events is not None:
+                        events.append({"type": "region_close", "field": content.name, "value": text})
+        elif (field.name == _policy.CONTENT_FIELD and self._called and pol.text_after_tool_calls == "unparsed"
+              and value):
+            if self._held is None:
+                self._held = []
+            self._held.append((value, self._position()))
+            return _policy.HANDLED
+        return value
+
+    def _flush_held(self, events: Events) -> None:
+        """Content written after the last tool call, under ``text_after_tool_calls='unparsed'``."""
+        held, self._held = self._held or [], None
+        for value, position in held:
+            text = value if isinstance(value, str) else str(value)
+            self._policy_unparsed(_policy.CONTENT_FIELD, text, _policy.AFTER_CALLS, position, events)
+
+    def _policy_unparsed(self, field: str, text: str, error: str, position: int | None, events: Events) -> None:
+        """Keep `text` in `message["unparsed"]` by a policy decision (not raised by strict parsing)."""
+        err = ResponseParseError(error, field=field, text=text, position=position)
+        self._malformed.append(err)
+        self._errors.append(err)
+        if self._lenient is None:
+            self._lenient = []
+        self._lenient.append(err)
+        if events is not None:
+            events.append({"type": "region_malformed", "field": field, "text": text, "error": error,
+                           "position": position, "policy": True})
 
     def _position(self) -> int | None:
         """Where the region being closed starts, in generated characters (None if in the prefix)."""
@@ -696,6 +766,7 @@ def parse_response(
     strict: bool = True,
     regex_timeout: float | None = None,
     regex_budget: float | None = None,
+    policy: _policy.ParsePolicy | Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Parse one complete generation into a message dict.
 
@@ -710,6 +781,9 @@ def parse_response(
             is returned anyway and failed regions keep their raw text in `message["unparsed"]`.
         regex_timeout: seconds one regex search may take.
         regex_budget: seconds all regex searches of this parse may take together (see `ResponseParser`).
+        policy: how to read the cases where parsers of the same model disagree (tool calls inside
+            reasoning, calls to functions not in `tools`, text after the last call): a `ParsePolicy` or a
+            dict of some of its keys, over the template's own ``"policy"`` defaults (see `policy.py`).
 
     Example:
         >>> parse_response("<think>Hm</think>Hi!<|im_end|>", template, prefix="")
@@ -721,7 +795,8 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
-    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, regex_budget=regex_budget)
+    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, regex_budget=regex_budget,
+                            policy=policy)
     if text:
         # The whole generation is here, so it is also the end of the stream: no delimiter can be
         # partial, and regex delimiters need no partial matching (which can cost ~0.2 µs per
