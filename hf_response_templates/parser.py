@@ -613,8 +613,8 @@ class ResponseParser:
             if pol.unknown_tools == "unparsed" and self._tools:
                 kept, rejected = _policy.check_calls(value, self._tools.by_name)
                 if rejected:
-                    text = body if kept is None else _policy.call_text(rejected)
-                    self._policy_unparsed(field.name, text, _policy.unknown_error(rejected), self._position(), events)
+                    self._policy_unparsed(field.name, _policy.call_text(rejected), _policy.unknown_error(rejected),
+                                          self._position(), events)
                     if kept is None:
                         return _policy.HANDLED
                     value = kept

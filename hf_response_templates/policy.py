@@ -9,8 +9,9 @@ places, and neither reading is a bug:
   ``</think>|(?=<tool_call>)``); ``"reasoning"``: the call is text of the reasoning, which runs to its
   real close (or to the end of the stream).
 * ``unknown_tools``: a call to a function that is not in ``tools=``. ``"keep"``: a tool call like any
-  other; ``"unparsed"``: not a tool call: its raw text goes to ``message["unparsed"]`` (field
-  ``tool_calls``) with the error naming the function. Applies only when ``tools`` are given.
+  other; ``"unparsed"``: not a tool call: it goes to ``message["unparsed"]`` (field ``tool_calls``, the
+  call as JSON text, the error naming the function, the position of its region). Applies only when
+  ``tools`` are given (without them there is nothing to check against).
 * ``text_after_tool_calls``: content the model writes after its last tool call. ``"content"``: content,
   joined to the text before the calls; ``"unparsed"``: not content: it goes to ``message["unparsed"]``
   (field ``content``). Content between two calls is not after the last one and stays content.
@@ -359,8 +360,8 @@ def check_calls(value: Any, known: Mapping[str, Any]) -> tuple[Any, list[Any]]:
         return value, []
     if not isinstance(value, list):
         return None, [value]
-    kept = [c for c, n in zip(value, names) if isinstance(n, str) and n in known]
-    rejected = [c for c, n in zip(value, names) if not (isinstance(n, str) and n in known)]
+    kept = [c for c, n in zip(value, names, strict=True) if isinstance(n, str) and n in known]
+    rejected = [c for c, n in zip(value, names, strict=True) if not (isinstance(n, str) and n in known)]
     return (kept or None), rejected
 
 
@@ -370,5 +371,6 @@ def unknown_error(rejected: list[Any]) -> str:
 
 
 def call_text(rejected: list[Any]) -> str:
-    """The text kept in `unparsed` for calls rejected from a region that also held known calls."""
+    """The text kept in `unparsed` for rejected calls: the call (or the list of them) as JSON, with its name
+    and arguments (the raw region may not hold the name: it is often in the open delimiter)."""
     return json.dumps(rejected if len(rejected) > 1 else rejected[0], ensure_ascii=False)
