@@ -117,6 +117,9 @@ _KEYS = tuple(_ALLOWED)
 
 DEFAULT_POLICY = ParsePolicy()
 
+#: Guards the caches of `resolve_policy` and `template_for`.
+_variants_lock = threading.Lock()
+
 
 def _check_mapping(policy: Mapping[str, Any]) -> None:
     unknown = sorted(str(k) for k in policy if k not in _ALLOWED)
@@ -157,6 +160,14 @@ def resolve_policy(policy: ParsePolicy | Mapping[str, Any] | None, template: Res
         ValueError: an unknown key or value, named.
         TypeError: `policy` is neither a `ParsePolicy` nor a mapping.
     """
+    try:
+        key = (id(template), policy if isinstance(policy, ParsePolicy) or policy is None
+               else tuple(policy.items()))  # type: ignore[union-attr]
+        hit = _resolved.get(key)
+    except (AttributeError, TypeError):  # not a mapping, or unhashable values: resolved (and rejected) below
+        key, hit = None, None
+    if hit is not None and hit[0] is template:
+        return hit[1]
     base = template.policy or DEFAULT_POLICY
     if policy is None:
         result = base
@@ -167,7 +178,18 @@ def resolve_policy(policy: ParsePolicy | Mapping[str, Any] | None, template: Res
         result = replace(base, **policy) if policy else base
     else:
         raise TypeError(f"policy must be a ParsePolicy or a dict of policy keys, got {type(policy).__name__}")
-    return None if result.is_default else result
+    resolved = None if result.is_default else result
+    if key is not None:
+        with _variants_lock:
+            _resolved[key] = (template, resolved)
+            if len(_resolved) > 256:
+                del _resolved[next(iter(_resolved))]
+    return resolved
+
+
+#: `resolve_policy` results: (id(template), the policy or its items) -> (template, result). A hit needs the very
+#: same compiled template (kept alive by the entry, so its id is not reused).
+_resolved: dict[tuple, tuple[Any, ParsePolicy | None]] = {}
 
 
 # ---------------------------------------------------------------------------------------------- reasoning
@@ -310,7 +332,6 @@ def without_reasoning_rules(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 _variants: dict[tuple[int, str], tuple[Any, Any]] = {}
-_variants_lock = threading.Lock()
 
 
 def template_for(template: ResponseTemplate, policy: ParsePolicy | None) -> ResponseTemplate:
