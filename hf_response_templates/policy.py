@@ -35,10 +35,7 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Literal, get_args
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .template import ResponseTemplate
+from typing import Any, Literal, Protocol, TypeVar, get_args
 
 __all__ = [
     "ParsePolicy",
@@ -117,6 +114,19 @@ _KEYS = tuple(_ALLOWED)
 
 DEFAULT_POLICY = ParsePolicy()
 
+
+class CompiledTemplate(Protocol):
+    """What the policy reads of a compiled template (`template.ResponseTemplate`, which imports this module)."""
+
+    @property
+    def policy(self) -> ParsePolicy | None: ...
+
+    @property
+    def source(self) -> dict[str, Any]: ...
+
+
+_Template = TypeVar("_Template", bound=CompiledTemplate)
+
 #: Guards the caches of `resolve_policy` and `template_for`.
 _variants_lock = threading.Lock()
 
@@ -151,7 +161,7 @@ def policy_from_template(raw: Any) -> ParsePolicy | None:
     return None if policy.is_default else policy
 
 
-def resolve_policy(policy: ParsePolicy | Mapping[str, Any] | None, template: ResponseTemplate) -> ParsePolicy | None:
+def resolve_policy(policy: ParsePolicy | Mapping[str, Any] | None, template: CompiledTemplate) -> ParsePolicy | None:
     """The policy of one parse: the template's defaults, overridden key by key by `policy`.
 
     Returns None when the result is the neutral policy (the parser's fast default).
@@ -334,7 +344,7 @@ def without_reasoning_rules(spec: dict[str, Any]) -> dict[str, Any]:
 _variants: dict[tuple[int, str], tuple[Any, Any]] = {}
 
 
-def template_for(template: ResponseTemplate, policy: ParsePolicy | None) -> ResponseTemplate:
+def template_for(template: _Template, policy: ParsePolicy | None) -> _Template:
     """The template to parse with under `policy`: `template` itself, or (for a ``tool_calls_in_reasoning``
     other than the template's own) its variant, compiled once. The variant is the template's source (which
     always keeps the reasoning rules: `template._compile` removes them from a copy) with the policy key
@@ -351,7 +361,7 @@ def template_for(template: ResponseTemplate, policy: ParsePolicy | None) -> Resp
 
     source = template.source
     source["policy"] = {**(source.get("policy") or {}), "tool_calls_in_reasoning": wanted}
-    variant = load_template(source)
+    variant: Any = load_template(source)
     with _variants_lock:
         _variants[key] = (template, variant)
         if len(_variants) > 256:
