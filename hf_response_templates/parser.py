@@ -609,6 +609,7 @@ class ResponseParser:
     def _apply_policy(self, field: FieldSpec, value: Any, body: str, events: Events) -> Any:
         """The policy's say on a region's value (see policy.py): the value to store, or `policy.HANDLED`."""
         pol = self._policy
+        assert pol is not None  # called only with a policy
         if field.name == _policy.TOOL_FIELD:
             if pol.unknown_tools == "unparsed" and self._tools:
                 kept, rejected = _policy.check_calls(value, self._tools.by_name)
