@@ -1097,12 +1097,19 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         response_template: dict | ResponseTemplate | None = None,
         strict: bool = True,
         timeout: float | None = None,
+        policy: ParsePolicy | dict[str, str] | None = None,
     ) -> None:
         super().__init__(timeout)
         self._strict = strict
         self.tokenizer = _underlying_tokenizer(tokenizer)
         self._template = _resolve_template(self.tokenizer, response_template)
         self._tools = tools
+        if policy is not None:  # a bad key or value fails here, not in generate's thread
+            from .policy import resolve_policy
+            from .template import load_template
+
+            resolve_policy(policy, load_template(self._template))
+        self._policy = policy
         self._parser: Any = None
         self._ids: list[int] = []
         self._prefix_offset = 0  # ids[_prefix_offset:_read_offset] is decoding context, already emitted
@@ -1182,7 +1189,7 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         # A prompt ending inside a UTF-8 character: the response completes (and owns) the character.
         prefix_text = prefix_text.rstrip("\ufffd") if prefix_text.endswith("\ufffd") else prefix_text
         _, ResponseParser, _, _ = _engine()
-        self._parser = ResponseParser(self._template, prefix_text, tools=self._tools)
+        self._parser = ResponseParser(self._template, prefix_text, tools=self._tools, policy=self._policy)
         self._prefix_text = prefix_text
         self._ids = list(prompt_ids)
         self._read_offset = len(self._ids)
@@ -1243,6 +1250,7 @@ def _make_response_streamer_class() -> type:
                 Waiting cannot hang on a failed generation: if `generate` raises in a `threading.Thread`
                 (a bad keyword argument, out of memory), iterating raises that exception. (In an executor,
                 whose futures keep exceptions, pass a timeout or check the future.)
+            policy: as in `parse_response` (checked here).
 
         Example:
             >>> from threading import Thread

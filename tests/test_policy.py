@@ -357,3 +357,22 @@ def test_every_family_documents_its_policy_defaults_with_a_source():
             # a default other than the neutral one names where it comes from
             if value != getattr(DEFAULT_POLICY, key):
                 assert info["sources"][key].startswith(value + ":") and "vLLM" in info["sources"][key], (name, key)
+
+
+def test_response_streamer_takes_a_policy_and_checks_it_at_once():
+    from _tiny_model import scripted_generate, tiny_model
+    from _tokenizers import byte_level_tokenizer
+
+    from hf_response_templates.tokenizer import ResponseStreamer
+
+    tok = byte_level_tokenizer()
+    tok.response_template = get_template("qwen3")
+    with pytest.raises(ValueError, match="unknown_tools"):
+        ResponseStreamer(tok, policy={"unknown_tools": "drop"})
+    prompt = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    out = 'Hi.<tool_call>{"name": "a", "arguments": {}}</tool_call>After.<|im_end|>'
+    streamer = ResponseStreamer(tok, policy={"text_after_tool_calls": "unparsed"})
+    scripted_generate(tiny_model(tok), tok, [prompt], [out], streamer=streamer)
+    events = list(streamer)
+    assert streamer.message == parse_response(out, "qwen3", prefix=prompt, policy={"text_after_tool_calls": "unparsed"})
+    assert [e["text"] for e in events if e.get("policy")] == ["After."]
