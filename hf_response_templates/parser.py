@@ -474,14 +474,18 @@ class ResponseParser:
         if not text or text.isspace():
             return
         error = ResponseParseError(UNCLAIMED, field=None, text=text, position=at - self._gen_start)
+        self._keep_lenient(error)
+        if events is not None:
+            events.append({"type": "text_unclaimed", "field": None, "text": text, "error": UNCLAIMED,
+                           "position": error.position})
+
+    def _keep_lenient(self, error: ResponseParseError) -> None:
+        """Keep `error`'s text in `message["unparsed"]` and in `errors`, but not in `strict_errors`."""
         self._malformed.append(error)
         self._errors.append(error)
         if self._lenient is None:
             self._lenient = []
         self._lenient.append(error)
-        if events is not None:
-            events.append({"type": "text_unclaimed", "field": None, "text": text, "error": UNCLAIMED,
-                           "position": error.position})
 
     def _compact_body(self) -> None:
         """Join the chunks routed since the last compaction into one string, so that a long region
@@ -644,12 +648,7 @@ class ResponseParser:
 
     def _policy_unparsed(self, field: str, text: str, error: str, position: int | None, events: Events) -> None:
         """Keep `text` in `message["unparsed"]` by a policy decision (not raised by strict parsing)."""
-        err = ResponseParseError(error, field=field, text=text, position=position)
-        self._malformed.append(err)
-        self._errors.append(err)
-        if self._lenient is None:
-            self._lenient = []
-        self._lenient.append(err)
+        self._keep_lenient(ResponseParseError(error, field=field, text=text, position=position))
         if events is not None:
             events.append({"type": "region_malformed", "field": field, "text": text, "error": error,
                            "position": position, "policy": True})

@@ -51,6 +51,8 @@ os.environ["HF_RESPONSE_TEMPLATES_NO_PATCH"] = "1"  # leave vLLM's tokenizers as
 import regex  # noqa: E402
 from _real_outputs import load_corpus, normalise_expected  # noqa: E402
 
+from hf_response_templates.tools import _json_type as json_type  # noqa: E402
+
 #: family -> (tool-call parser, reasoning parser, harmony) as vLLM 0.33's docs (docs/features/tool_calling.md,
 #: docs/features/reasoning_outputs.md) name them for the family's models.
 PARSERS: dict[str, tuple[str | None, str | None, bool]] = {
@@ -123,21 +125,9 @@ def request_tools(record) -> list[dict[str, Any]]:
         args = call["arguments"] if isinstance(call["arguments"], dict) else {}
         props = schemas.setdefault(call["name"], {})
         for key, value in args.items():  # the expected values' JSON types, as the tests' requests declare them
-            props.setdefault(key, {"type": _json_type(value)})
+            props.setdefault(key, {"type": json_type(value)})
     return [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": p}}}
             for n, p in (schemas or {"unused_tool": {}}).items()]
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, (dict, list)):
-        return "object" if isinstance(value, dict) else "array"
-    return "null" if value is None else "string"
 
 
 def _request(record):
