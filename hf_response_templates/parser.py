@@ -590,7 +590,7 @@ class ResponseParser:
             if regex_content:
                 self._spend(perf_counter() - t0, events)
         if self._policy is not None:
-            value = self._apply_policy(field, value, body, events)
+            value = self._apply_policy(field, value, events)
             if value is _policy.HANDLED:
                 return
         if self._store(field, value):
@@ -610,7 +610,7 @@ class ResponseParser:
             )
             self._malformed_region(field, body, error, events, at_end)
 
-    def _apply_policy(self, field: FieldSpec, value: Any, body: str, events: Events) -> Any:
+    def _apply_policy(self, field: FieldSpec, value: Any, events: Events) -> Any:
         """The policy's say on a region's value (see policy.py): the value to store, or `policy.HANDLED`."""
         pol = self._policy
         assert pol is not None  # called only with a policy
