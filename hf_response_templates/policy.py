@@ -21,12 +21,13 @@ Nothing is silently dropped: where a peer drops text, the policy value that matc
 policy decision, not a region that failed to parse).
 
 A template may carry its own defaults as the top-level key ``"policy"`` (the shipped templates do where
-the vendor's server differs from the neutral values, with the source in ``library.TEMPLATE_INFO``); the
+the vendor's server differs from the neutral values, with the source in ``library.POLICY_SOURCES``); the
 ``policy=`` argument of `parse_response` / `ResponseParser` / the tokenizer methods overrides them key by
 key.
 
-The module is also the parser's policy logic: `ResponseParser` calls `check_calls`, `hold_content`
-and `flush_held` only when a non-default policy is in effect, so the default costs nothing per chunk.
+The helpers of the parser's small policy hooks live here (`resolve_policy`, `template_for`, `check_calls`);
+`ResponseParser` runs its hooks only when a non-default policy is in effect (one ``is None`` test per
+region otherwise), so the default costs nothing per chunk.
 """
 
 from __future__ import annotations
@@ -332,6 +333,9 @@ def without_reasoning_rules(spec: dict[str, Any]) -> dict[str, Any]:
     for name, alts in reasoning_rules(spec).items():
         raw = spec["fields"][name]
         kept = [a for a in _top_level_alternatives(raw["close_pattern"]) if a not in alts]
+        if not kept:  # the rule was the only close: the region runs to the end of the stream
+            del raw["close_pattern"]
+            continue
         literal = kept[0] if len(kept) == 1 else None
         if literal is not None and _leading_literal(literal) == literal.replace("\\", ""):
             del raw["close_pattern"]

@@ -375,3 +375,14 @@ def test_response_streamer_takes_a_policy_and_checks_it_at_once():
     events = list(streamer)
     assert streamer.message == parse_response(out, "qwen3", prefix=prompt, policy={"text_after_tool_calls": "unparsed"})
     assert [e["text"] for e in events if e.get("policy")] == ["After."]
+
+
+def test_a_reasoning_close_made_only_of_the_rule_runs_to_the_end_under_reasoning():
+    template = {"start_anchor": "<|im_start|>assistant\n", "fields": {
+        "reasoning_content": {"open": "<think>", "close_pattern": "(?=<tool_call>)"},
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "content": "json", "repeats": True},
+        "content": {}}}
+    out = '<think>Plan.<tool_call>{"name": "f"}</tool_call>'
+    assert parse_response(out, template, prefix="")["tool_calls"] == [{"name": "f"}]
+    kept = parse_response(out, template, prefix="", policy={"tool_calls_in_reasoning": "reasoning"})
+    assert kept == {"reasoning_content": 'Plan.<tool_call>{"name": "f"}</tool_call>'}
