@@ -27,6 +27,7 @@ from .content import ContentParser, content_parsers, register_content_parser
 from .errors import RegexTimeoutError, ResponseParseError, TemplateError
 from .library import attach, detect_template, get_template, list_templates
 from .parser import ResponseParser, parse_response
+from .policy import ParsePolicy
 from .template import ResponseTemplate, load_template
 from .tokenizer import (
     NoResponseTemplateError,
@@ -60,6 +61,7 @@ def __getattr__(name: str) -> type:
 __all__ = [
     "ContentParser",
     "NoResponseTemplateError",
+    "ParsePolicy",
     "ResponseEventStream",
     "ResponseStreamer",
     "ResponseTemplateMixin",

@@ -33,6 +33,7 @@ from typing import Any
 
 __all__ = [
     "TEMPLATE_INFO",
+    "POLICY_SOURCES",
     "UnknownTemplateError",
     "NoTemplateDetectedError",
     "attach",
@@ -519,10 +520,83 @@ def get_template(name: str) -> dict:
     return copy.deepcopy(_load(name))
 
 
+_VLLM = "vLLM 0.33.0 "
+_EXTRACT_QWEN3 = (_VLLM + "vllm/parser/qwen3.py: (REASONING, TOOL_START) ends the reasoning and starts a call; "
+                  "tests/reasoning/test_qwen3_reasoning_parser.py tool_call_no_think_end expects the call")
+_KEEP_UNKNOWN = (_VLLM + "keeps calls to any function (ParserEngineConfig.validate_tool_names defaults to False; "
+                 "vllm/tool_parsers/hermes_tool_parser.py never checks names); SGLang's JSON detectors drop them "
+                 "(python/sglang/srt/function_call/base_format_detector.py parse_base_json): 'unparsed' gives that")
+_REJECT_UNKNOWN = "rejects calls to functions not in the request's tools (ParserEngineConfig validate_tool_names=True)"
+_CONTENT_AFTER_HERMES = (
+    "content (nothing is lost). vLLM's and SGLang's hermes parsers keep only the text before the first "
+    "<tool_call> (vllm/tool_parsers/hermes_tool_parser.py extract_tool_calls; sglang hermes_detector.py "
+    "detect_and_parse): 'unparsed' gives their message for text after the last call, without deleting it")
+
+#: Where each family's parse-policy defaults come from (`policy.ParsePolicy`; the values themselves are the
+#: template's ``"policy"`` key, neutral where it has none). Families not listed use the neutral defaults
+#: (extract, keep, content): see `NEUTRAL_POLICY_SOURCE`.
+POLICY_SOURCES: dict[str, dict[str, str]] = {
+    "qwen3": {"tool_calls_in_reasoning": _EXTRACT_QWEN3, "unknown_tools": _KEEP_UNKNOWN,
+              "text_after_tool_calls": _CONTENT_AFTER_HERMES},
+    "qwen3.5": {"tool_calls_in_reasoning": _EXTRACT_QWEN3, "unknown_tools": _KEEP_UNKNOWN,
+                "text_after_tool_calls": "content; " + _VLLM + "tests/tool_parsers/test_qwen3coder_tool_parser.py "
+                "expects content around XML calls"},
+    "qwen3-thinking-2507": {"tool_calls_in_reasoning": _EXTRACT_QWEN3, "unknown_tools": _KEEP_UNKNOWN},
+    "qwen3-coder": {"unknown_tools": _KEEP_UNKNOWN},
+    "hermes3": {"unknown_tools": _KEEP_UNKNOWN, "text_after_tool_calls": _CONTENT_AFTER_HERMES},
+    "smollm3": {"unknown_tools": _KEEP_UNKNOWN + " (vLLM serves SmolLM3 with the hermes parser)",
+                "text_after_tool_calls": _CONTENT_AFTER_HERMES},
+    "glm-4.6": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/glm47_moe.py (the glm45 tool parser): "
+                "(REASONING, TOOL_START) ends the reasoning and starts a call",
+                "unknown_tools": "unparsed: " + _VLLM + "vllm/parser/glm47_moe.py, used for GLM-4.5/4.6 too ("
+                "vllm/tool_parsers/__init__.py glm45 -> glm47_moe_tool_parser), " + _REJECT_UNKNOWN},
+    "glm-4.7": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/glm47_moe.py: (REASONING, TOOL_START) ends the "
+                "reasoning and starts a call",
+                "unknown_tools": "unparsed: " + _VLLM + "vllm/parser/glm47_moe.py " + _REJECT_UNKNOWN},
+    "minimax-m2": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/minimax_m2.py: (REASONING, TOOL_START) ends "
+                   "the reasoning and starts a call",
+                   "unknown_tools": "unparsed: " + _VLLM + "vllm/parser/minimax_m2.py " + _REJECT_UNKNOWN},
+    "gemma4": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/gemma4.py: (REASONING, TOOL_START) ends the "
+               "reasoning and starts a call; Ollama left such a call in the thinking (ollama/ollama#18307): "
+               "'reasoning' gives that"},
+    "kimi-k2": {"unknown_tools": _VLLM + "vllm/parser/kimi_k2.py: validate_tool_names=False (calls kept)"},
+    "kimi-k2-thinking": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/kimi_k2.py: (REASONING, "
+                         "TOOL_SECTION_START) ends the reasoning",
+                         "unknown_tools": _VLLM + "vllm/parser/kimi_k2.py: validate_tool_names=False (calls kept)"},
+    "deepseek-v3.1": {"tool_calls_in_reasoning": "extract: the template's rule (DeepSeek-V3.1 calls tools in "
+                      "non-thinking mode); " + _VLLM + "vllm/reasoning/deepseek_r1_reasoning_parser.py keeps "
+                      "everything before </think> as reasoning: 'reasoning' gives that",
+                      "text_after_tool_calls": "content: " + _VLLM + "vllm/tool_parsers/deepseekv3_tool_parser.py "
+                      "keeps it; its deepseekv31_tool_parser.py keeps only the text before the calls "
+                      "(model_output[:find(tool_calls_begin)]): 'unparsed' gives that"},
+    "deepseek-r1": {"tool_calls_in_reasoning": "extract: the template's rule; " + _VLLM
+                    + "vllm/reasoning/deepseek_r1_reasoning_parser.py keeps everything before </think> as "
+                    "reasoning: 'reasoning' gives that"},
+    "gpt-oss": {"tool_calls_in_reasoning": "not applicable: a harmony tool call is a message of its own with a "
+                "recipient (to=...), on the analysis or commentary channel, never text inside the analysis "
+                "message; the template has no reasoning rule, so the key changes nothing"},
+}
+
+#: The source of the neutral defaults, for families `POLICY_SOURCES` does not list.
+NEUTRAL_POLICY_SOURCE = (
+    "neutral defaults: extract (the template's own rule, if it has one), keep, content: nothing the model "
+    "wrote is moved out of the message unless a vendor's server is known to do so")
+
+
 def template_info(name: str) -> dict[str, Any]:
-    """Documentation of a shipped template: ``{"models": [...], "chat_template": ..., "doc": ...}``."""
-    get_template(name)  # validates the name
-    return copy.deepcopy(TEMPLATE_INFO.get(name, {"models": [], "doc": ""}))
+    """Documentation of a shipped template: ``{"models": [...], "chat_template": ..., "doc": ..., "policy": ...}``.
+
+    ``policy`` holds the family's parse-policy defaults (``"defaults"``, the template's ``"policy"`` key with
+    every key filled in) and where each comes from (``"sources"``, see `POLICY_SOURCES`).
+    """
+    from .policy import DEFAULT_POLICY, policy_from_template
+
+    template = get_template(name)  # validates the name
+    info = copy.deepcopy(TEMPLATE_INFO.get(name, {"models": [], "doc": ""}))
+    defaults = (policy_from_template(template.get("policy")) or DEFAULT_POLICY).as_dict()
+    sources = POLICY_SOURCES.get(name, {})
+    info["policy"] = {"defaults": defaults, "sources": {key: sources.get(key, NEUTRAL_POLICY_SOURCE) for key in defaults}}
+    return info
 
 
 # --------------------------------------------------------------------------- detection

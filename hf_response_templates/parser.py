@@ -38,6 +38,7 @@ from time import perf_counter
 from typing import Any
 
 from . import content as _content
+from . import policy as _policy
 from .delimiters import LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
 from .errors import RegexTimeoutError, ResponseParseError
 from .template import FieldSpec, ResponseTemplate, load_template
@@ -89,6 +90,11 @@ class ResponseParser:
             `start_anchor_pattern`, content `tag_pattern`s; default `BUDGET_TIMEOUTS` x `regex_timeout`).
             When it is spent, every regex delimiter and content regex is disabled for the rest of the stream
             (an `error` event; `errors` lists it), so hostile templates or output cannot hold a server.
+        policy: a `ParsePolicy` (or a dict of some of its keys) over the template's ``"policy"`` defaults:
+            tool calls inside reasoning, calls to functions not in `tools`, text after the last call (see
+            `policy.py`). Its decisions are made when a region closes, so text already streamed as
+            `region_chunk` events is not retracted: a rejected call or held-back content is reported by a
+            `region_malformed` event with ``"policy": True`` (the message has it in ``unparsed``).
 
     Example:
         >>> parser = ResponseParser(template, prefix="<|im_start|>assistant\\n")
@@ -140,6 +146,9 @@ class ResponseParser:
         "_unclaimed_at",
         "_lenient",
         "_mk",
+        "_policy",
+        "_held",
+        "_called",
         "initial_events",
     )
 
@@ -152,8 +161,13 @@ class ResponseParser:
         trace: bool = False,
         regex_timeout: float | None = None,
         regex_budget: float | None = None,
+        policy: _policy.ParsePolicy | Mapping[str, str] | None = None,
     ):
         tpl = load_template(template)
+        pol = None
+        if policy is not None or tpl.policy is not None:  # the default policy runs no policy code at all
+            pol = _policy.resolve_policy(policy, tpl)
+            tpl = _policy.template_for(tpl, pol)
         if prefix is None:
             raise ValueError(_PREFIX_REQUIRED)
         if not isinstance(prefix, str):
@@ -209,6 +223,9 @@ class ResponseParser:
         self._unclaimed_at = 0
         self._lenient: list[ResponseParseError] | None = None  # errors `parse_response(strict=True)` does not raise
         self._mk: Any = None  # the open region's `content.MarkupStream` (a `text` field with `remove_pattern`)
+        self._policy = pol  # a non-default `policy.ParsePolicy`, or None
+        self._held: list[tuple[Any, int | None]] | None = None  # content after the last call (policy)
+        self._called = False  # a tool call was stored (policy)
         self.initial_events: list[dict[str, Any]] = []
         if tpl.start_anchor.literals is None:  # a `start_anchor_pattern` search counts against the budget
             t0 = perf_counter()
@@ -328,6 +345,8 @@ class ResponseParser:
             self._vend = None
             self._close_region(events, at_end=True, decoded=decoded)
             self._opened = False
+        if self._held:
+            self._flush_held(events)
         for name in self._tpl.required:
             if name not in self._assigned:
                 self._errors.append(
@@ -506,14 +525,18 @@ class ResponseParser:
         if not text or text.isspace():
             return
         error = ResponseParseError(UNCLAIMED, field=None, text=text, position=at - self._gen_start)
+        self._keep_lenient(error)
+        if events is not None:
+            events.append({"type": "text_unclaimed", "field": None, "text": text, "error": UNCLAIMED,
+                           "position": error.position})
+
+    def _keep_lenient(self, error: ResponseParseError) -> None:
+        """Keep `error`'s text in `message["unparsed"]` and in `errors`, but not in `strict_errors`."""
         self._malformed.append(error)
         self._errors.append(error)
         if self._lenient is None:
             self._lenient = []
         self._lenient.append(error)
-        if events is not None:
-            events.append({"type": "text_unclaimed", "field": None, "text": text, "error": UNCLAIMED,
-                           "position": error.position})
 
     def _compact_body(self) -> None:
         """Join the chunks routed since the last compaction into one string, so that a long region
@@ -649,6 +672,10 @@ class ResponseParser:
             rest = mk.rest(field.markup.sub(body))
             if rest:
                 events.append({"type": "region_chunk", "field": field.name, "text": rest, "dirty": False})
+        if self._policy is not None:
+            value = self._apply_policy(field, value, events)
+            if value is _policy.HANDLED:
+                return
         if self._store(field, value):
             if field.report is not None:
                 self._report_marks(field, body, value)
@@ -688,6 +715,49 @@ class ResponseParser:
             mark["start"] += base
             mark["end"] += base
             out.append({"field": field.name, **mark})
+
+    def _apply_policy(self, field: FieldSpec, value: Any, events: Events) -> Any:
+        """The policy's say on a region's value (see policy.py): the value to store, or `policy.HANDLED`."""
+        pol = self._policy
+        assert pol is not None  # called only with a policy
+        if field.name == _policy.TOOL_FIELD:
+            if pol.unknown_tools == "unparsed" and self._tools:
+                kept, rejected = _policy.check_calls(value, self._tools.by_name)
+                if rejected:
+                    self._policy_unparsed(field.name, _policy.call_text(rejected), _policy.unknown_error(rejected),
+                                          self._position(), events)
+                    if kept is None:
+                        return _policy.HANDLED
+                    value = kept
+            self._called = True
+            if self._held:  # content before this call is not after the last call: it is content after all
+                held, self._held = self._held, None
+                content = self._tpl.by_name[_policy.CONTENT_FIELD]
+                for text, _ in held:
+                    self._store(content, text)
+                    if events is not None:
+                        events.append({"type": "region_close", "field": content.name, "value": text})
+        elif (field.name == _policy.CONTENT_FIELD and self._called and pol.text_after_tool_calls == "unparsed"
+              and value):
+            if self._held is None:
+                self._held = []
+            self._held.append((value, self._position()))
+            return _policy.HANDLED
+        return value
+
+    def _flush_held(self, events: Events) -> None:
+        """Content written after the last tool call, under ``text_after_tool_calls='unparsed'``."""
+        held, self._held = self._held or [], None
+        for value, position in held:
+            text = value if isinstance(value, str) else str(value)
+            self._policy_unparsed(_policy.CONTENT_FIELD, text, _policy.AFTER_CALLS, position, events)
+
+    def _policy_unparsed(self, field: str, text: str, error: str, position: int | None, events: Events) -> None:
+        """Keep `text` in `message["unparsed"]` by a policy decision (not raised by strict parsing)."""
+        self._keep_lenient(ResponseParseError(error, field=field, text=text, position=position))
+        if events is not None:
+            events.append({"type": "region_malformed", "field": field, "text": text, "error": error,
+                           "position": position, "policy": True})
 
     def _position(self) -> int | None:
         """Where the region being closed starts, in generated characters (None if in the prefix)."""
@@ -802,6 +872,7 @@ def parse_response(
     strict: bool = True,
     regex_timeout: float | None = None,
     regex_budget: float | None = None,
+    policy: _policy.ParsePolicy | Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Parse one complete generation into a message dict.
 
@@ -816,6 +887,9 @@ def parse_response(
             is returned anyway and failed regions keep their raw text in `message["unparsed"]`.
         regex_timeout: seconds one regex search may take.
         regex_budget: seconds all regex searches of this parse may take together (see `ResponseParser`).
+        policy: how to read the cases where parsers of the same model disagree (tool calls inside
+            reasoning, calls to functions not in `tools`, text after the last call): a `ParsePolicy` or a
+            dict of some of its keys, over the template's own ``"policy"`` defaults (see `policy.py`).
 
     Example:
         >>> parse_response("<think>Hm</think>Hi!<|im_end|>", template, prefix="")
@@ -827,7 +901,8 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
-    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, regex_budget=regex_budget)
+    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, regex_budget=regex_budget,
+                            policy=policy)
     if text:
         # The whole generation is here, so it is also the end of the stream: no delimiter can be
         # partial, and regex delimiters need no partial matching (which can cost ~0.2 µs per

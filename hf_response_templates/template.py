@@ -24,6 +24,7 @@ import regex
 from .content import get_content_parser, parse_json, parse_text
 from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
+from .policy import ParsePolicy, policy_from_template, without_reasoning_rules
 from .transform import ONE_KEY_STEPS, compile_transform, placeholder_roots
 
 __all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH", "RESERVED_KEYS"]
@@ -49,7 +50,7 @@ MAX_REGEX_TEXT = 16_384
 MAX_REGEX_EXPANSION_TOTAL = 200_000
 _CACHE_SIZE = 256
 
-_TOP_KEYS = {"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"}
+_TOP_KEYS = {"version", "defaults", "fields", "start_anchor", "start_anchor_pattern", "policy"}
 _FIELD_KEYS = {
     "open",
     "open_pattern",
@@ -120,6 +121,7 @@ class ResponseTemplate:
     required: tuple[str, ...]  # fields with 'optional': false
     hold_whitespace: bool  # whitespace alone does not open the implicit field (see parser.py)
     has_regex: bool  # some delimiter, the start anchor or a content parser runs a regex (timed by the parser)
+    policy: ParsePolicy | None  # the template's "policy" key (None: the neutral defaults; see policy.py)
     _snapshot: dict[str, Any]  # a private deep copy of the dict this was compiled from (see load_template)
 
     @property
@@ -375,6 +377,11 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
     if len(fields_raw) > MAX_FIELDS:
         raise TemplateError(f"has {len(fields_raw)} fields; at most {MAX_FIELDS} are allowed", key="fields")
 
+    policy = policy_from_template(spec.get("policy"))
+    if policy is not None and policy.tool_calls_in_reasoning == "reasoning":
+        # a tool call written inside reasoning stays reasoning: compile without the close alternatives that end
+        # reasoning where a call starts (the source, `_source_json`, keeps them: see policy.template_for)
+        fields_raw = without_reasoning_rules({"fields": _plain_copy(fields_raw)})["fields"]
     _check_delimiter_budget(spec, fields_raw)
     anchor = _delimiter(spec, "start_anchor", "start_anchor_pattern", field=None, kind=OPEN, rank=0)
     if anchor is None:
@@ -440,6 +447,7 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         has_regex=anchor.literals is None
         or any(d is not None and d.literals is None for f in fields for d in (f.open, f.close))
         or any(f.content == "xml-inline" or f.markup is not None for f in fields),
+        policy=policy,
         _snapshot=spec,
     )
 

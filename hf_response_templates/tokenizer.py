@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .parser import ResponseParser  # the engine never imports this module: no cycle
+from .policy import ParsePolicy
 from .template import ResponseTemplate
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
@@ -592,6 +593,7 @@ class ResponseTemplateMixin:
         prefix: SequenceLike | BatchLike | None = None,
         tools: list[dict | Callable] | None = None,
         strict: bool = True,
+        policy: ParsePolicy | dict[str, str] | None = None,
     ) -> dict | list[dict]:
         """Parse what a model generated into a message dict (or a list of them for a batch).
 
@@ -611,6 +613,9 @@ class ResponseTemplateMixin:
                 them); tool-call arguments are typed by the called tool's parameters.
             strict: with `True`, a region whose content fails to parse raises `ResponseParseError`; with
                 `False` the message lists such regions under `"unparsed"`.
+            policy: how to read the cases where parsers of one model disagree (tool calls inside reasoning,
+                calls to functions not in `tools`, text after the last call): a `ParsePolicy` or a dict of some
+                of its keys, over the template's own defaults (`hf_response_templates.policy`).
 
         Returns:
             One message dict for one sequence; a list of dicts for a batch (a one-item batch gives a one-item
@@ -639,7 +644,8 @@ class ResponseTemplateMixin:
         messages = []
         for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired)):
             try:
-                messages.append(engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict))
+                messages.append(engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict,
+                                             policy=policy))
             except ValueError as exc:  # ResponseParseError (strict) or RegexTimeoutError: say which row
                 if batched:
                     exc.row = row  # type: ignore[attr-defined]
@@ -653,6 +659,7 @@ class ResponseTemplateMixin:
         *,
         prefix: SequenceLike | None = None,
         tools: list[dict | Callable] | None = None,
+        policy: ParsePolicy | dict[str, str] | None = None,
     ) -> ResponseParser:
         """A streaming `ResponseParser` for one generation, set up with the prompt.
 
@@ -661,6 +668,7 @@ class ResponseTemplateMixin:
             prefix: **required**, the prompt of this one sequence (text, token ids, a 1-D tensor or a one-row
                 batch). `prefix=""` opts out.
             tools: as for `parse_response`.
+            policy: as for `parse_response`.
 
         Feed it text: if you decode tokens yourself, keep special tokens (`skip_special_tokens=True` deletes
         the delimiters). To stream straight out of `generate`, `ResponseStreamer` does all of this for you.
@@ -676,7 +684,7 @@ class ResponseTemplateMixin:
         template = _resolve_template(tokenizer, response_template)
         prefix_text = _single_prefix_text(tokenizer, prefix)
         _, ResponseParser, _, _ = _engine()
-        return ResponseParser(template, prefix_text, tools=tools)
+        return ResponseParser(template, prefix_text, tools=tools, policy=policy)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1089,12 +1097,19 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         response_template: dict | ResponseTemplate | None = None,
         strict: bool = True,
         timeout: float | None = None,
+        policy: ParsePolicy | dict[str, str] | None = None,
     ) -> None:
         super().__init__(timeout)
         self._strict = strict
         self.tokenizer = _underlying_tokenizer(tokenizer)
         self._template = _resolve_template(self.tokenizer, response_template)
         self._tools = tools
+        if policy is not None:  # a bad key or value fails here, not in generate's thread
+            from .policy import resolve_policy
+            from .template import load_template
+
+            resolve_policy(policy, load_template(self._template))
+        self._policy = policy
         self._parser: Any = None
         self._ids: list[int] = []
         self._prefix_offset = 0  # ids[_prefix_offset:_read_offset] is decoding context, already emitted
@@ -1174,7 +1189,7 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         # A prompt ending inside a UTF-8 character: the response completes (and owns) the character.
         prefix_text = prefix_text.rstrip("\ufffd") if prefix_text.endswith("\ufffd") else prefix_text
         _, ResponseParser, _, _ = _engine()
-        self._parser = ResponseParser(self._template, prefix_text, tools=self._tools)
+        self._parser = ResponseParser(self._template, prefix_text, tools=self._tools, policy=self._policy)
         self._prefix_text = prefix_text
         self._ids = list(prompt_ids)
         self._read_offset = len(self._ids)
@@ -1235,6 +1250,7 @@ def _make_response_streamer_class() -> type:
                 Waiting cannot hang on a failed generation: if `generate` raises in a `threading.Thread`
                 (a bad keyword argument, out of memory), iterating raises that exception. (In an executor,
                 whose futures keep exceptions, pass a timeout or check the future.)
+            policy: as in `parse_response` (checked here).
 
         Example:
             >>> from threading import Thread

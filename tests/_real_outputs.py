@@ -149,13 +149,15 @@ class Outcome:
         return normalise_message(self.record.family, self.streamed) == self.expected
 
 
-def parse_one_shot(record: Record) -> dict[str, Any]:
+def parse_one_shot(record: Record, policy: Mapping[str, str] | None = None) -> dict[str, Any]:
     return parse_response(record.output, get_template(record.family), prefix=record.effective_prefix,
-                          tools=record.tools, strict=False)
+                          tools=record.tools, strict=False, policy=policy)
 
 
-def parse_streamed(record: Record, chunks: Iterable[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    parser = ResponseParser(get_template(record.family), record.effective_prefix, tools=record.tools, trace=True)
+def parse_streamed(record: Record, chunks: Iterable[str], policy: Mapping[str, str] | None = None
+                   ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    parser = ResponseParser(get_template(record.family), record.effective_prefix, tools=record.tools, trace=True,
+                            policy=policy)
     events = list(parser.initial_events)
     for chunk in chunks:
         events.extend(parser.feed(chunk))

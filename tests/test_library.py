@@ -25,7 +25,9 @@ from hf_response_templates.library import (
 )
 
 REQUIRED = {"smollm3", "qwen3", "qwen3-coder", "gpt-oss", "cohere-command-r7b"}
-SPEC_TOP_LEVEL = {"version", "defaults", "start_anchor", "start_anchor_pattern", "fields"}
+#: the SPEC's top-level keys, and "policy": a family's parse-policy defaults (hf_response_templates/policy.py,
+#: docs/response-templates.md "Parse policy")
+SPEC_TOP_LEVEL = {"version", "defaults", "start_anchor", "start_anchor_pattern", "fields", "policy"}
 SPEC_FIELD_KEYS = {
     "open",
     "open_pattern",

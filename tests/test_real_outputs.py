@@ -34,6 +34,7 @@ from _real_outputs import (
     parse_streamed,
     run,
     table,
+    token_chunks,
     unclaimed_text,
 )
 from hf_response_templates.library import list_templates
@@ -53,6 +54,9 @@ class Known:
     #: for ``policy``: our message, in the record's ``expected`` form, plus ``unparsed``: the fields
     #: (``None`` for text outside every region) whose raw text is kept in ``message["unparsed"]``
     ours: dict[str, Any] = field(default_factory=dict)
+    #: for ``policy``: the parse policy (`hf_response_templates.ParsePolicy` keys) that gives the peer's
+    #: message, when one does; the test asserts that it does
+    peer_policy: dict[str, str] | None = None
 
 
 _BAD_CALL = (
@@ -86,9 +90,11 @@ KNOWN: dict[str, Known] = {
         {"reasoning": "Reasoning here.", "content": "Content here.</think>More content."}),
     "deepseek-v3.1/test_extract_tool_calls_with_multiple_tools": Known(
         "policy", "text after `<｜tool▁calls▁end｜>` is kept as content (vLLM's DeepSeek-V3 parser keeps it too, "
-        "its V3.1 parser drops it); nothing the model wrote is lost",
+        "its V3.1 parser drops it); nothing the model wrote is lost. policy text_after_tool_calls='unparsed' gives "
+        "vLLM's V3.1 message (the text in `unparsed`)",
         {"content": "some prefix text\nsome suffix text",
-         "tool_calls": [{"name": "foo", "arguments": {"x": 1}}, {"name": "bar", "arguments": {"y": 2}}]}),
+         "tool_calls": [{"name": "foo", "arguments": {"x": 1}}, {"name": "bar", "arguments": {"y": 2}}]},
+        peer_policy={"text_after_tool_calls": "unparsed"}),
     "llama3/test_extract_tool_calls_simple": Known(
         "policy", _MID_TEXT, {"content": 'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} '
                                          "Would you like to know more?"}),
@@ -166,6 +172,17 @@ def test_record_one_shot(record_id: str) -> None:
         assert got == normalise_expected(ours_record), f"{record_id}: {message}"
         assert sorted(map(str, (u["field"] for u in message.get("unparsed") or [] if u["field"] is not None))) == sorted(
             map(str, (f for f in unparsed if f is not None)))
+
+
+@pytest.mark.parametrize("record_id", sorted(k for k, v in KNOWN.items() if v.peer_policy))
+def test_known_policy_entries_match_the_peer_with_the_non_default_policy(record_id: str) -> None:
+    record = BY_ID[record_id]
+    policy = KNOWN[record_id].peer_policy
+    message = parse_one_shot(record, policy=policy)
+    assert normalise_message(record.family, message) == normalise_expected(record), message
+    assert any(u["field"] is not None for u in message["unparsed"])  # what the peer drops is kept there
+    streamed, _ = parse_streamed(record, token_chunks(record.output), policy=policy)
+    assert streamed == message
 
 
 @pytest.mark.parametrize("record_id", IDS)
