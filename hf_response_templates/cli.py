@@ -681,7 +681,8 @@ def _add_serve_parser(sub: Any) -> None:
     p.add_argument("--max-new-tokens", type=int, default=512, metavar="N",
                    help="token budget of a request that sets none, and the most one may ask (default 512)")
     p.add_argument("--model-name", metavar="NAME", help="the model id clients see (default: the folder name)")
-    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
+                   help="the server's log level (uvicorn's access and error logs; default: info)")
     p.set_defaults(func=cmd_serve)
 
 
