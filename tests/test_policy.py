@@ -294,8 +294,6 @@ MALFORMED_RECORDS = [
     # vLLM's llama3_json parser: invalid JSON, or neither `parameters` nor `arguments`
     "llama3/test_extract_tool_calls_invalid_json",
     "llama3/test_extract_tool_calls_missing_parameters_and_arguments_key",
-    # vLLM's Gemma 4 parser: a call cut off mid-arguments
-    "gemma4/TestExtractToolCalls/test_incomplete_tool_call",
 ]
 AS_CONTENT = {"malformed_tool_calls": "content"}
 
@@ -350,6 +348,10 @@ def test_a_malformed_call_cut_off_at_the_end_keeps_its_opener():
     out = 'I will check.<tool_call>{"name": "get_weather", "arguments": {"city": "Par'
     message = parse_response(out, "qwen3", prefix="", policy=AS_CONTENT)
     assert message["content"] == 'I will check.\n<tool_call>{"name": "get_weather", "arguments": {"city": "Par'
+    # a Gemma 4 call cut off mid-arguments: the opener holds the name (a pattern delimiter), kept as written
+    gemma = '<|tool_call>call:get_weather{location:<|"|>London'
+    assert parse_response(gemma, "gemma4", prefix="", policy=AS_CONTENT) == {"role": "assistant", "content": gemma}
+    assert unparsed(parse_response(gemma, "gemma4", prefix="", strict=False), "tool_calls")[0]["position"] == 28
 
 
 # ------------------------------------------------------------------------------------------ streaming, pickling
