@@ -571,7 +571,10 @@ POLICY_SOURCES: dict[str, dict[str, str]] = {
                    "unknown_tools": "unparsed: " + _VLLM + "vllm/parser/minimax_m2.py " + _REJECT_UNKNOWN},
     "gemma4": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/gemma4.py: (REASONING, TOOL_START) ends the "
                "reasoning and starts a call; Ollama left such a call in the thinking (ollama/ollama#18307): "
-               "'reasoning' gives that"},
+               "'reasoning' gives that",
+               "malformed_tool_calls": _FAILED_CALL + _VLLM + "vllm/parser/gemma4.py makes a call "
+               "cut off mid-arguments a call with the arguments written so far (tests/tool_parsers/"
+               "test_gemma4_tool_parser.py test_incomplete_tool_call); neither value gives that"},
     "kimi-k2": {"unknown_tools": _VLLM + "vllm/parser/kimi_k2.py: validate_tool_names=False (calls kept)"},
     "kimi-k2-thinking": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/kimi_k2.py: (REASONING, "
                          "TOOL_SECTION_START) ends the reasoning",
