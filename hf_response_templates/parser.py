@@ -763,9 +763,7 @@ class ResponseParser:
             return False
         opened, closed = self._delims
         text = opened + body + closed
-        if self._apply_policy(content, text, events) is _policy.HANDLED:  # held: after the last call
-            return True
-        self._store(content, text)
+        self._store(content, text)  # (not held by text_after_tool_calls: it is no text after a call but a call)
         if events is not None:
             events.append({"type": "region_close", "field": content.name, "value": text, "policy": True})
         return True

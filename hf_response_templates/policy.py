@@ -20,8 +20,8 @@ places, and neither reading is a bug:
   ``message["unparsed"]`` with the error, and ``parse_response(strict=True)`` raises; ``"content"``: the
   region's raw text, as the model wrote it (its open and close delimiters included), is content at its
   place in the message (what vLLM's hermes and llama3_json parsers return), and strict parsing does not
-  raise for it. Under ``text_after_tool_calls='unparsed'`` such text after the last call is held like
-  other content there. A region whose content regex timed out stays in ``unparsed`` either way.
+  raise for it. ``text_after_tool_calls`` does not move it (it is a call the model wrote, not text after
+  one). A region whose content regex timed out stays in ``unparsed`` either way.
 
 Nothing is silently dropped: where a peer drops text, the policy value that matches it is
 ``"unparsed"``. Neither ``unparsed`` choice of the first three keys makes ``parse_response(strict=True)``

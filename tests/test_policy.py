@@ -333,15 +333,17 @@ def test_a_malformed_call_is_content_at_its_place_with_its_delimiters():
         parse_response(out, "qwen3", prefix="", strict=True)
 
 
-def test_a_malformed_call_after_the_last_call_is_held_under_text_after_tool_calls_unparsed():
+def test_a_malformed_call_after_the_last_call_is_not_moved_by_text_after_tool_calls():
     good, bad = '<tool_call>{"name": "a", "arguments": {}}</tool_call>', "<tool_call>{broken</tool_call>"
     policy = {**AS_CONTENT, "text_after_tool_calls": "unparsed"}
-    message = parse_response(f"Hi.{good}{bad}<|im_end|>", "qwen3", prefix="", policy=policy, strict=True)
-    assert message["content"] == "Hi." and len(message["tool_calls"]) == 1
-    assert [(u["field"], u["text"], u["error"]) for u in message["unparsed"]] == [("content", bad, AFTER_CALLS)]
-    # before a later call it is not after the last call: content
-    message = parse_response(f"Hi.{bad}{good}<|im_end|>", "qwen3", prefix="", policy=policy, strict=True)
-    assert message["content"] == f"Hi.\n{bad}" and "unparsed" not in message
+    out = f"Hi.{good}{bad}Bye.<|im_end|>"
+    message = parse_response(out, "qwen3", prefix="", policy=policy, strict=True)
+    assert message["content"] == f"Hi.\n{bad}" and len(message["tool_calls"]) == 1  # a failed call, not text after one
+    assert [(u["field"], u["text"], u["error"]) for u in message["unparsed"]] == [("content", "Bye.", AFTER_CALLS)]
+    parser = ResponseParser("qwen3", "", policy=policy)
+    for ch in out:
+        parser.feed(ch)
+    assert parser.finalize()[0] == message
 
 
 def test_a_malformed_call_cut_off_at_the_end_keeps_its_opener():
@@ -471,3 +473,22 @@ def test_a_reasoning_close_made_only_of_the_rule_runs_to_the_end_under_reasoning
     assert parse_response(out, template, prefix="")["tool_calls"] == [{"name": "f"}]
     kept = parse_response(out, template, prefix="", policy={"tool_calls_in_reasoning": "reasoning"})
     assert kept == {"reasoning_content": 'Plan.<tool_call>{"name": "f"}</tool_call>'}
+
+
+def test_openai_deltas_send_a_malformed_call_made_content_as_content():
+    from hf_response_templates.deltas import DeltaStream
+    from hf_response_templates.openai import accumulate_deltas
+
+    bad = '<tool_call>{"name": "a", "arguments": {oops}}</tool_call>'
+    out = f'Before.{bad}After.<tool_call>{{"name": "b", "arguments": {{}}}}</tool_call><|im_end|>'
+    stream = DeltaStream(ResponseParser("qwen3", "", policy=AS_CONTENT), id_seed=1)
+    deltas = [d for ch in out for d in stream.feed(ch)] + stream.finish()
+    got = accumulate_deltas(deltas)
+    message = parse_response(out, "qwen3", prefix="", policy=AS_CONTENT)
+    assert got["content"] == message["content"] == f"Before.\n{bad}\nAfter."
+    # the call streamed before its region failed is flagged as not in the message; the next one is a call
+    first, second = got["tool_calls"]
+    assert first["error"]["type"] == "malformed" and first["error"]["in_message"] is False
+    assert "malformed_tool_calls='content'" in first["error"]["message"]
+    assert second["function"] == {"name": "b", "arguments": "{}"} and "error" not in second
+    assert "unparsed" not in got and not stream.warnings
