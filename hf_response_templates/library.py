@@ -541,7 +541,7 @@ _MALFORMED_HERMES = (
 
 #: Where each family's parse-policy defaults come from (`policy.ParsePolicy`; the values themselves are the
 #: template's ``"policy"`` key, neutral where it has none). Families not listed use the neutral defaults
-#: (extract, keep, content): see `NEUTRAL_POLICY_SOURCE`.
+#: (extract, keep, content, unparsed): see `NEUTRAL_POLICY_SOURCE`.
 POLICY_SOURCES: dict[str, dict[str, str]] = {
     "qwen3": {"tool_calls_in_reasoning": _EXTRACT_QWEN3, "unknown_tools": _KEEP_UNKNOWN,
               "text_after_tool_calls": _CONTENT_AFTER_HERMES, "malformed_tool_calls": _MALFORMED_HERMES},
