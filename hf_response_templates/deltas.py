@@ -35,6 +35,10 @@ from hf_response_templates.tools import ToolSchemas, tool_schemas
 __all__ = ["DeltaStream"]
 
 
+#: The error of streamed tool calls whose region became content (policy ``malformed_tool_calls='content'``).
+_AS_TEXT = "the tool call does not parse; its raw text is content (policy malformed_tool_calls='content')"
+
+
 class DeltaStream(ToolCallDeltas):
     """Turn one generation into OpenAI ``chat.completion.chunk`` deltas (see the module docs).
 
@@ -579,6 +583,10 @@ class DeltaStream(ToolCallDeltas):
     def _on_close(self, ev: Mapping, out: list[dict], malformed: bool) -> None:
         r = self._open
         name = ev.get("field")
+        if (not malformed and ev.get("policy") and r is not None and r.kind == "tool" and r.name != name
+                and self._kind.get(name) == "text"):
+            self._call_as_text(r, ev, out)
+            return
         self._open = None
         if r is None or r.name != name:
             self.warnings.append(f"close of {name!r} without its open")
@@ -615,6 +623,26 @@ class DeltaStream(ToolCallDeltas):
             if key is not None:
                 f = self._tpl.by_name[r.name]
                 out.append({key: [value] if (f.repeats and f.join is None) else value})
+
+    def _call_as_text(self, r: _Region, ev: Mapping, out: list[dict]) -> None:
+        """``malformed_tool_calls='content'``: the open tool region did not parse and its raw text is a text
+        field's (content): the calls streamed from it are flagged (not in the message), the text is sent."""
+        self._open = None
+        self._tail_tool = r
+        if r.calls:
+            self._flag_all(r, "malformed", _AS_TEXT, out)
+        name, value = ev["field"], ev.get("value")
+        key = self._key.get(name)
+        if key is None or not isinstance(value, str) or not value:
+            return
+        st, join = self._text[name], self._tpl.by_name[name].join
+        if join is None and st.nonempty:
+            out.append({key: "\n"})
+        elif join and st.regions > 0:
+            out.append({key: join})
+        st.regions += 1
+        st.nonempty = True
+        out.append({key: value})
 
     def _flag_all(self, r: _Region, kind: str, msg: str, out: list[dict]) -> None:
         for call in r.calls:

@@ -531,21 +531,34 @@ _CONTENT_AFTER_HERMES = (
     "content (nothing is lost). vLLM's and SGLang's hermes parsers keep only the text before the first "
     "<tool_call> (vllm/tool_parsers/hermes_tool_parser.py extract_tool_calls; sglang hermes_detector.py "
     "detect_and_parse): 'unparsed' gives their message for text after the last call, without deleting it")
+_FAILED_CALL = ("unparsed (neutral): a call whose body does not parse is a failed call, visible as one (strict "
+                "parsing raises). ")
+_MALFORMED_HERMES = (
+    _FAILED_CALL + _VLLM + "vllm/tool_parsers/hermes_tool_parser.py extract_tool_calls returns the model output as "
+    "content when a call's JSON does not load (tests/tool_parsers/test_hermes_tool_parser.py "
+    "test_hermes_parser_non_streaming_tool_call_invalid_json): 'content' gives that for the failed region (vLLM "
+    "makes the whole output content, the well-formed calls too)")
 
 #: Where each family's parse-policy defaults come from (`policy.ParsePolicy`; the values themselves are the
 #: template's ``"policy"`` key, neutral where it has none). Families not listed use the neutral defaults
-#: (extract, keep, content): see `NEUTRAL_POLICY_SOURCE`.
+#: (extract, keep, content, unparsed): see `NEUTRAL_POLICY_SOURCE`.
 POLICY_SOURCES: dict[str, dict[str, str]] = {
     "qwen3": {"tool_calls_in_reasoning": _EXTRACT_QWEN3, "unknown_tools": _KEEP_UNKNOWN,
-              "text_after_tool_calls": _CONTENT_AFTER_HERMES},
+              "text_after_tool_calls": _CONTENT_AFTER_HERMES, "malformed_tool_calls": _MALFORMED_HERMES},
     "qwen3.5": {"tool_calls_in_reasoning": _EXTRACT_QWEN3, "unknown_tools": _KEEP_UNKNOWN,
                 "text_after_tool_calls": "content; " + _VLLM + "tests/tool_parsers/test_qwen3coder_tool_parser.py "
                 "expects content around XML calls"},
-    "qwen3-thinking-2507": {"tool_calls_in_reasoning": _EXTRACT_QWEN3, "unknown_tools": _KEEP_UNKNOWN},
+    "qwen3-thinking-2507": {"tool_calls_in_reasoning": _EXTRACT_QWEN3, "unknown_tools": _KEEP_UNKNOWN,
+                            "malformed_tool_calls": _MALFORMED_HERMES},
     "qwen3-coder": {"unknown_tools": _KEEP_UNKNOWN},
-    "hermes3": {"unknown_tools": _KEEP_UNKNOWN, "text_after_tool_calls": _CONTENT_AFTER_HERMES},
+    "hermes3": {"unknown_tools": _KEEP_UNKNOWN, "text_after_tool_calls": _CONTENT_AFTER_HERMES,
+                "malformed_tool_calls": _MALFORMED_HERMES},
     "smollm3": {"unknown_tools": _KEEP_UNKNOWN + " (vLLM serves SmolLM3 with the hermes parser)",
-                "text_after_tool_calls": _CONTENT_AFTER_HERMES},
+                "text_after_tool_calls": _CONTENT_AFTER_HERMES, "malformed_tool_calls": _MALFORMED_HERMES},
+    "llama3": {"malformed_tool_calls": _FAILED_CALL + _VLLM + "vllm/tool_parsers/llama_tool_parser.py "
+               "extract_tool_calls returns the model output as content when the JSON does not load or has neither "
+               "parameters nor arguments (tests/tool_parsers/test_llama3_json_tool_parser.py "
+               "test_extract_tool_calls_invalid_json, ..._missing_parameters_and_arguments_key): 'content' gives that"},
     "glm-4.6": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/glm47_moe.py (the glm45 tool parser): "
                 "(REASONING, TOOL_START) ends the reasoning and starts a call",
                 "unknown_tools": "unparsed: " + _VLLM + "vllm/parser/glm47_moe.py, used for GLM-4.5/4.6 too ("
@@ -558,7 +571,10 @@ POLICY_SOURCES: dict[str, dict[str, str]] = {
                    "unknown_tools": "unparsed: " + _VLLM + "vllm/parser/minimax_m2.py " + _REJECT_UNKNOWN},
     "gemma4": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/gemma4.py: (REASONING, TOOL_START) ends the "
                "reasoning and starts a call; Ollama left such a call in the thinking (ollama/ollama#18307): "
-               "'reasoning' gives that"},
+               "'reasoning' gives that",
+               "malformed_tool_calls": _FAILED_CALL + _VLLM + "vllm/parser/gemma4.py makes a call "
+               "cut off mid-arguments a call with the arguments written so far (tests/tool_parsers/"
+               "test_gemma4_tool_parser.py test_incomplete_tool_call); neither value gives that"},
     "kimi-k2": {"unknown_tools": _VLLM + "vllm/parser/kimi_k2.py: validate_tool_names=False (calls kept)"},
     "kimi-k2-thinking": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/kimi_k2.py: (REASONING, "
                          "TOOL_SECTION_START) ends the reasoning",
@@ -579,8 +595,9 @@ POLICY_SOURCES: dict[str, dict[str, str]] = {
 
 #: The source of the neutral defaults, for families `POLICY_SOURCES` does not list.
 NEUTRAL_POLICY_SOURCE = (
-    "neutral defaults: extract (the template's own rule, if it has one), keep, content: nothing the model "
-    "wrote is moved out of the message unless a vendor's server is known to do so")
+    "neutral defaults: extract (the template's own rule, if it has one), keep, content, unparsed: nothing the "
+    "model wrote is moved out of the message unless a vendor's server is known to do so, and a call that does "
+    "not parse is a failed call, not prose")
 
 
 def template_info(name: str) -> dict[str, Any]:

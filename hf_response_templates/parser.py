@@ -91,10 +91,12 @@ class ResponseParser:
             When it is spent, every regex delimiter and content regex is disabled for the rest of the stream
             (an `error` event; `errors` lists it), so hostile templates or output cannot hold a server.
         policy: a `ParsePolicy` (or a dict of some of its keys) over the template's ``"policy"`` defaults:
-            tool calls inside reasoning, calls to functions not in `tools`, text after the last call (see
-            `policy.py`). Its decisions are made when a region closes, so text already streamed as
-            `region_chunk` events is not retracted: a rejected call or held-back content is reported by a
-            `region_malformed` event with ``"policy": True`` (the message has it in ``unparsed``).
+            tool calls inside reasoning, calls to functions not in `tools`, text after the last call, tool
+            calls that do not parse (see `policy.py`). Its decisions are made when a region closes, so text
+            already streamed as `region_chunk` events is not retracted: a rejected call or held-back content
+            is reported by a `region_malformed` event with ``"policy": True`` (the message has it in
+            ``unparsed``), a malformed call made content by a `region_close` event of the content field
+            with ``"policy": True``.
 
     Example:
         >>> parser = ResponseParser(template, prefix="<|im_start|>assistant\\n")
@@ -149,6 +151,7 @@ class ResponseParser:
         "_policy",
         "_held",
         "_called",
+        "_delims",
         "initial_events",
     )
 
@@ -226,6 +229,7 @@ class ResponseParser:
         self._policy = pol  # a non-default `policy.ParsePolicy`, or None
         self._held: list[tuple[Any, int | None]] | None = None  # content after the last call (policy)
         self._called = False  # a tool call was stored (policy)
+        self._delims = ["", ""]  # the open region's open and close delimiter text (policy, malformed_tool_calls)
         self.initial_events: list[dict[str, Any]] = []
         if tpl.start_anchor.literals is None:  # a `start_anchor_pattern` search counts against the budget
             t0 = perf_counter()
@@ -576,6 +580,8 @@ class ResponseParser:
             self._opened = True
             self._captures = groups
             self._region_start = w0 + end
+            if self._policy is not None:
+                self._delims = [window[start:end], ""]
             self._watch = tpl.close_watches[field.index]
             if field.value_end is not None:
                 self._vend = field.value_end()
@@ -587,6 +593,8 @@ class ResponseParser:
             return
         if groups:
             self._captures = {**self._captures, **groups} if self._captures else groups
+        if self._policy is not None:
+            self._delims[1] = window[start:end]
         if self._vend is not None:
             decoded = self._vend.decoded()
             self._vend = None
@@ -661,7 +669,8 @@ class ResponseParser:
         except Exception as e:  # any content-parser failure is a malformed region, never a crash
             error = ResponseParseError(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e),
                                        field=field.name, text=body, position=self._position())
-            self._malformed_region(field, body, error, events, at_end)
+            if self._policy is None or not self._malformed_as_content(field, body, events):
+                self._malformed_region(field, body, error, events, at_end)
             return
         finally:
             if token is not None:
@@ -744,6 +753,20 @@ class ResponseParser:
             self._held.append((value, self._position()))
             return _policy.HANDLED
         return value
+
+    def _malformed_as_content(self, field: FieldSpec, body: str, events: Events) -> bool:
+        """``malformed_tool_calls='content'``: a tool-call region that did not parse is content, its raw text
+        with its delimiters, at its place. False if the policy (or the template: no content field) says no."""
+        content = self._tpl.by_name.get(_policy.CONTENT_FIELD)
+        if (field.name != _policy.TOOL_FIELD or content is None or self._policy is None
+                or self._policy.malformed_tool_calls != "content"):
+            return False
+        opened, closed = self._delims
+        text = opened + body + closed
+        self._store(content, text)  # (not held by text_after_tool_calls: it is no text after a call but a call)
+        if events is not None:
+            events.append({"type": "region_close", "field": content.name, "value": text, "policy": True})
+        return True
 
     def _flush_held(self, events: Events) -> None:
         """Content written after the last tool call, under ``text_after_tool_calls='unparsed'``."""
@@ -888,8 +911,10 @@ def parse_response(
         regex_timeout: seconds one regex search may take.
         regex_budget: seconds all regex searches of this parse may take together (see `ResponseParser`).
         policy: how to read the cases where parsers of the same model disagree (tool calls inside
-            reasoning, calls to functions not in `tools`, text after the last call): a `ParsePolicy` or a
-            dict of some of its keys, over the template's own ``"policy"`` defaults (see `policy.py`).
+            reasoning, calls to functions not in `tools`, text after the last call, tool calls that do not
+            parse): a `ParsePolicy` or a dict of some of its keys, over the template's own ``"policy"``
+            defaults (see `policy.py`). Under ``malformed_tool_calls="content"`` a tool call that does not
+            parse is content (its raw text), and `strict` does not raise for it.
 
     Example:
         >>> parse_response("<think>Hm</think>Hi!<|im_end|>", template, prefix="")

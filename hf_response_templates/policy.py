@@ -1,6 +1,6 @@
 """Parse policies: what to do where real parsers of the same model disagree.
 
-Peers (vLLM, SGLang, Ollama, the vendors' own servers) read the same model output differently in three
+Peers (vLLM, SGLang, Ollama, the vendors' own servers) read the same model output differently in four
 places, and neither reading is a bug:
 
 * ``tool_calls_in_reasoning``: a tool call the model writes before it closes its reasoning (Qwen3,
@@ -15,10 +15,17 @@ places, and neither reading is a bug:
 * ``text_after_tool_calls``: content the model writes after its last tool call. ``"content"``: content,
   joined to the text before the calls; ``"unparsed"``: not content: it goes to ``message["unparsed"]``
   (field ``content``). Content between two calls is not after the last one and stays content.
+* ``malformed_tool_calls``: a tool-call region whose body does not parse (invalid JSON, a call cut off
+  mid-arguments, a transform that finds no arguments). ``"unparsed"``: a failed call: its body goes to
+  ``message["unparsed"]`` with the error, and ``parse_response(strict=True)`` raises; ``"content"``: the
+  region's raw text, as the model wrote it (its open and close delimiters included), is content at its
+  place in the message (what vLLM's hermes and llama3_json parsers return), and strict parsing does not
+  raise for it. ``text_after_tool_calls`` does not move it (it is a call the model wrote, not text after
+  one). A region whose content regex timed out stays in ``unparsed`` either way.
 
 Nothing is silently dropped: where a peer drops text, the policy value that matches it is
-``"unparsed"``. Neither ``unparsed`` choice makes ``parse_response(strict=True)`` raise (the text is a
-policy decision, not a region that failed to parse).
+``"unparsed"``. Neither ``unparsed`` choice of the first three keys makes ``parse_response(strict=True)``
+raise (the text is a policy decision, not a region that failed to parse).
 
 A template may carry its own defaults as the top-level key ``"policy"`` (the shipped templates do where
 the vendor's server differs from the neutral values, with the source in ``library.POLICY_SOURCES``); the
@@ -44,6 +51,7 @@ __all__ = [
     "ToolCallsInReasoning",
     "UnknownTools",
     "TextAfterToolCalls",
+    "MalformedToolCalls",
     "resolve_policy",
     "policy_from_template",
 ]
@@ -51,6 +59,7 @@ __all__ = [
 ToolCallsInReasoning = Literal["extract", "reasoning"]
 UnknownTools = Literal["keep", "unparsed"]
 TextAfterToolCalls = Literal["content", "unparsed"]
+MalformedToolCalls = Literal["unparsed", "content"]
 
 #: The `error` of `message["unparsed"]` records the policy writes (field ``tool_calls`` / ``content``).
 UNKNOWN_TOOL = "calls {names}, not in tools (policy unknown_tools='unparsed')"
@@ -73,8 +82,9 @@ class ParsePolicy:
     accepted (``policy={"unknown_tools": "unparsed"}``): keys not given keep the template's default.
 
     Example:
-        >>> ParsePolicy(unknown_tools="unparsed")
-        ParsePolicy(tool_calls_in_reasoning='extract', unknown_tools='unparsed', text_after_tool_calls='content')
+        >>> ParsePolicy(unknown_tools="unparsed").as_dict()  # doctest: +NORMALIZE_WHITESPACE
+        {'tool_calls_in_reasoning': 'extract', 'unknown_tools': 'unparsed', 'text_after_tool_calls': 'content',
+         'malformed_tool_calls': 'unparsed'}
         >>> ParsePolicy(unknown_tools="drop")
         Traceback (most recent call last):
           ...
@@ -84,6 +94,7 @@ class ParsePolicy:
     tool_calls_in_reasoning: ToolCallsInReasoning = "extract"
     unknown_tools: UnknownTools = "keep"
     text_after_tool_calls: TextAfterToolCalls = "content"
+    malformed_tool_calls: MalformedToolCalls = "unparsed"
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -97,7 +108,7 @@ class ParsePolicy:
 
     @property
     def is_default(self) -> bool:
-        """True for the neutral values (extract, keep, content): the parser then runs no policy code."""
+        """True for the neutral values (extract, keep, content, unparsed): the parser then runs no policy code."""
         return self == DEFAULT_POLICY
 
     def as_dict(self) -> dict[str, str]:
@@ -110,6 +121,7 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
     "tool_calls_in_reasoning": get_args(ToolCallsInReasoning),
     "unknown_tools": get_args(UnknownTools),
     "text_after_tool_calls": get_args(TextAfterToolCalls),
+    "malformed_tool_calls": get_args(MalformedToolCalls),
 }
 _KEYS = tuple(_ALLOWED)
 

@@ -1,4 +1,4 @@
-"""Parse policies (`hf_response_templates.policy`): the three cases where real parsers of one model disagree.
+"""Parse policies (`hf_response_templates.policy`): the four cases where real parsers of one model disagree.
 
 Each knob is tested on real-output records (``tests/fixtures/real_outputs/``) of families where peers read the
 output differently, with the peer's reading reproduced by the non-default value; streaming equals one-shot with
@@ -17,7 +17,14 @@ from _real_outputs import load_corpus, normalise_expected, normalise_message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hf_response_templates import ParsePolicy, ResponseParser, TemplateError, load_template, parse_response
+from hf_response_templates import (
+    ParsePolicy,
+    ResponseParseError,
+    ResponseParser,
+    TemplateError,
+    load_template,
+    parse_response,
+)
 from hf_response_templates.library import POLICY_SOURCES, get_template, list_templates, template_info
 from hf_response_templates.policy import (
     AFTER_CALLS,
@@ -277,6 +284,78 @@ def test_content_between_two_calls_is_not_after_the_last_call():
     assert report["policy"] is True and report["text"] == "After."
 
 
+# ------------------------------------------------------------------------------------------ malformed_tool_calls
+
+
+MALFORMED_RECORDS = [
+    # vLLM's hermes parser (Qwen3, Hermes 3): invalid JSON in <tool_call>, the raw text is content
+    "qwen3/test_hermes_parser_non_streaming_tool_call_invalid_json",
+    "hermes3/test_hermes_parser_non_streaming_tool_call_invalid_json",
+    # vLLM's llama3_json parser: invalid JSON, or neither `parameters` nor `arguments`
+    "llama3/test_extract_tool_calls_invalid_json",
+    "llama3/test_extract_tool_calls_missing_parameters_and_arguments_key",
+]
+AS_CONTENT = {"malformed_tool_calls": "content"}
+
+
+@pytest.mark.parametrize("record_id", MALFORMED_RECORDS)
+def test_malformed_tool_calls_content_gives_the_peers_raw_text_as_content_and_strict_does_not_raise(record_id):
+    record = RECORDS[record_id]
+    default = parse(record)
+    [failed] = unparsed(default, "tool_calls")
+    with pytest.raises(ResponseParseError):
+        parse(record, strict=True)  # the default: a failed call
+    message = parse(record, AS_CONTENT, strict=True)  # does not raise
+    assert normalise_message(record.family, message) == normalise_expected(record)  # the peer's message
+    assert "unparsed" not in message and "tool_calls" not in message
+    # the raw text as the model wrote it: the region's body with its delimiters
+    assert message["content"] == record.output.strip()
+    assert failed["text"] in message["content"]
+
+
+def test_a_malformed_call_is_content_at_its_place_with_its_delimiters():
+    bad = '<tool_call>{"name": "a", "arguments": {oops}}</tool_call>'
+    out = f'Before.{bad}After.<tool_call>{{"name": "b", "arguments": {{}}}}</tool_call><|im_end|>'
+    message = parse_response(out, "qwen3", prefix="", policy=AS_CONTENT, strict=True)
+    assert message == {"role": "assistant", "content": f"Before.\n{bad}\nAfter.",
+                       "tool_calls": [{"type": "function", "function": {"name": "b", "arguments": {}}}]}
+    parser = ResponseParser("qwen3", "", policy=AS_CONTENT)
+    events = [e for ch in out for e in parser.feed(ch)]
+    final, end = parser.finalize()
+    assert final == message
+    closes = [(e["value"], e.get("policy")) for e in events + end if e["type"] == "region_close" and e["field"] == "content"]
+    assert closes == [("Before.", None), (bad, True), ("After.", None)]
+    assert not [e for e in events + end if e["type"] == "region_malformed"]
+    # the default keeps the body in unparsed, and strict parsing raises naming the field and position
+    default = parse_response(out, "qwen3", prefix="", strict=False)
+    assert default["content"] == "Before.\nAfter." and unparsed(default, "tool_calls")[0]["position"] == len("Before.<tool_call>")
+    with pytest.raises(ResponseParseError, match="tool_calls"):
+        parse_response(out, "qwen3", prefix="", strict=True)
+
+
+def test_a_malformed_call_after_the_last_call_is_not_moved_by_text_after_tool_calls():
+    good, bad = '<tool_call>{"name": "a", "arguments": {}}</tool_call>', "<tool_call>{broken</tool_call>"
+    policy = {**AS_CONTENT, "text_after_tool_calls": "unparsed"}
+    out = f"Hi.{good}{bad}Bye.<|im_end|>"
+    message = parse_response(out, "qwen3", prefix="", policy=policy, strict=True)
+    assert message["content"] == f"Hi.\n{bad}" and len(message["tool_calls"]) == 1  # a failed call, not text after one
+    assert [(u["field"], u["text"], u["error"]) for u in message["unparsed"]] == [("content", "Bye.", AFTER_CALLS)]
+    parser = ResponseParser("qwen3", "", policy=policy)
+    for ch in out:
+        parser.feed(ch)
+    assert parser.finalize()[0] == message
+
+
+def test_a_malformed_call_cut_off_at_the_end_keeps_its_opener():
+    out = 'I will check.<tool_call>{"name": "get_weather", "arguments": {"city": "Par'
+    message = parse_response(out, "qwen3", prefix="", policy=AS_CONTENT)
+    assert message["content"] == 'I will check.\n<tool_call>{"name": "get_weather", "arguments": {"city": "Par'
+    # a Gemma 4 call cut off mid-arguments: the opener holds the name (a pattern delimiter), kept as written
+    gemma = '<|tool_call>call:get_weather{location:<|"|>London'
+    assert parse_response(gemma, "gemma4", prefix="", policy=AS_CONTENT) == {"role": "assistant", "content": gemma}
+    assert unparsed(parse_response(gemma, "gemma4", prefix="", strict=False), "tool_calls")[0]["position"] == 28
+
+
 # ------------------------------------------------------------------------------------------ streaming, pickling
 
 
@@ -284,8 +363,9 @@ POLICIES = st.fixed_dictionaries({}, optional={
     "tool_calls_in_reasoning": st.sampled_from(["extract", "reasoning"]),
     "unknown_tools": st.sampled_from(["keep", "unparsed"]),
     "text_after_tool_calls": st.sampled_from(["content", "unparsed"]),
+    "malformed_tool_calls": st.sampled_from(["unparsed", "content"]),
 })
-POLICY_RECORDS = sorted({*REASONING_RECORDS, *GLM_RECORDS, HERMES_RECORD, *AFTER_RECORDS})
+POLICY_RECORDS = sorted({*REASONING_RECORDS, *GLM_RECORDS, HERMES_RECORD, *AFTER_RECORDS, *MALFORMED_RECORDS})
 
 
 @given(data=st.data())
@@ -303,7 +383,8 @@ def test_streaming_equals_one_shot_with_a_policy_for_random_chunkings(data):
 
 @given(record_id=st.sampled_from(sorted(RECORDS)), policy=POLICIES)
 def test_a_policy_never_loses_text(record_id, policy):
-    """Whatever a policy moves out of content or tool calls is in `unparsed`; reasoning only grows."""
+    """Whatever a policy moves out of content or tool calls is in `unparsed`; reasoning only grows; a malformed
+    call made content is there with its delimiters."""
     record = RECORDS[record_id]
     default, other = parse(record), parse(record, policy)
     if policy.get("tool_calls_in_reasoning") == "reasoning":
@@ -311,6 +392,12 @@ def test_a_policy_never_loses_text(record_id, policy):
         return
     moved = [u for u in other.get("unparsed") or [] if u not in (default.get("unparsed") or [])]
     content = _squeeze(other.get("content")) + "".join(_squeeze(u["text"]) for u in moved if u["field"] == "content")
+    failed = [u for u in default.get("unparsed") or [] if u["field"] == "tool_calls" and "(policy " not in u["error"]]
+    if policy.get("malformed_tool_calls") == "content" and failed:
+        for u in failed:  # the failed body is content now (or held after the last call), with its delimiters
+            assert _squeeze(u["text"]) in content
+            assert u not in (other.get("unparsed") or [])
+        return
     assert content == _squeeze(default.get("content"))
     calls = len(other.get("tool_calls") or []) + sum(u["field"] == "tool_calls" for u in moved)
     assert calls >= len(default.get("tool_calls") or [])
@@ -386,3 +473,22 @@ def test_a_reasoning_close_made_only_of_the_rule_runs_to_the_end_under_reasoning
     assert parse_response(out, template, prefix="")["tool_calls"] == [{"name": "f"}]
     kept = parse_response(out, template, prefix="", policy={"tool_calls_in_reasoning": "reasoning"})
     assert kept == {"reasoning_content": 'Plan.<tool_call>{"name": "f"}</tool_call>'}
+
+
+def test_openai_deltas_send_a_malformed_call_made_content_as_content():
+    from hf_response_templates.deltas import DeltaStream
+    from hf_response_templates.openai import accumulate_deltas
+
+    bad = '<tool_call>{"name": "a", "arguments": {oops}}</tool_call>'
+    out = f'Before.{bad}After.<tool_call>{{"name": "b", "arguments": {{}}}}</tool_call><|im_end|>'
+    stream = DeltaStream(ResponseParser("qwen3", "", policy=AS_CONTENT), id_seed=1)
+    deltas = [d for ch in out for d in stream.feed(ch)] + stream.finish()
+    got = accumulate_deltas(deltas)
+    message = parse_response(out, "qwen3", prefix="", policy=AS_CONTENT)
+    assert got["content"] == message["content"] == f"Before.\n{bad}\nAfter."
+    # the call streamed before its region failed is flagged as not in the message; the next one is a call
+    first, second = got["tool_calls"]
+    assert first["error"]["type"] == "malformed" and first["error"]["in_message"] is False
+    assert "malformed_tool_calls='content'" in first["error"]["message"]
+    assert second["function"] == {"name": "b", "arguments": "{}"} and "error" not in second
+    assert "unparsed" not in got and not stream.warnings
