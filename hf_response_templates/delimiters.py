@@ -43,9 +43,12 @@ from __future__ import annotations
 import re as _stdre
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import regex
+
+from .regex_safety import backtracking_degree, bare_braces, tolerant_parse
 
 try:  # the standard library's regex parser, used only to find the first characters of a pattern
     from re import _constants as _sre_constants
@@ -75,6 +78,20 @@ LOOKBEHIND_CONTEXT = 256
 #: streamed (a tool call header that never completes does not stop the stream; issue 14).
 MAX_DELIMITER_LENGTH = 512
 
+#: The regex steps a call without a timeout may cost at worst: a pattern whose match attempts are proven to
+#: cost O(n**d) (`regex_safety.backtracking_degree`) runs without the timeout (no clock system calls) on
+#: texts short enough for n**d (a match) or n**(d+1) (a search) to stay below this (~0.1-0.3 s at worst).
+UNTIMED_WORK = 1 << 24
+
+
+def untimed_spans(source: str) -> tuple[int, int]:
+    """(longest text a `match`, longest text a `search` of regex `source` may run on without a timeout):
+    -1 for both when no polynomial bound is proven (see `UNTIMED_WORK`)."""
+    degree = backtracking_degree(source)
+    if degree is None:
+        return -1, -1
+    return int(UNTIMED_WORK ** (1 / max(degree, 1))), int(UNTIMED_WORK ** (1 / (degree + 1)))
+
 
 class DelimiterTimeout(Exception):
     """Internal: a delimiter's regex timed out (the parser turns it into `RegexTimeoutError`)."""
@@ -103,11 +120,24 @@ class Delimiter:
     #: Whether the regex has both zero-width and consuming matches (`(?:<think>\s*|^)`): a zero-width match
     #: of it is only final once no consuming match from the same position can still reach further text.
     mixed_width: bool = field(init=False, repr=False)
+    #: Longest text (from the start position to the end of the window) a `match` / a search of the regex
+    #: may run on without the timeout (`untimed_spans`); -1: always timed.
+    untimed_match: int = field(init=False, repr=False)
+    untimed_search: int = field(init=False, repr=False)
+    #: The same regex compiled by the standard library's `re` (2-3x cheaper per call, no timeout), when it
+    #: matches exactly what `regex` does (`stdlib_equivalent`); used for untimed calls at the end of the stream.
+    fast: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         groupindex = self.pattern.groupindex if self.pattern is not None else {}
         object.__setattr__(self, "group_slots", tuple((name, i - 1) for name, i in groupindex.items()))
-        object.__setattr__(self, "mixed_width", self.literals is None and _mixed_width(self.source))
+        regex_ = self.literals is None
+        object.__setattr__(self, "mixed_width", regex_ and _mixed_width(self.source))
+        match_span, search_span = untimed_spans(self.source) if regex_ else (-1, -1)
+        object.__setattr__(self, "untimed_match", match_span)
+        object.__setattr__(self, "untimed_search", search_span)
+        fast = stdlib_equivalent(self.source) if regex_ and match_span >= 0 else None
+        object.__setattr__(self, "fast", fast or self.pattern)
 
 
 def _nested_prefixes(literal: str) -> str:
@@ -347,8 +377,11 @@ class Watch:
                     found = None
                     i = window.find(lead, pos + 1)
                     while i >= 0:
-                        try:  # (string, pos, endpos, concurrent, partial, timeout) positionally: ~0.3 µs cheaper
-                            m = d.pattern.match(window, i, None, None, False, timeout)
+                        try:
+                            if n - i <= d.untimed_match:  # proven bounded here: no timeout, `re` where it can
+                                m = d.fast.match(window, i)
+                            else:  # (string, pos, endpos, concurrent, partial, timeout) positionally: cheaper
+                                m = d.pattern.match(window, i, None, None, False, timeout)
                         except TimeoutError:
                             raise DelimiterTimeout(d, window[i:]) from None
                         if m is not None and m.end() - i <= MAX_DELIMITER_LENGTH:
@@ -388,15 +421,22 @@ def _search_regex(
     pat = d.pattern
     n = len(window)
     lo = n - MAX_DELIMITER_LENGTH  # a pending match starting before this is too long to be a delimiter
+    if n - pos <= d.untimed_search:
+        timeout = None  # proven bounded on this little text: no clock system calls
     try:
         if eos:
-            m = pat.search(window, pos, None, None, False, timeout)
+            if timeout is None:
+                # `re` when it reads the pattern as `regex` does: the same matches, cheaper calls
+                search = d.fast.search
+            else:
+                search = partial(pat.search, timeout=timeout)
+            m = search(window, pos)
             while m is not None:
                 start, end = m.span()
                 if start == end == zw_at:
-                    m = pat.search(window, zw_at + 1, timeout=timeout) if zw_at < n else None
+                    m = search(window, zw_at + 1) if zw_at < n else None
                 elif end - start > MAX_DELIMITER_LENGTH:
-                    m = pat.search(window, start + 1, timeout=timeout) if start < n else None
+                    m = search(window, start + 1) if start < n else None
                 else:
                     return start, end, _groups(d, m), False
             return None
@@ -442,7 +482,10 @@ def _search_regex(
 def _match_here(d: Delimiter, window: str, pos: int, zw_at: int, timeout: float | None) -> tuple[int, dict | None] | None:
     """At the end of the stream: `(end, captures)` of a match of regex delimiter `d` starting at `pos`."""
     try:
-        m = d.pattern.match(window, pos, timeout=timeout)
+        if len(window) - pos <= d.untimed_match:
+            m = d.fast.match(window, pos)  # proven bounded on this text: no timeout, `re` where it can
+        else:
+            m = d.pattern.match(window, pos, None, None, False, timeout)
     except TimeoutError:
         raise DelimiterTimeout(d, window[pos:]) from None
     if m is None or m.end() == pos == zw_at or m.end() - pos > MAX_DELIMITER_LENGTH:
@@ -489,17 +532,15 @@ def _groups(d: Delimiter, m: Any) -> dict | None:
     return out
 
 
-_ODD_BRACE = _stdre.compile(r"\{(?!\d*(?:,\d*)?\})")
-
-
 def stdlib_parse(source: str) -> Any | None:
     """Regex `source` as parsed by the standard library's `re` parser, for structural questions (first
     characters, leading literal text, lookbehinds, which groups always take part); None when `re` may
     read it differently from `regex`: a parse error (`regex`-only syntax), a warning (a "[[:alpha:]]"
-    POSIX class is a nested set for `regex`, a list of characters for `re`), a `{` that is not a plain
-    counted repeat (`a{e<=1}` is fuzzy matching for `regex`, literal text for `re`), or case-insensitive
-    matching (`regex` folds more characters)."""
-    if _ODD_BRACE.search(source):
+    POSIX class is a nested set for `regex`, a list of characters for `re`), a `{` outside a class and not
+    escaped that is not a plain counted repeat (`a{e<=1}` is fuzzy matching for `regex`, literal text for
+    `re`; `\\{` and `[^{]` are literal braces for both), or case-insensitive matching (`regex` folds more
+    characters). Group names must be unique here (`regex_safety.tolerant_parse` renames them)."""
+    if bare_braces(source):
         return None
     try:
         with warnings.catch_warnings():
@@ -510,6 +551,55 @@ def stdlib_parse(source: str) -> Any | None:
     if parsed.state.flags & _stdre.IGNORECASE:
         return None
     return parsed
+
+
+# `\s` as `regex` reads it, written out for `re` (whose `\s` also takes \x1c-\x1f): inside a class.
+_REGEX_SPACE = "\\t-\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+
+
+def stdlib_equivalent(source: str) -> Any | None:
+    """Regex `source` compiled by the standard library's `re` (DOTALL), when `re` matches exactly what
+    `regex` does with it; else None.
+
+    Only for patterns `stdlib_parse` reads (so no `regex`-only syntax, no case folding), whose class
+    escapes are `\\s` alone (written out as `regex`'s set; `\\d`, `\\w`, `\\b` and their negations
+    follow each module's own Unicode tables and are left to `regex`)."""
+    if stdlib_parse(source) is None:
+        return None
+    out = []
+    i, n = 0, len(source)
+    in_class = False
+    while i < n:
+        c = source[i]
+        if c == "\\" and i + 1 < n:
+            e = source[i + 1]
+            if e == "s":
+                out.append(_REGEX_SPACE if in_class else f"[{_REGEX_SPACE}]")
+            elif e in "SdDwWbB":
+                return None
+            else:
+                out.append(source[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            j = i + 1
+            if source.startswith("^", j):
+                j += 1
+            if source.startswith("]", j):
+                j += 1
+            out.append(source[i:j])
+            i = j
+            continue
+        out.append(c)
+        i += 1
+    try:
+        return _stdre.compile("".join(out), _stdre.DOTALL)
+    except Exception:  # (a lookbehind `re` does not take, ...)
+        return None
 
 
 #: Give up on a prefilter whose set of first characters is larger than this (it would rarely skip).

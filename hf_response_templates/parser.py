@@ -205,7 +205,9 @@ class ResponseParser:
         self._unclaimed_at = 0
         self._lenient: list[ResponseParseError] | None = None  # errors `parse_response(strict=True)` does not raise
         self.initial_events: list[dict[str, Any]] = []
-        if tpl.start_anchor.literals is None:  # a `start_anchor_pattern` search counts against the budget
+        anchor = tpl.start_anchor
+        if anchor.literals is None and len(prefix) > anchor.untimed_search:
+            # a timed `start_anchor_pattern` search counts against the budget (an untimed one is bounded)
             t0 = perf_counter()
             try:
                 cut = tpl.cut_prefix(prefix, self._call_timeout)

@@ -146,8 +146,12 @@ class ResponseTemplate:
             return prefix if i < 0 else prefix[i + len(lit) :]
         last = None
         try:
-            for m in anchor.pattern.finditer(prefix, timeout=timeout):
-                last = m
+            if len(prefix) <= anchor.untimed_search:  # proven bounded here: no timeout (`regex_safety`)
+                for m in anchor.fast.finditer(prefix):
+                    last = m
+            else:
+                for m in anchor.pattern.finditer(prefix, timeout=timeout):
+                    last = m
         except TimeoutError:
             raise RegexTimeoutError(
                 field=None, key=anchor.key, pattern=anchor.source, timeout=timeout or 0.0, text=prefix
