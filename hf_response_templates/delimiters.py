@@ -48,6 +48,7 @@ from typing import Any
 
 import regex
 
+from .regex_safety import _SPACE as _regex_space_ranges
 from .regex_safety import backtracking_degree, bare_braces, tolerant_parse
 
 try:  # the standard library's regex parser, used only to find the first characters of a pattern
@@ -69,6 +70,9 @@ _REPEATS = tuple(
 _ATOMIC_GROUP = getattr(_sre_constants, "ATOMIC_GROUP", object())
 
 OPEN, CLOSE = 0, 1
+
+#: `Delimiter.anchored`: no alternative, some, or every alternative of a regex starts with `^` / `\A`.
+ANCHOR_NONE, ANCHOR_SOME, ANCHOR_ALL = 0, 1, 2
 
 #: How many characters of already-routed text regex delimiters can look behind at.
 LOOKBEHIND_CONTEXT = 256
@@ -127,6 +131,11 @@ class Delimiter:
     #: The same regex compiled by the standard library's `re` (2-3x cheaper per call, no timeout), when it
     #: matches exactly what `regex` does (`stdlib_equivalent`); used for untimed calls at the end of the stream.
     fast: Any = field(init=False, repr=False)
+    #: The characters a match (or a partial one) can start with past stream offset 0, None if unknown
+    #: (see `_start_chars`), and whether some (`ANCHOR_SOME`) or all (`ANCHOR_ALL`) of its alternatives
+    #: can only match at offset 0 (`^`, `\A`).
+    first_chars: frozenset[str] | None = field(init=False, repr=False)
+    anchored: int = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         groupindex = self.pattern.groupindex if self.pattern is not None else {}
@@ -138,6 +147,12 @@ class Delimiter:
         object.__setattr__(self, "untimed_search", search_span)
         fast = stdlib_equivalent(self.source) if regex_ and match_span >= 0 else None
         object.__setattr__(self, "fast", fast or self.pattern)
+        if regex_:
+            firsts, anchored = _start_chars(self.source)
+        else:
+            firsts, anchored = {lit[0] for lit in self.literals or ()}, ANCHOR_NONE
+        object.__setattr__(self, "first_chars", frozenset(firsts) if firsts is not None else None)
+        object.__setattr__(self, "anchored", anchored)
 
 
 def _nested_prefixes(literal: str) -> str:
@@ -173,9 +188,10 @@ class Watch:
         "needs_context",
         "leads",
         "zero_width",
+        "late",
     )
 
-    def __init__(self, delimiters: list[Delimiter]):
+    def __init__(self, delimiters: list[Delimiter], early: bool = True):
         self.delimiters = tuple(delimiters)
         lookup: dict[str, Delimiter] = {}
         for d in delimiters:
@@ -202,13 +218,18 @@ class Watch:
         # Prefilter: every delimiter (and every partial one) starts with one of a few characters, so
         # text without them needs no search at all. Most chunks are like that ("<" rarely occurs in
         # prose), which makes `scan` several times cheaper for them (regex searches cost ~1 µs each).
+        # A delimiter that can match at stream offset 0 only (`^\s*...`, `\A`) is left out of the prefilter
+        # of a `late` watch (the one used once the stream has moved past offset 0); until then (`early`), a
+        # watch with one has no prefilter.
         firsts: set[str] | None = set()
         for d in delimiters:
-            f = set(lit[0] for lit in d.literals) if d.literals is not None else _first_chars(d.source)
-            if f is None:
+            f = d.first_chars
+            if f is None or (early and d.anchored):
                 firsts = None
                 break
             firsts |= f
+        #: This watch once the stream has moved past offset 0 (set by the template; itself if the same).
+        self.late: Watch | None = self
         # A regex result found from `pos` stays the answer from any later position up to its start (in
         # the same window): `scan` reuses it through `memo`, so a delimiter absent from a long window
         # (a one-shot parse) is searched for once, not once per region. Not for `\G` (anchored at the
@@ -233,7 +254,9 @@ class Watch:
         }
         self.first_set = frozenset(firsts) if firsts is not None else None
         self.first_char = self.first_search = None
-        if firsts is not None and len(firsts) == 1:
+        if firsts is not None and " " in firsts:
+            pass  # (`\s*<x>`): most chunks hold a space, a prefilter would rarely skip one; `scan_end` uses the set
+        elif firsts is not None and len(firsts) == 1:
             self.first_char = next(iter(firsts))
         elif firsts:
             self.first_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
@@ -603,27 +626,39 @@ def stdlib_equivalent(source: str) -> Any | None:
 
 
 #: Give up on a prefilter whose set of first characters is larger than this (it would rarely skip).
-_MAX_FIRST_CHARS = 32
+_MAX_FIRST_CHARS = 40
 
 
 def _first_chars(source: str) -> set[str] | None:
-    """The characters a non-empty match of regex `source` can start with, or None if unknown.
+    """The characters a non-empty match of regex `source` can start with past stream offset 0 (or where a
+    zero-width match can be: `(?=<tool_call>)` needs a `<` there), or None if unknown. See `_start_chars`."""
+    return _start_chars(source)[0]
 
-    Found by walking the pattern as parsed by the standard library's `re` parser, conservatively:
-    anything it does not parse (`regex`-only syntax), case-insensitive parts, `.`, negated classes and
-    classes such as `\\s`, back references, conditionals, or a pattern that can match the empty
-    string all give None (no prefilter). Assertions consume nothing, so they are skipped.
+
+def _start_chars(source: str) -> tuple[set[str] | None, int]:
+    """(`_first_chars`, `ANCHOR_*`: whether alternatives start with `^` / `\\A`).
+
+    Found by walking the pattern as parsed by `regex_safety.tolerant_parse` (a group name used twice is
+    fine; escaped and in-class braces are literals), conservatively: anything it does not parse
+    (`regex`-only syntax), case-insensitive parts, `.`, negated classes and classes such as `\\s`, back
+    references, conditionals, or a pattern that can match the empty string anywhere give None (no
+    prefilter). A lookahead before anything is consumed gives the characters its own match starts with
+    (the text at the match must start so); other assertions consume nothing, so they are skipped. An
+    alternative that starts with `^` or `\\A` adds nothing: past offset 0 it cannot match (the engine
+    leaves such delimiters out of the prefilter only then, see `Watch`).
     """
-    parsed = stdlib_parse(source)
+    parsed = tolerant_parse(source)
     if parsed is None:
-        return None
+        return None, ANCHOR_NONE
+    walk = _FirstWalk()
     try:
-        chars, nullable = _first_of_sequence(parsed)
+        chars, nullable = walk.sequence(parsed)
     except _Unknown:
-        return None
+        return None, ANCHOR_NONE
+    anchored = ANCHOR_NONE if not walk.anchored else ANCHOR_ALL if not chars and not nullable else ANCHOR_SOME
     if nullable or len(chars) > _MAX_FIRST_CHARS:
-        return None
-    return chars
+        return None, anchored
+    return chars, anchored
 
 
 def _widths(source: str) -> tuple[int, int] | None:
@@ -706,54 +741,77 @@ def _needs_context(source: str) -> bool:
     return False
 
 
-def _first_of_sequence(items: Any) -> tuple[set[str], bool]:
-    """(first characters, can match empty) of a sequence of parsed regex items."""
-    chars: set[str] = set()
-    for op, av in items:
-        first, nullable = _first_of_item(op, av)
-        chars |= first
-        if len(chars) > _MAX_FIRST_CHARS:
-            raise _Unknown
-        if not nullable:
-            return chars, False
-    return chars, True
+class _FirstWalk:
+    """`_start_chars`' walk: (first characters, can match empty) of parsed regex items; notes `^` / `\\A`."""
 
+    def __init__(self) -> None:
+        self.anchored = False
 
-def _first_of_item(op: Any, av: Any) -> tuple[set[str], bool]:
-    C = _sre_constants
-    if op is C.LITERAL:
-        return {chr(av)}, False
-    if op is C.IN:
+    def sequence(self, items: Any) -> tuple[set[str], bool]:
         chars: set[str] = set()
-        for kind, value in av:
-            if kind is C.LITERAL:
-                chars.add(chr(value))
-            elif kind is C.RANGE and value[1] - value[0] < _MAX_FIRST_CHARS:
-                chars.update(chr(c) for c in range(value[0], value[1] + 1))
-            else:  # NEGATE, CATEGORY (\s, \w, ...), wide ranges
-                raise _Unknown
-        return chars, False
-    if op is C.SUBPATTERN:
-        _group, add_flags, _del_flags, sub = av
-        if add_flags & _stdre.IGNORECASE:
-            raise _Unknown
-        return _first_of_sequence(sub)
-    if op is C.BRANCH:
-        chars, nullable = set(), False
-        for alternative in av[1]:
-            first, empty = _first_of_sequence(alternative)
+        for op, av in items:
+            first, nullable = self.item(op, av)
             chars |= first
-            nullable = nullable or empty
-        return chars, nullable
-    if op in _REPEATS:
-        low, _high, sub = av
-        first, nullable = _first_of_sequence(sub)
-        return first, nullable or low == 0
-    if op is _ATOMIC_GROUP:
-        return _first_of_sequence(av)
-    if op in (C.AT, C.ASSERT, C.ASSERT_NOT):  # zero width: consumes nothing
-        return set(), True
-    raise _Unknown  # ANY, NOT_LITERAL, GROUPREF, GROUPREF_EXISTS, ...
+            if len(chars) > _MAX_FIRST_CHARS:
+                raise _Unknown
+            if not nullable:
+                return chars, False
+        return chars, True
+
+    def item(self, op: Any, av: Any) -> tuple[set[str], bool]:
+        C = _sre_constants
+        if op is C.LITERAL:
+            return {chr(av)}, False
+        if op is C.IN:
+            chars: set[str] = set()
+            for kind, value in av:
+                if kind is C.LITERAL:
+                    chars.add(chr(value))
+                elif kind is C.RANGE and value[1] - value[0] < _MAX_FIRST_CHARS:
+                    chars.update(chr(c) for c in range(value[0], value[1] + 1))
+                elif kind is C.CATEGORY and value is C.CATEGORY_SPACE:
+                    chars |= _SPACE_CHARS  # `regex`'s \s: 25 characters
+                else:  # NEGATE, CATEGORY (\w, \d, \S, ...), wide ranges
+                    raise _Unknown
+            return chars, False
+        if op is C.SUBPATTERN:
+            _group, add_flags, _del_flags, sub = av
+            if add_flags & _stdre.IGNORECASE:
+                raise _Unknown
+            return self.sequence(sub)
+        if op is C.BRANCH:
+            chars, nullable = set(), False
+            for alternative in av[1]:
+                first, empty = self.sequence(alternative)
+                chars |= first
+                nullable = nullable or empty
+            return chars, nullable
+        if op in _REPEATS:
+            low, _high, sub = av
+            first, nullable = self.sequence(sub)
+            return first, nullable or low == 0
+        if op is _ATOMIC_GROUP:
+            return self.sequence(av)
+        if op is C.AT:
+            if av in _START_ANCHORS:  # matches nothing past offset 0 (no MULTILINE)
+                self.anchored = True
+                return set(), False
+            return set(), True
+        if op is C.ASSERT and av[0] > 0:  # a lookahead: the text here starts as its match does
+            inner = _FirstWalk()
+            first, nullable = inner.sequence(av[1])
+            self.anchored = self.anchored or inner.anchored
+            return (first, False) if not nullable else (set(), True)
+        if op in (C.ASSERT, C.ASSERT_NOT):  # zero width: consumes nothing
+            return set(), True
+        raise _Unknown  # ANY, NOT_LITERAL, GROUPREF, GROUPREF_EXISTS, ...
+
+
+_SPACE_CHARS = frozenset(chr(c) for lo, hi in _regex_space_ranges for c in range(lo, hi + 1))
+
+_START_ANCHORS = frozenset(
+    a for a in (getattr(_sre_constants, n, None) for n in ("AT_BEGINNING", "AT_BEGINNING_STRING")) if a is not None
+)
 
 
 #: The most characters a template regex may stand for once its counted repeats are written out

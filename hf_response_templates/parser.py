@@ -122,6 +122,7 @@ class ResponseParser:
         "_buf",
         "_ctx",
         "_ctx_on",
+        "_early",
         "_consumed",
         "_gen_start",
         "_zw_at",
@@ -185,6 +186,9 @@ class ResponseParser:
         self._buf = ""
         self._ctx = ""
         self._ctx_on = tpl.needs_context
+        # Until the stream has moved past offset 0, delimiters that only match there are watched (see
+        # `ResponseTemplate.late_idle_watch`); then the parser switches to the late watches, once.
+        self._early = tpl.has_early
         self._consumed = 0  # stream offset of the start of `_buf` (stream = cut prefix + generation)
         self._zw_at = -1  # stream offset where the delimiters in `_zw_fired` matched with zero width
         self._zw_fired: frozenset = _NONE_FIRED
@@ -396,6 +400,8 @@ class ResponseParser:
         self._consumed = w0 + pos
         if self._ctx_on:
             self._ctx = window[max(0, pos - LOOKBEHIND_CONTEXT) : pos]
+        if self._early and self._consumed > 0:
+            self._go_late()
         if zw >= 0:
             self._zw_at = w0 + zw
             self._zw_fired = fired
@@ -405,6 +411,16 @@ class ResponseParser:
             self._left -= perf_counter() - t0
             if self._left < self._timeout:
                 self._spend(0.0, events)
+
+    def _go_late(self) -> None:
+        """The stream has moved past offset 0: delimiters anchored there (`^`, `\\A`) can no longer match, so
+        watch without them (a prefilter, and no kept context if nothing else looks behind)."""
+        self._early = False
+        if self._watch is not None:
+            self._watch = self._watch.late
+        self._ctx_on = self._tpl.late_needs_context
+        if not self._ctx_on:
+            self._ctx = ""
 
     def _route(self, text: str, events: Events, at: int) -> None:
         cur = self._current
@@ -504,7 +520,7 @@ class ResponseParser:
             self._opened = True
             self._captures = groups
             self._region_start = w0 + end
-            self._watch = tpl.close_watches[field.index]
+            self._watch = (tpl.close_watches if self._early else tpl.late_close_watches)[field.index]
             if events is not None:
                 if groups:
                     events.append({"type": "region_open", "field": field.name, "captures": dict(groups)})
@@ -520,7 +536,7 @@ class ResponseParser:
         if self._explicit:
             self._explicit = False
             self._current = tpl.implicit_field
-            self._watch = tpl.idle_watch
+            self._watch = tpl.idle_watch if self._early else tpl.late_idle_watch
         else:  # the implicit field's close: the message is over
             self._current = None
             self._watch = None
