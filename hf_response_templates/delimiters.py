@@ -247,10 +247,12 @@ class Watch:
         # for Qwen3's `<tool_call>\s*<function=...>`) is only run where `str.find` sees that text:
         # most one-shot responses have no (further) tool call, and a `regex` search with a timeout costs
         # ~1.5 µs even when it finds nothing. Not for `\G` nor reverse-searching patterns.
+        # With several fixed texts (hardened Qwen3-Coder: `<tool_call>\s*<function=...|<function=...`), a
+        # tuple of them: the regex runs where `str.find` sees any of them.
         self.leads = {
-            d: lead
+            d: lead[0] if len(lead) == 1 else lead
             for d in self.reusable
-            if (lead := _literal_lead(d.source)) is not None
+            if (lead := _literal_leads(d.source)) is not None
         }
         self.first_set = frozenset(firsts) if firsts is not None else None
         self.first_char = self.first_search = None
@@ -394,7 +396,9 @@ class Watch:
                 found = seen[1]
             else:
                 lead = leads.get(d)
-                if lead is not None:
+                if lead.__class__ is tuple:  # several fixed texts: `str.find` on each
+                    found = _search_leads(d, window, pos + 1, lead, timeout)
+                elif lead is not None:
                     # Every match starts with `lead`: try only where `str.find` sees it. Written here, not
                     # in a helper: this is the search one-shot parsing runs once per tool call.
                     found = None
@@ -500,6 +504,32 @@ def _search_regex(
         return start, end, _groups(d, m), False
     except TimeoutError:
         raise DelimiterTimeout(d, window[pos:]) from None
+
+
+def _search_leads(
+    d: Delimiter, window: str, start: int, leads: tuple[str, ...], timeout: float | None
+) -> tuple[int, int, dict | None] | None:
+    """At the end of the stream: the first match of regex delimiter `d` at or after `start`, trying only
+    where one of `leads` (every match starts with one of them) is: `(start, end, captures)` or None.
+    Linear: each lead's next occurrence is searched for again only once it has been passed."""
+    nexts = [window.find(lead, start) for lead in leads]
+    n = len(window)
+    while True:
+        i = min((j for j in nexts if j >= 0), default=-1)
+        if i < 0:
+            return None
+        try:
+            if n - i <= d.untimed_match:  # proven bounded here: no timeout, `re` where it can
+                m = d.fast.match(window, i)
+            else:
+                m = d.pattern.match(window, i, None, None, False, timeout)
+        except TimeoutError:
+            raise DelimiterTimeout(d, window[i:]) from None
+        if m is not None and m.end() - i <= MAX_DELIMITER_LENGTH:
+            return i, m.end(), _groups(d, m)
+        for k, j in enumerate(nexts):
+            if j == i:
+                nexts[k] = window.find(leads[k], i + 1)
 
 
 def _match_here(d: Delimiter, window: str, pos: int, zw_at: int, timeout: float | None) -> tuple[int, dict | None] | None:
@@ -679,21 +709,56 @@ def _mixed_width(source: str) -> bool:
     return widths is None or (widths[0] == 0 < widths[1])
 
 
-def _literal_lead(source: str) -> str | None:
-    """The fixed text every match of regex `source` starts with (None if none or unknown).
+#: At most this many fixed texts for `_literal_leads` (more: a plain search is as cheap).
+_MAX_LEADS = 6
 
-    Read from `stdlib_parse` (None when unsure), and only for patterns without `{` at all (a counted
-    repeat right after the literal text would apply to its last character).
-    """
-    parsed = stdlib_parse(source) if "{" not in source else None
+
+def _literal_leads(source: str) -> tuple[str, ...] | None:
+    """Fixed texts such that every match of regex `source` starts with one of them (None if unknown, or
+    some match may start with no fixed text): `("<tool_call>", "<function=")` for
+    `(?:<tool_call>\\s*<function=|<function=(?=...))...`, `("<x>", "<y>")` for `(?:<x>\\s*)?<y>`.
+
+    Read from `regex_safety.tolerant_parse` (None when unsure): literal characters, groups, alternations
+    and optional parts (`?`) at the start; any other item ends the fixed texts there. A text that starts
+    with another one of the set is dropped (a match starting with it starts with the shorter one too)."""
+    parsed = tolerant_parse(source)
     if parsed is None:
         return None
-    lead = []
-    for op, av in parsed:
-        if op is not _sre_constants.LITERAL:
+    try:
+        found = _leads_of(parsed)
+    except _Unknown:
+        return None
+    texts = sorted({t for t, _ in found}, key=len)
+    if not texts or not texts[0]:
+        return None
+    kept: list[str] = []
+    for t in texts:
+        if not any(t.startswith(k) for k in kept):
+            kept.append(t)
+    return tuple(sorted(kept))
+
+
+def _leads_of(items: Any) -> set[tuple[str, bool]]:
+    """(fixed text, whether it is the whole match so far and more may follow) for a parsed sequence."""
+    C = _sre_constants
+    out = {("", True)}
+    for op, av in items:
+        if not any(more for _, more in out):
             break
-        lead.append(chr(av))
-    return "".join(lead) or None
+        if op is C.LITERAL:
+            step = {(chr(av), True)}
+        elif op is C.SUBPATTERN and not av[1] & _stdre.IGNORECASE:
+            step = _leads_of(av[3])
+        elif op is C.BRANCH:
+            step = set().union(*(_leads_of(alt) for alt in av[1]))
+        elif op in _REPEATS and av[0] == 0 and av[1] == 1:
+            step = {("", True)} | _leads_of(av[2])
+        else:
+            step = {("", False)}
+        out = {(t + u, more2) if more else (t, False) for t, more in out for u, more2 in step}
+        if len(out) > _MAX_LEADS:
+            raise _Unknown
+    return out
 
 
 class _Unknown(Exception):

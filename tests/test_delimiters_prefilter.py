@@ -136,3 +136,40 @@ def test_an_anchored_open_does_not_fire_past_offset_0():
     assert streamed.finalize()[0] == message
     called = parse_response('{"name": "f", "parameters": {}}', tpl, prefix="", strict=False)
     assert called["tool_calls"][0]["function"]["name"] == "f"
+
+
+# --------------------------------------------------------------------------- fixed leading texts
+
+
+@pytest.mark.parametrize(
+    "source, leads",
+    [
+        (r"(?:<tool_call>\s*<function=|<function=(?=[^>\s]+>))(?P<name>[^>\s]+)>", ("<function=", "<tool_call>")),
+        (r"</function>\s*</tool_call>|</tool_call>|</function>(?=\s*\Z)", ("</function>", "</tool_call>")),
+        (r"(?:<x>\s*)?<y>", ("<x>", "<y>")),
+        (r"(?:<\|start\|>assistant)?<\|channel\|>", ("<|channel|>", "<|start|>assistant<|channel|>")),
+        (r"ab{2}c", ("a",)),  # the counted repeat is b's
+        (r"\}\s*<end>", ("}",)),
+        (r"</think>|(?=<tool_call>)", None),  # a zero-width alternative starts with no fixed text
+        (r"\s*x", None),
+        (r"(?i)<x>", None),
+        (r"a|b|c|d|e|f|g", None),  # too many: a plain search is as cheap
+    ],
+)
+def test_literal_leads(source, leads):
+    from hf_response_templates.delimiters import _literal_leads
+
+    assert _literal_leads(source) == leads
+
+
+def test_one_shot_with_several_leads_finds_the_first_match_past_many_false_starts():
+    tpl = dict(_shipped())["qwen3-coder"]
+    noise = "<function=x " * 300  # the lead seen again and again, never a call
+    call = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
+    message = parse_response(noise + call, tpl, prefix="", strict=False)
+    assert message["tool_calls"][0]["function"]["name"] == "f"
+    assert message["content"].startswith("<function=x")
+    parser = ResponseParser(tpl, "")
+    for i in range(0, len(noise + call), 7):
+        parser.feed((noise + call)[i : i + 7])
+    assert parser.finalize()[0] == message
