@@ -15,7 +15,7 @@ a degree above `MAX_DEGREE`) for
 * an unbounded repeat whose iterations can share characters with a loop inside its body: the body written
   twice has two loops over the same characters (`(a+)+`, `(\\w+\\s?)*`);
 * a counted repeat that chains more loops than `MAX_DEGREE` allows (`(.*a){12}`: degree 12);
-* an alternation with overlapping first characters inside a repeat (`(a|a)*`, `(a|ab)*`);
+* an alternation with overlapping first characters inside a repeat (`(a|a)*`, `(a|ab)*`, `(a|a){30}`);
 * a lookaround holding a loop inside a repeat (`(?:(?=\\w+x)\\w)*`);
 * a back reference or a conditional group, case-insensitive matching, or syntax the standard library's
   parser does not read even after `tolerant_parse`'s rewrites: unknown counts as unbounded.
@@ -320,11 +320,12 @@ class _Flow:
         if high > 1 and nullable:
             raise _Unbounded("a repeated group can match the empty string")
         if not _is_loop(av):  # a counted repeat (`x{0,2}`, `(.*a){12}`): written out, up to _UNROLL times
-            out, skipped = live, {}  # `skipped`: where the optional iterations not taken leave off
+            out: Live = live
+            skipped: Live = {}  # where the optional iterations not taken leave off
             for i in range(min(high, _UNROLL)):
                 if i >= low:
                     skipped = _live_union(skipped, out)
-                out = self.seq(body, out, in_loop)
+                out = self.seq(body, out, in_loop or high > 1)  # `(a|a){30}`: 2**30 ways, as in a loop
             return _live_union(out, skipped)
         depth = _live_hit(live, first) + 1
         self._loop(depth)

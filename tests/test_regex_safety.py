@@ -11,26 +11,25 @@ import pytest
 import regex
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import CATASTROPHIC
 
 from hf_response_templates import load_template
 from hf_response_templates.delimiters import (
-    UNTIMED_WORK,
     _REGEX_SPACE,
+    UNTIMED_WORK,
     compile_regex,
     stdlib_equivalent,
     untimed_spans,
 )
 from hf_response_templates.library import templates_dir
 from hf_response_templates.regex_safety import (
-    MAX_DEGREE,
     _SPACE,
+    MAX_DEGREE,
     backtracking_degree,
     bare_braces,
     tolerant_parse,
     unsafe_reason,
 )
-
-from strategies import CATASTROPHIC
 
 
 def _patterns(node: object, path: str, out: list[tuple[str, str]]) -> None:
@@ -86,6 +85,7 @@ def test_the_quadratic_shipped_patterns_are_the_known_ones():
 HOSTILE = [
     r"(a+)+$",
     r"(a|a)*",
+    r"(?:a|a){30}b",  # a counted repeat of overlapping alternatives: 2**30 ways to fail
     r"(\w+\s?)*$",
     r"(.*a){12}",
     r"(a*)*",
