@@ -187,6 +187,7 @@ class Watch:
         "reusable",
         "needs_context",
         "leads",
+        "lead_search",
         "zero_width",
         "late",
     )
@@ -253,6 +254,11 @@ class Watch:
             d: lead[0] if len(lead) == 1 else lead
             for d in self.reusable
             if (lead := _literal_leads(d.source)) is not None
+        }
+        self.lead_search = {
+            d: _stdre.compile("|".join(_stdre.escape(t) for t in lead)).search
+            for d, lead in self.leads.items()
+            if lead.__class__ is tuple
         }
         self.first_set = frozenset(firsts) if firsts is not None else None
         self.first_char = self.first_search = None
@@ -396,8 +402,8 @@ class Watch:
                 found = seen[1]
             else:
                 lead = leads.get(d)
-                if lead.__class__ is tuple:  # several fixed texts: `str.find` on each
-                    found = _search_leads(d, window, pos + 1, lead, timeout)
+                if lead.__class__ is tuple:  # several fixed texts: one C-level search for any of them
+                    found = _search_leads(d, window, pos + 1, self.lead_search[d], timeout)
                 elif lead is not None:
                     # Every match starts with `lead`: try only where `str.find` sees it. Written here, not
                     # in a helper: this is the search one-shot parsing runs once per tool call.
@@ -507,17 +513,15 @@ def _search_regex(
 
 
 def _search_leads(
-    d: Delimiter, window: str, start: int, leads: tuple[str, ...], timeout: float | None
+    d: Delimiter, window: str, start: int, search: Any, timeout: float | None
 ) -> tuple[int, int, dict | None] | None:
     """At the end of the stream: the first match of regex delimiter `d` at or after `start`, trying only
-    where one of `leads` (every match starts with one of them) is: `(start, end, captures)` or None.
-    Linear: each lead's next occurrence is searched for again only once it has been passed."""
-    nexts = [window.find(lead, start) for lead in leads]
+    where `search` (of an alternation of the fixed texts every match starts with) finds one of them:
+    `(start, end, captures)` or None. Linear: each search starts past the previous find."""
     n = len(window)
-    while True:
-        i = min((j for j in nexts if j >= 0), default=-1)
-        if i < 0:
-            return None
+    f = search(window, start)
+    while f is not None:
+        i = f.start()
         try:
             if n - i <= d.untimed_match:  # proven bounded here: no timeout, `re` where it can
                 m = d.fast.match(window, i)
@@ -527,9 +531,8 @@ def _search_leads(
             raise DelimiterTimeout(d, window[i:]) from None
         if m is not None and m.end() - i <= MAX_DELIMITER_LENGTH:
             return i, m.end(), _groups(d, m)
-        for k, j in enumerate(nexts):
-            if j == i:
-                nexts[k] = window.find(leads[k], i + 1)
+        f = search(window, i + 1)
+    return None
 
 
 def _match_here(d: Delimiter, window: str, pos: int, zw_at: int, timeout: float | None) -> tuple[int, dict | None] | None:
