@@ -41,7 +41,6 @@ Nothing here keeps state: a `Watch` is immutable and shared by every parser of a
 from __future__ import annotations
 
 import re as _stdre
-import warnings
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -49,14 +48,12 @@ from typing import Any
 import regex
 
 from .regex_safety import _SPACE as _regex_space_ranges
-from .regex_safety import backtracking_degree, bare_braces, tolerant_parse
+from .regex_safety import backtracking_degree, strict_parse, tolerant_parse
 
-try:  # the standard library's regex parser, used only to find the first characters of a pattern
+try:  # the standard library's regex parser's constants, to walk parsed patterns (`strict_parse`)
     from re import _constants as _sre_constants
-    from re import _parser as _sre_parse
 except ImportError:  # Python < 3.11
     import sre_constants as _sre_constants  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 _REPEATS = tuple(
     op
@@ -596,17 +593,7 @@ def stdlib_parse(source: str) -> Any | None:
     escaped that is not a plain counted repeat (`a{e<=1}` is fuzzy matching for `regex`, literal text for
     `re`; `\\{` and `[^{]` are literal braces for both), or case-insensitive matching (`regex` folds more
     characters). Group names must be unique here (`regex_safety.tolerant_parse` renames them)."""
-    if bare_braces(source):
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            parsed = _sre_parse.parse(source)
-    except Exception:
-        return None
-    if parsed.state.flags & _stdre.IGNORECASE:
-        return None
-    return parsed
+    return strict_parse(source)
 
 
 # `\s` as `regex` reads it, written out for `re` (whose `\s` also takes \x1c-\x1f): inside a class.

@@ -39,7 +39,7 @@ except ImportError:  # Python < 3.11
     import sre_constants as _C  # type: ignore[no-redef]
     import sre_parse as _P  # type: ignore[no-redef]
 
-__all__ = ["MAX_DEGREE", "backtracking_degree", "bare_braces", "tolerant_parse", "unsafe_reason"]
+__all__ = ["MAX_DEGREE", "backtracking_degree", "bare_braces", "strict_parse", "tolerant_parse", "unsafe_reason"]
 
 #: The highest per-attempt degree `backtracking_degree` accepts (2: quadratic per attempt).
 MAX_DEGREE = 2
@@ -393,29 +393,32 @@ def bare_braces(source: str) -> bool:
 _NAMED_GROUP = _stdre.compile(r"\(\?P<(\w+)>")
 
 
-def tolerant_parse(source: str) -> Any | None:
-    """`source` parsed by the standard library's regex parser for structural questions, or None when that
-    parser may read it differently from `regex` or does not read it.
-
-    More tolerant than a plain parse: group names are renamed first (`regex` allows one name in several
-    alternatives, gpt-oss does that; names change no structure), and escaped or in-class braces are fine.
-    None for a bare `{` that is not a counted repeat, a POSIX class, a parse error or warning (`regex`-only
-    syntax), or case-insensitive matching."""
+def strict_parse(source: str) -> Any | None:
+    """`source` parsed by the standard library's regex parser, or None where that parser may read it
+    differently from `regex` or does not read it: a bare `{` that is not a counted repeat, a POSIX class,
+    a parse error or warning (`regex`-only syntax, a group name used twice), or case-insensitive matching
+    (`regex` folds more characters)."""
     if bare_braces(source):
         return None
-    if "(?P=" in source:  # a named back reference: renaming would break it
-        return None
-    count = iter(range(1 << 30))
-    renamed = _NAMED_GROUP.sub(lambda m: f"(?P<g{next(count)}>", source)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            parsed = _P.parse(renamed)
+            parsed = _P.parse(source)
     except Exception:
         return None
     if parsed.state.flags & _stdre.IGNORECASE:
         return None
     return parsed
+
+
+def tolerant_parse(source: str) -> Any | None:
+    """`strict_parse` for structural questions, more tolerant: group names are renamed first (`regex`
+    allows one name in several alternatives, gpt-oss does that; names change no structure). None with a
+    named back reference (renaming would break it)."""
+    if "(?P=" in source:
+        return None
+    count = iter(range(1 << 30))
+    return strict_parse(_NAMED_GROUP.sub(lambda m: f"(?P<g{next(count)}>", source))
 
 
 # ---------------------------------------------------------------- the public check
