@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import re as _stdre
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import regex
@@ -85,6 +85,7 @@ MAX_DELIMITER_LENGTH = 512
 UNTIMED_WORK = 1 << 24
 
 
+@lru_cache(maxsize=1024)  # by source: a template's delimiters are built twice (ranks)
 def untimed_spans(source: str) -> tuple[int, int]:
     """(longest text a `match`, longest text a `search` of regex `source` may run on without a timeout):
     -1 for both when no polynomial bound is proven (see `UNTIMED_WORK`)."""
@@ -600,6 +601,7 @@ def stdlib_parse(source: str) -> Any | None:
 _REGEX_SPACE = "\\t-\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 
 
+@lru_cache(maxsize=1024)
 def stdlib_equivalent(source: str) -> Any | None:
     """Regex `source` compiled by the standard library's `re` (DOTALL), when `re` matches exactly what
     `regex` does with it; else None.
@@ -649,13 +651,14 @@ def stdlib_equivalent(source: str) -> Any | None:
 _MAX_FIRST_CHARS = 40
 
 
-def _first_chars(source: str) -> set[str] | None:
+def _first_chars(source: str) -> frozenset[str] | None:
     """The characters a non-empty match of regex `source` can start with past stream offset 0 (or where a
     zero-width match can be: `(?=<tool_call>)` needs a `<` there), or None if unknown. See `_start_chars`."""
     return _start_chars(source)[0]
 
 
-def _start_chars(source: str) -> tuple[set[str] | None, int]:
+@lru_cache(maxsize=1024)
+def _start_chars(source: str) -> tuple[frozenset[str] | None, int]:
     """(`_first_chars`, `ANCHOR_*`: whether alternatives start with `^` / `\\A`).
 
     Found by walking the pattern as parsed by `regex_safety.tolerant_parse` (a group name used twice is
@@ -678,7 +681,7 @@ def _start_chars(source: str) -> tuple[set[str] | None, int]:
     anchored = ANCHOR_NONE if not walk.anchored else ANCHOR_ALL if not chars and not nullable else ANCHOR_SOME
     if nullable or len(chars) > _MAX_FIRST_CHARS:
         return None, anchored
-    return chars, anchored
+    return frozenset(chars), anchored
 
 
 def _widths(source: str) -> tuple[int, int] | None:
