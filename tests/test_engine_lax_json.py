@@ -73,3 +73,15 @@ def test_nesting_deeper_than_the_limit_is_still_an_error():
     text = "[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1)
     with pytest.raises(ValueError, match="nested"):
         parse_json(text, {"unquoted_keys": True, "string_delims": GEMMA})
+
+
+def test_many_brackets_but_shallow_still_take_the_fast_route():
+    from hf_response_templates import content
+
+    text = "{" + ",".join(f"k{i}:[{{a:<|\"|>x{i}<|\"|>}}]" for i in range(MAX_NESTING)) + "}"
+    assert text.count("{") + text.count("[") > MAX_NESTING
+    assert not content._too_deep(content._to_json(True, GEMMA)(text))
+    value = parse_json(text, {"unquoted_keys": True, "string_delims": GEMMA})
+    assert value["k7"] == [{"a": "x7"}] and len(value) == MAX_NESTING
+    deep = "[" * MAX_NESTING + "]" * MAX_NESTING
+    assert not content._too_deep(deep) and content._too_deep("[" + deep + "]")
