@@ -14,6 +14,7 @@ None of them ever evaluates model text as code.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import re as _stdre
 from collections.abc import Callable, Mapping
@@ -506,7 +507,16 @@ def parse_json(text: str, args: Mapping[str, Any]) -> Any:
                 return _read_sequence(text, separator, args, lax)
             if not lax:
                 return json.loads(text)
-            return _LaxJSON(text, bool(args.get("unquoted_keys")), args.get("string_delims") or ()).parse()
+            unquoted, delims = bool(args.get("unquoted_keys")), args.get("string_delims") or ()
+            translate = _to_json(unquoted, delims)
+            if translate is not None:
+                try:  # ~2x cheaper than the reader below; where it fails, the reader decides (and words the error)
+                    standard = translate(text)
+                    if text.count("{") + text.count("[") <= MAX_NESTING or not _too_deep(standard):
+                        return json.loads(standard)
+                except (ValueError, RecursionError):
+                    pass
+            return _LaxJSON(text, unquoted, delims).parse()
         except RecursionError:
             raise ValueError("nested too deeply (lists and objects inside each other)") from None
     except ValueError as e:
@@ -542,6 +552,59 @@ def _read_sequence(text: str, separator: str, args: Mapping[str, Any], lax: bool
         pos = _WS.match(text, pos + len(separator)).end()
         if pos == n:
             return out
+
+
+_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_KEY_CHARS = _stdre.compile(r"[\w\s{}\[\],:\"]")
+
+
+@functools.lru_cache(maxsize=64)
+def _to_json(unquoted_keys: bool, string_delims: tuple[tuple[str, str], ...]) -> Callable[[str], str] | None:
+    """A function rewriting the lax dialect into standard JSON (custom-delimited strings become JSON
+    strings, bare keys quoted), for `json.loads` to read; None where that could read some text differently
+    from `_LaxJSON` (a string delimiter starting with a word character, a space or JSON punctuation).
+
+    Sound because it only rewrites tokens into JSON strings: if `json.loads` accepts the result, the
+    skeleton of brackets, commas and colons is the text's own, and `_LaxJSON` reads each rewritten token at
+    the same place the same way (custom delimiters are tried first there, as below). Text the rewrite
+    cannot make valid falls back to `_LaxJSON`, so errors are worded as before."""
+    if any(not o or _KEY_CHARS.match(o) for o, _c in string_delims):
+        return None
+    parts = [f"{_stdre.escape(o)}(.*?){_stdre.escape(c)}" for o, c in string_delims]
+    parts.append(r'"(?:[^"\\]|\\.)*"')  # a standard string, copied as it is
+    key = len(string_delims) + 1  # the group of a bare key's lead (`{` or `,` and spaces)
+    if unquoted_keys:
+        parts.append(r"([{,][ \t\n\r]*)(\w+)(?=[ \t\n\r]*:)")
+    tokens = _stdre.compile("|".join(parts), _stdre.DOTALL)
+
+    def rewrite(m: Any) -> str:
+        i = m.lastindex
+        if i is None:
+            return m.group()
+        if i > key:
+            return m.group(key) + '"' + m.group(i) + '"'
+        return _encode_string(m.group(i))
+
+    return functools.partial(tokens.sub, rewrite)
+
+
+_JSON_STRING = _stdre.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = _stdre.compile(r"[^\[\]{}]+")
+_INNERMOST = _stdre.compile(r"\[\]|\{\}")
+
+
+def _too_deep(standard: str) -> bool:
+    """Whether standard JSON text nests lists and objects more than `MAX_NESTING` deep (or is unbalanced):
+    a few C-level passes, each removing one level of the brackets left once strings are dropped."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", standard))
+    for _ in range(MAX_NESTING):
+        if not brackets:
+            return False
+        inner = _INNERMOST.sub("", brackets)
+        if inner == brackets:
+            return True  # unbalanced: let the reader report it
+        brackets = inner
+    return bool(brackets)
 
 
 class _LaxJSON:
@@ -825,7 +888,7 @@ def _search_bounds(text: str, chain: Chain) -> tuple[int, int] | None:
 
 
 def _bounded_matches(pattern: regex.Pattern, text: str, first: str, last_start: int, end: int,
-                     timeout: float) -> list[Any]:
+                     timeout: float | None) -> list[Any]:
     """The matches of `pattern.finditer(text, 0, end)`, trying only starts at `first` up to `last_start`
     (every match starts with `first`; see `_search_bounds`)."""
     out = []
@@ -875,6 +938,10 @@ def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
         args["_select"] = (group, parsers, column)
     args["_columns"] = columns
     args["_chain"] = _literal_chain(pattern)
+    from .delimiters import untimed_spans  # local: delimiters imports this module's neighbours
+
+    # bodies up to this long are searched without the timeout (the pattern is proven bounded on them)
+    args["_untimed"] = untimed_spans(pattern.pattern)[1]
     args["_plain"] = (
         columns == (0, 1)
         and pattern.groups == 2
@@ -898,7 +965,9 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     text of that group picks each value's parser from `value_parsers` (see `_select_values`).
     """
     pattern: regex.Pattern = args["tag_pattern"]
-    timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
+    timeout: float | None = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
+    if len(text) <= args.get("_untimed", -1):
+        timeout = None  # proven bounded on this little text: no clock system calls (`regex_safety`)
     try:
         end: int | None = None
         matches: list[Any] | None = None
@@ -955,7 +1024,7 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             field=None,
             key="content_args.tag_pattern",
             pattern=pattern.pattern,
-            timeout=timeout,
+            timeout=timeout or 0.0,
             text=text,
         ) from None
     return out

@@ -41,18 +41,19 @@ Nothing here keeps state: a `Watch` is immutable and shared by every parser of a
 from __future__ import annotations
 
 import re as _stdre
-import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from typing import Any
 
 import regex
 
-try:  # the standard library's regex parser, used only to find the first characters of a pattern
+from .regex_safety import _SPACE as _regex_space_ranges
+from .regex_safety import backtracking_degree, strict_parse, tolerant_parse
+
+try:  # the standard library's regex parser's constants, to walk parsed patterns (`strict_parse`)
     from re import _constants as _sre_constants
-    from re import _parser as _sre_parse
 except ImportError:  # Python < 3.11
     import sre_constants as _sre_constants  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 _REPEATS = tuple(
     op
@@ -67,6 +68,9 @@ _ATOMIC_GROUP = getattr(_sre_constants, "ATOMIC_GROUP", object())
 
 OPEN, CLOSE = 0, 1
 
+#: `Delimiter.anchored`: no alternative, some, or every alternative of a regex starts with `^` / `\A`.
+ANCHOR_NONE, ANCHOR_SOME, ANCHOR_ALL = 0, 1, 2
+
 #: How many characters of already-routed text regex delimiters can look behind at.
 LOOKBEHIND_CONTEXT = 256
 
@@ -74,6 +78,21 @@ LOOKBEHIND_CONTEXT = 256
 #: alike), so a partial match holds back at most this much text: past it, the held text is routed and
 #: streamed (a tool call header that never completes does not stop the stream; issue 14).
 MAX_DELIMITER_LENGTH = 512
+
+#: The regex steps a call without a timeout may cost at worst: a pattern whose match attempts are proven to
+#: cost O(n**d) (`regex_safety.backtracking_degree`) runs without the timeout (no clock system calls) on
+#: texts short enough for n**d (a match) or n**(d+1) (a search) to stay below this (~0.1-0.3 s at worst).
+UNTIMED_WORK = 1 << 24
+
+
+@lru_cache(maxsize=1024)  # by source: a template's delimiters are built twice (ranks)
+def untimed_spans(source: str) -> tuple[int, int]:
+    """(longest text a `match`, longest text a `search` of regex `source` may run on without a timeout):
+    -1 for both when no polynomial bound is proven (see `UNTIMED_WORK`)."""
+    degree = backtracking_degree(source)
+    if degree is None:
+        return -1, -1
+    return int(UNTIMED_WORK ** (1 / max(degree, 1))), int(UNTIMED_WORK ** (1 / (degree + 1)))
 
 
 class DelimiterTimeout(Exception):
@@ -103,11 +122,35 @@ class Delimiter:
     #: Whether the regex has both zero-width and consuming matches (`(?:<think>\s*|^)`): a zero-width match
     #: of it is only final once no consuming match from the same position can still reach further text.
     mixed_width: bool = field(init=False, repr=False)
+    #: Longest text (from the start position to the end of the window) a `match` / a search of the regex
+    #: may run on without the timeout (`untimed_spans`); -1: always timed.
+    untimed_match: int = field(init=False, repr=False)
+    untimed_search: int = field(init=False, repr=False)
+    #: The same regex compiled by the standard library's `re` (2-3x cheaper per call, no timeout), when it
+    #: matches exactly what `regex` does (`stdlib_equivalent`); used for untimed calls at the end of the stream.
+    fast: Any = field(init=False, repr=False)
+    #: The characters a match (or a partial one) can start with past stream offset 0, None if unknown
+    #: (see `_start_chars`), and whether some (`ANCHOR_SOME`) or all (`ANCHOR_ALL`) of its alternatives
+    #: can only match at offset 0 (`^`, `\A`).
+    first_chars: frozenset[str] | None = field(init=False, repr=False)
+    anchored: int = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         groupindex = self.pattern.groupindex if self.pattern is not None else {}
         object.__setattr__(self, "group_slots", tuple((name, i - 1) for name, i in groupindex.items()))
-        object.__setattr__(self, "mixed_width", self.literals is None and _mixed_width(self.source))
+        regex_ = self.literals is None
+        object.__setattr__(self, "mixed_width", regex_ and _mixed_width(self.source))
+        match_span, search_span = untimed_spans(self.source) if regex_ else (-1, -1)
+        object.__setattr__(self, "untimed_match", match_span)
+        object.__setattr__(self, "untimed_search", search_span)
+        fast = stdlib_equivalent(self.source) if regex_ and match_span >= 0 else None
+        object.__setattr__(self, "fast", fast or self.pattern)
+        if regex_:
+            firsts, anchored = _start_chars(self.source)
+        else:
+            firsts, anchored = {lit[0] for lit in self.literals or ()}, ANCHOR_NONE
+        object.__setattr__(self, "first_chars", frozenset(firsts) if firsts is not None else None)
+        object.__setattr__(self, "anchored", anchored)
 
 
 def _nested_prefixes(literal: str) -> str:
@@ -142,13 +185,18 @@ class Watch:
         "reusable",
         "needs_context",
         "leads",
+        "lead_search",
         "zero_width",
         "held_search",
+        "late",
+        "prefilter",
     )
 
-    def __init__(self, delimiters: list[Delimiter], *, prefilter: bool = True):
-        """`prefilter=False`: no `first_char` / `first_search`, so every text is scanned (and the parser's
+    def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
+        """`early`: the watch used while the stream is at offset 0 (delimiters anchored there count);
+        `prefilter=False`: no `first_char` / `first_search`, so every text is scanned (and the parser's
         fast paths, which route text that cannot hold a delimiter without scanning it, never apply)."""
+        self.prefilter = prefilter
         self.delimiters = tuple(delimiters)
         lookup: dict[str, Delimiter] = {}
         for d in delimiters:
@@ -175,13 +223,18 @@ class Watch:
         # Prefilter: every delimiter (and every partial one) starts with one of a few characters, so
         # text without them needs no search at all. Most chunks are like that ("<" rarely occurs in
         # prose), which makes `scan` several times cheaper for them (regex searches cost ~1 µs each).
+        # A delimiter that can match at stream offset 0 only (`^\s*...`, `\A`) is left out of the prefilter
+        # of a `late` watch (the one used once the stream has moved past offset 0); until then (`early`), a
+        # watch with one has no prefilter.
         firsts: set[str] | None = set()
         for d in delimiters:
-            f = set(lit[0] for lit in d.literals) if d.literals is not None else _first_chars(d.source)
-            if f is None:
+            f = d.first_chars
+            if f is None or (early and d.anchored):
                 firsts = None
                 break
             firsts |= f
+        #: This watch once the stream has moved past offset 0 (set by the template; itself if the same).
+        self.late: Watch | None = self
         # A regex result found from `pos` stays the answer from any later position up to its start (in
         # the same window): `scan` reuses it through `memo`, so a delimiter absent from a long window
         # (a one-shot parse) is searched for once, not once per region. Not for `\G` (anchored at the
@@ -199,10 +252,17 @@ class Watch:
         # for Qwen3's `<tool_call>\s*<function=...>`) is only run where `str.find` sees that text:
         # most one-shot responses have no (further) tool call, and a `regex` search with a timeout costs
         # ~1.5 µs even when it finds nothing. Not for `\G` nor reverse-searching patterns.
+        # With several fixed texts (hardened Qwen3-Coder: `<tool_call>\s*<function=...|<function=...`), a
+        # tuple of them: the regex runs where `str.find` sees any of them.
         self.leads = {
-            d: lead
+            d: lead[0] if len(lead) == 1 else lead
             for d in self.reusable
-            if (lead := _literal_lead(d.source)) is not None
+            if (lead := _literal_leads(d.source)) is not None
+        }
+        self.lead_search = {
+            d: _stdre.compile("|".join(_stdre.escape(t) for t in lead)).search
+            for d, lead in self.leads.items()
+            if lead.__class__ is tuple
         }
         self.first_set = frozenset(firsts) if firsts is not None else None
         self.first_char = self.first_search = None
@@ -211,6 +271,8 @@ class Watch:
         if not prefilter:
             if firsts:
                 self.held_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
+        elif firsts is not None and " " in firsts:
+            pass  # (`\s*<x>`): most chunks hold a space, a prefilter would rarely skip one; `scan_end` uses the set
         elif firsts is not None and len(firsts) == 1:
             self.first_char = next(iter(firsts))
         elif firsts:
@@ -349,14 +411,19 @@ class Watch:
                 found = seen[1]
             else:
                 lead = leads.get(d)
-                if lead is not None:
+                if lead.__class__ is tuple:  # several fixed texts: one C-level search for any of them
+                    found = _search_leads(d, window, pos + 1, self.lead_search[d], timeout)
+                elif lead is not None:
                     # Every match starts with `lead`: try only where `str.find` sees it. Written here, not
                     # in a helper: this is the search one-shot parsing runs once per tool call.
                     found = None
                     i = window.find(lead, pos + 1)
                     while i >= 0:
-                        try:  # (string, pos, endpos, concurrent, partial, timeout) positionally: ~0.3 µs cheaper
-                            m = d.pattern.match(window, i, None, None, False, timeout)
+                        try:
+                            if n - i <= d.untimed_match:  # proven bounded here: no timeout, `re` where it can
+                                m = d.fast.match(window, i)
+                            else:  # (string, pos, endpos, concurrent, partial, timeout) positionally: cheaper
+                                m = d.pattern.match(window, i, None, None, False, timeout)
                         except TimeoutError:
                             raise DelimiterTimeout(d, window[i:]) from None
                         if m is not None and m.end() - i <= MAX_DELIMITER_LENGTH:
@@ -396,15 +463,22 @@ def _search_regex(
     pat = d.pattern
     n = len(window)
     lo = n - MAX_DELIMITER_LENGTH  # a pending match starting before this is too long to be a delimiter
+    if n - pos <= d.untimed_search:
+        timeout = None  # proven bounded on this little text: no clock system calls
     try:
         if eos:
-            m = pat.search(window, pos, None, None, False, timeout)
+            if timeout is None:
+                # `re` when it reads the pattern as `regex` does: the same matches, cheaper calls
+                search = d.fast.search
+            else:
+                search = partial(pat.search, timeout=timeout)
+            m = search(window, pos)
             while m is not None:
                 start, end = m.span()
                 if start == end == zw_at:
-                    m = pat.search(window, zw_at + 1, timeout=timeout) if zw_at < n else None
+                    m = search(window, zw_at + 1) if zw_at < n else None
                 elif end - start > MAX_DELIMITER_LENGTH:
-                    m = pat.search(window, start + 1, timeout=timeout) if start < n else None
+                    m = search(window, start + 1) if start < n else None
                 else:
                     return start, end, _groups(d, m), False
             return None
@@ -447,10 +521,36 @@ def _search_regex(
         raise DelimiterTimeout(d, window[pos:]) from None
 
 
+def _search_leads(
+    d: Delimiter, window: str, start: int, search: Any, timeout: float | None
+) -> tuple[int, int, dict | None] | None:
+    """At the end of the stream: the first match of regex delimiter `d` at or after `start`, trying only
+    where `search` (of an alternation of the fixed texts every match starts with) finds one of them:
+    `(start, end, captures)` or None. Linear: each search starts past the previous find."""
+    n = len(window)
+    f = search(window, start)
+    while f is not None:
+        i = f.start()
+        try:
+            if n - i <= d.untimed_match:  # proven bounded here: no timeout, `re` where it can
+                m = d.fast.match(window, i)
+            else:
+                m = d.pattern.match(window, i, None, None, False, timeout)
+        except TimeoutError:
+            raise DelimiterTimeout(d, window[i:]) from None
+        if m is not None and m.end() - i <= MAX_DELIMITER_LENGTH:
+            return i, m.end(), _groups(d, m)
+        f = search(window, i + 1)
+    return None
+
+
 def _match_here(d: Delimiter, window: str, pos: int, zw_at: int, timeout: float | None) -> tuple[int, dict | None] | None:
     """At the end of the stream: `(end, captures)` of a match of regex delimiter `d` starting at `pos`."""
     try:
-        m = d.pattern.match(window, pos, timeout=timeout)
+        if len(window) - pos <= d.untimed_match:
+            m = d.fast.match(window, pos)  # proven bounded on this text: no timeout, `re` where it can
+        else:
+            m = d.pattern.match(window, pos, None, None, False, timeout)
     except TimeoutError:
         raise DelimiterTimeout(d, window[pos:]) from None
     if m is None or m.end() == pos == zw_at or m.end() - pos > MAX_DELIMITER_LENGTH:
@@ -497,51 +597,102 @@ def _groups(d: Delimiter, m: Any) -> dict | None:
     return out
 
 
-_ODD_BRACE = _stdre.compile(r"\{(?!\d*(?:,\d*)?\})")
-
-
 def stdlib_parse(source: str) -> Any | None:
     """Regex `source` as parsed by the standard library's `re` parser, for structural questions (first
     characters, leading literal text, lookbehinds, which groups always take part); None when `re` may
     read it differently from `regex`: a parse error (`regex`-only syntax), a warning (a "[[:alpha:]]"
-    POSIX class is a nested set for `regex`, a list of characters for `re`), a `{` that is not a plain
-    counted repeat (`a{e<=1}` is fuzzy matching for `regex`, literal text for `re`), or case-insensitive
-    matching (`regex` folds more characters)."""
-    if _ODD_BRACE.search(source):
+    POSIX class is a nested set for `regex`, a list of characters for `re`), a `{` outside a class and not
+    escaped that is not a plain counted repeat (`a{e<=1}` is fuzzy matching for `regex`, literal text for
+    `re`; `\\{` and `[^{]` are literal braces for both), or case-insensitive matching (`regex` folds more
+    characters). Group names must be unique here (`regex_safety.tolerant_parse` renames them)."""
+    return strict_parse(source)
+
+
+# `\s` as `regex` reads it, written out for `re` (whose `\s` also takes \x1c-\x1f): inside a class.
+_REGEX_SPACE = "\\t-\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+
+
+@lru_cache(maxsize=1024)
+def stdlib_equivalent(source: str) -> Any | None:
+    """Regex `source` compiled by the standard library's `re` (DOTALL), when `re` matches exactly what
+    `regex` does with it; else None.
+
+    Only for patterns `stdlib_parse` reads (so no `regex`-only syntax, no case folding), whose class
+    escapes are `\\s` alone (written out as `regex`'s set; `\\d`, `\\w`, `\\b` and their negations
+    follow each module's own Unicode tables and are left to `regex`)."""
+    if stdlib_parse(source) is None:
         return None
+    out = []
+    i, n = 0, len(source)
+    in_class = False
+    while i < n:
+        c = source[i]
+        if c == "\\" and i + 1 < n:
+            e = source[i + 1]
+            if e == "s":
+                out.append(_REGEX_SPACE if in_class else f"[{_REGEX_SPACE}]")
+            elif e in "SdDwWbB":
+                return None
+            else:
+                out.append(source[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            j = i + 1
+            if source.startswith("^", j):
+                j += 1
+            if source.startswith("]", j):
+                j += 1
+            out.append(source[i:j])
+            i = j
+            continue
+        out.append(c)
+        i += 1
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            parsed = _sre_parse.parse(source)
-    except Exception:
+        return _stdre.compile("".join(out), _stdre.DOTALL)
+    except Exception:  # (a lookbehind `re` does not take, ...)
         return None
-    if parsed.state.flags & _stdre.IGNORECASE:
-        return None
-    return parsed
 
 
 #: Give up on a prefilter whose set of first characters is larger than this (it would rarely skip).
-_MAX_FIRST_CHARS = 32
+_MAX_FIRST_CHARS = 40
 
 
-def _first_chars(source: str) -> set[str] | None:
-    """The characters a non-empty match of regex `source` can start with, or None if unknown.
+def _first_chars(source: str) -> frozenset[str] | None:
+    """The characters a non-empty match of regex `source` can start with past stream offset 0 (or where a
+    zero-width match can be: `(?=<tool_call>)` needs a `<` there), or None if unknown. See `_start_chars`."""
+    return _start_chars(source)[0]
 
-    Found by walking the pattern as parsed by the standard library's `re` parser, conservatively:
-    anything it does not parse (`regex`-only syntax), case-insensitive parts, `.`, negated classes and
-    classes such as `\\s`, back references, conditionals, or a pattern that can match the empty
-    string all give None (no prefilter). Assertions consume nothing, so they are skipped.
+
+@lru_cache(maxsize=1024)
+def _start_chars(source: str) -> tuple[frozenset[str] | None, int]:
+    """(`_first_chars`, `ANCHOR_*`: whether alternatives start with `^` / `\\A`).
+
+    Found by walking the pattern as parsed by `regex_safety.tolerant_parse` (a group name used twice is
+    fine; escaped and in-class braces are literals), conservatively: anything it does not parse
+    (`regex`-only syntax), case-insensitive parts, `.`, negated classes and classes such as `\\s`, back
+    references, conditionals, or a pattern that can match the empty string anywhere give None (no
+    prefilter). A lookahead before anything is consumed gives the characters its own match starts with
+    (the text at the match must start so); other assertions consume nothing, so they are skipped. An
+    alternative that starts with `^` or `\\A` adds nothing: past offset 0 it cannot match (the engine
+    leaves such delimiters out of the prefilter only then, see `Watch`).
     """
-    parsed = stdlib_parse(source)
+    parsed = tolerant_parse(source)
     if parsed is None:
-        return None
+        return None, ANCHOR_NONE
+    walk = _FirstWalk()
     try:
-        chars, nullable = _first_of_sequence(parsed)
+        chars, nullable = walk.sequence(parsed)
     except _Unknown:
-        return None
+        return None, ANCHOR_NONE
+    anchored = ANCHOR_NONE if not walk.anchored else ANCHOR_ALL if not chars and not nullable else ANCHOR_SOME
     if nullable or len(chars) > _MAX_FIRST_CHARS:
-        return None
-    return chars
+        return None, anchored
+    return frozenset(chars), anchored
 
 
 def _widths(source: str) -> tuple[int, int] | None:
@@ -562,21 +713,56 @@ def _mixed_width(source: str) -> bool:
     return widths is None or (widths[0] == 0 < widths[1])
 
 
-def _literal_lead(source: str) -> str | None:
-    """The fixed text every match of regex `source` starts with (None if none or unknown).
+#: At most this many fixed texts for `_literal_leads` (more: a plain search is as cheap).
+_MAX_LEADS = 6
 
-    Read from `stdlib_parse` (None when unsure), and only for patterns without `{` at all (a counted
-    repeat right after the literal text would apply to its last character).
-    """
-    parsed = stdlib_parse(source) if "{" not in source else None
+
+def _literal_leads(source: str) -> tuple[str, ...] | None:
+    """Fixed texts such that every match of regex `source` starts with one of them (None if unknown, or
+    some match may start with no fixed text): `("<tool_call>", "<function=")` for
+    `(?:<tool_call>\\s*<function=|<function=(?=...))...`, `("<x>", "<y>")` for `(?:<x>\\s*)?<y>`.
+
+    Read from `regex_safety.tolerant_parse` (None when unsure): literal characters, groups, alternations
+    and optional parts (`?`) at the start; any other item ends the fixed texts there. A text that starts
+    with another one of the set is dropped (a match starting with it starts with the shorter one too)."""
+    parsed = tolerant_parse(source)
     if parsed is None:
         return None
-    lead = []
-    for op, av in parsed:
-        if op is not _sre_constants.LITERAL:
+    try:
+        found = _leads_of(parsed)
+    except _Unknown:
+        return None
+    texts = sorted({t for t, _ in found}, key=len)
+    if not texts or not texts[0]:
+        return None
+    kept: list[str] = []
+    for t in texts:
+        if not any(t.startswith(k) for k in kept):
+            kept.append(t)
+    return tuple(sorted(kept))
+
+
+def _leads_of(items: Any) -> set[tuple[str, bool]]:
+    """(fixed text, whether it is the whole match so far and more may follow) for a parsed sequence."""
+    C = _sre_constants
+    out = {("", True)}
+    for op, av in items:
+        if not any(more for _, more in out):
             break
-        lead.append(chr(av))
-    return "".join(lead) or None
+        if op is C.LITERAL:
+            step = {(chr(av), True)}
+        elif op is C.SUBPATTERN and not av[1] & _stdre.IGNORECASE:
+            step = _leads_of(av[3])
+        elif op is C.BRANCH:
+            step = set().union(*(_leads_of(alt) for alt in av[1]))
+        elif op in _REPEATS and av[0] == 0 and av[1] == 1:
+            step = {("", True)} | _leads_of(av[2])
+        else:
+            step = {("", False)}
+        out = {(t + u, more2) if more else (t, False) for t, more in out for u, more2 in step}
+        if len(out) > _MAX_LEADS:
+            raise _Unknown
+    return out
 
 
 class _Unknown(Exception):
@@ -624,54 +810,77 @@ def _needs_context(source: str) -> bool:
     return False
 
 
-def _first_of_sequence(items: Any) -> tuple[set[str], bool]:
-    """(first characters, can match empty) of a sequence of parsed regex items."""
-    chars: set[str] = set()
-    for op, av in items:
-        first, nullable = _first_of_item(op, av)
-        chars |= first
-        if len(chars) > _MAX_FIRST_CHARS:
-            raise _Unknown
-        if not nullable:
-            return chars, False
-    return chars, True
+class _FirstWalk:
+    """`_start_chars`' walk: (first characters, can match empty) of parsed regex items; notes `^` / `\\A`."""
 
+    def __init__(self) -> None:
+        self.anchored = False
 
-def _first_of_item(op: Any, av: Any) -> tuple[set[str], bool]:
-    C = _sre_constants
-    if op is C.LITERAL:
-        return {chr(av)}, False
-    if op is C.IN:
+    def sequence(self, items: Any) -> tuple[set[str], bool]:
         chars: set[str] = set()
-        for kind, value in av:
-            if kind is C.LITERAL:
-                chars.add(chr(value))
-            elif kind is C.RANGE and value[1] - value[0] < _MAX_FIRST_CHARS:
-                chars.update(chr(c) for c in range(value[0], value[1] + 1))
-            else:  # NEGATE, CATEGORY (\s, \w, ...), wide ranges
-                raise _Unknown
-        return chars, False
-    if op is C.SUBPATTERN:
-        _group, add_flags, _del_flags, sub = av
-        if add_flags & _stdre.IGNORECASE:
-            raise _Unknown
-        return _first_of_sequence(sub)
-    if op is C.BRANCH:
-        chars, nullable = set(), False
-        for alternative in av[1]:
-            first, empty = _first_of_sequence(alternative)
+        for op, av in items:
+            first, nullable = self.item(op, av)
             chars |= first
-            nullable = nullable or empty
-        return chars, nullable
-    if op in _REPEATS:
-        low, _high, sub = av
-        first, nullable = _first_of_sequence(sub)
-        return first, nullable or low == 0
-    if op is _ATOMIC_GROUP:
-        return _first_of_sequence(av)
-    if op in (C.AT, C.ASSERT, C.ASSERT_NOT):  # zero width: consumes nothing
-        return set(), True
-    raise _Unknown  # ANY, NOT_LITERAL, GROUPREF, GROUPREF_EXISTS, ...
+            if len(chars) > _MAX_FIRST_CHARS:
+                raise _Unknown
+            if not nullable:
+                return chars, False
+        return chars, True
+
+    def item(self, op: Any, av: Any) -> tuple[set[str], bool]:
+        C = _sre_constants
+        if op is C.LITERAL:
+            return {chr(av)}, False
+        if op is C.IN:
+            chars: set[str] = set()
+            for kind, value in av:
+                if kind is C.LITERAL:
+                    chars.add(chr(value))
+                elif kind is C.RANGE and value[1] - value[0] < _MAX_FIRST_CHARS:
+                    chars.update(chr(c) for c in range(value[0], value[1] + 1))
+                elif kind is C.CATEGORY and value is C.CATEGORY_SPACE:
+                    chars |= _SPACE_CHARS  # `regex`'s \s: 25 characters
+                else:  # NEGATE, CATEGORY (\w, \d, \S, ...), wide ranges
+                    raise _Unknown
+            return chars, False
+        if op is C.SUBPATTERN:
+            _group, add_flags, _del_flags, sub = av
+            if add_flags & _stdre.IGNORECASE:
+                raise _Unknown
+            return self.sequence(sub)
+        if op is C.BRANCH:
+            chars, nullable = set(), False
+            for alternative in av[1]:
+                first, empty = self.sequence(alternative)
+                chars |= first
+                nullable = nullable or empty
+            return chars, nullable
+        if op in _REPEATS:
+            low, _high, sub = av
+            first, nullable = self.sequence(sub)
+            return first, nullable or low == 0
+        if op is _ATOMIC_GROUP:
+            return self.sequence(av)
+        if op is C.AT:
+            if av in _START_ANCHORS:  # matches nothing past offset 0 (no MULTILINE)
+                self.anchored = True
+                return set(), False
+            return set(), True
+        if op is C.ASSERT and av[0] > 0:  # a lookahead: the text here starts as its match does
+            inner = _FirstWalk()
+            first, nullable = inner.sequence(av[1])
+            self.anchored = self.anchored or inner.anchored
+            return (first, False) if not nullable else (set(), True)
+        if op in (C.ASSERT, C.ASSERT_NOT):  # zero width: consumes nothing
+            return set(), True
+        raise _Unknown  # ANY, NOT_LITERAL, GROUPREF, GROUPREF_EXISTS, ...
+
+
+_SPACE_CHARS = frozenset(chr(c) for lo, hi in _regex_space_ranges for c in range(lo, hi + 1))
+
+_START_ANCHORS = frozenset(
+    a for a in (getattr(_sre_constants, n, None) for n in ("AT_BEGINNING", "AT_BEGINNING_STRING")) if a is not None
+)
 
 
 #: The most characters a template regex may stand for once its counted repeats are written out

@@ -131,6 +131,7 @@ class ResponseParser:
         "_buf",
         "_ctx",
         "_ctx_on",
+        "_early",
         "_consumed",
         "_gen_start",
         "_zw_at",
@@ -206,6 +207,9 @@ class ResponseParser:
         self._buf = ""
         self._ctx = ""
         self._ctx_on = tpl.needs_context
+        # Until the stream has moved past offset 0, delimiters that only match there are watched (see
+        # `ResponseTemplate.late_idle_watch`); then the parser switches to the late watches, once.
+        self._early = tpl.has_early
         self._consumed = 0  # stream offset of the start of `_buf` (stream = cut prefix + generation)
         self._zw_at = -1  # stream offset where the delimiters in `_zw_fired` matched with zero width
         self._zw_fired: frozenset = _NONE_FIRED
@@ -231,7 +235,9 @@ class ResponseParser:
         self._called = False  # a tool call was stored (policy)
         self._delims = ["", ""]  # the open region's open and close delimiter text (policy, malformed_tool_calls)
         self.initial_events: list[dict[str, Any]] = []
-        if tpl.start_anchor.literals is None:  # a `start_anchor_pattern` search counts against the budget
+        anchor = tpl.start_anchor
+        if anchor.literals is None and len(prefix) > anchor.untimed_search:
+            # a timed `start_anchor_pattern` search counts against the budget (an untimed one is bounded)
             t0 = perf_counter()
             try:
                 cut = tpl.cut_prefix(prefix, self._call_timeout)
@@ -452,6 +458,8 @@ class ResponseParser:
         self._consumed = w0 + pos
         if self._ctx_on:
             self._ctx = window[max(0, pos - LOOKBEHIND_CONTEXT) : pos]
+        if self._early and self._consumed > 0:
+            self._go_late()
         if zw >= 0:
             self._zw_at = w0 + zw
             self._zw_fired = fired
@@ -461,6 +469,16 @@ class ResponseParser:
             self._left -= perf_counter() - t0
             if self._left < self._timeout:
                 self._spend(0.0, events)
+
+    def _go_late(self) -> None:
+        """The stream has moved past offset 0: delimiters anchored there (`^`, `\\A`) can no longer match, so
+        watch without them (a prefilter, and no kept context if nothing else looks behind)."""
+        self._early = False
+        if self._watch is not None:
+            self._watch = self._watch.late
+        self._ctx_on = self._tpl.late_needs_context
+        if not self._ctx_on:
+            self._ctx = ""
 
     def _route(self, text: str, events: Events, at: int) -> None:
         cur = self._current
@@ -582,7 +600,7 @@ class ResponseParser:
             self._region_start = w0 + end
             if self._policy is not None:
                 self._delims = [window[start:end], ""]
-            self._watch = tpl.close_watches[field.index]
+            self._watch = (tpl.close_watches if self._early else tpl.late_close_watches)[field.index]
             if field.value_end is not None:
                 self._vend = field.value_end()
             if events is not None:
@@ -606,7 +624,7 @@ class ResponseParser:
         if self._explicit:
             self._explicit = False
             self._current = tpl.implicit_field
-            self._watch = tpl.idle_watch
+            self._watch = tpl.idle_watch if self._early else tpl.late_idle_watch
         else:  # the implicit field's close: the message is over
             self._current = None
             self._watch = None
@@ -623,7 +641,7 @@ class ResponseParser:
         self._explicit = False
         tpl = self._tpl
         self._current = tpl.implicit_field
-        self._watch = tpl.idle_watch
+        self._watch = tpl.idle_watch if self._early else tpl.late_idle_watch
 
     def _close_region(self, events: Events, at_end: bool = False, decoded: tuple[Any] | None = None) -> None:
         """Parse the open region's body and store its value. `decoded`: `(value,)` when the body was already

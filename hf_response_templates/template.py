@@ -22,7 +22,7 @@ from typing import Any
 import regex
 
 from .content import get_content_parser, parse_json, parse_text
-from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
+from .delimiters import ANCHOR_ALL, CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
 from .policy import ParsePolicy, policy_from_template, without_reasoning_rules
 from .transform import ONE_KEY_STEPS, compile_transform, placeholder_roots
@@ -113,6 +113,12 @@ class ResponseTemplate:
     needs_context: bool  # some delimiter regex may look behind its match (see delimiters.LOOKBEHIND_CONTEXT)
     idle_watch: Watch | None  # no explicit region open (implicit or null region)
     close_watches: tuple[Watch | None, ...]  # by field index, while that explicit region is open
+    #: The same once the stream has moved past offset 0 (`Watch.late`; the same objects if no delimiter
+    #: starts with `^` / `\A`), whether those need context, and whether any differs from its early one.
+    late_idle_watch: Watch | None
+    late_close_watches: tuple[Watch | None, ...]
+    late_needs_context: bool
+    has_early: bool
     _defaults_json: str
     _defaults_simple: tuple[tuple[str, Any], ...] | None
     _source_json: str
@@ -157,8 +163,12 @@ class ResponseTemplate:
             return prefix if i < 0 else prefix[i + len(lit) :]
         last = None
         try:
-            for m in anchor.pattern.finditer(prefix, timeout=timeout):
-                last = m
+            if len(prefix) <= anchor.untimed_search:  # proven bounded here: no timeout (`regex_safety`)
+                for m in anchor.fast.finditer(prefix):
+                    last = m
+            else:
+                for m in anchor.pattern.finditer(prefix, timeout=timeout):
+                    last = m
         except TimeoutError:
             raise RegexTimeoutError(
                 field=None, key=anchor.key, pattern=anchor.source, timeout=timeout or 0.0, text=prefix
@@ -429,6 +439,11 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
     idle_watch = Watch(idle) if idle else None
     # Earlier text is kept for regexes only when one could look at it (lookbehind, ^, \b, ...).
     needs_context = any(w.needs_context for w in (idle_watch, *close_watches) if w is not None)
+    # Once the stream has moved past offset 0, delimiters that only match there (`^\s*...`) are dead:
+    # the parser then switches to `late` watches without them (with a prefilter, maybe without context).
+    late_idle = _late(idle_watch)
+    late_closes = tuple(_late(w) for w in close_watches)
+    late_needs_context = any(w.needs_context for w in (late_idle, *late_closes) if w is not None)
     simple = all(v is None or isinstance(v, (str, int, float, bool)) for v in defaults.values())
     return ResponseTemplate(
         fields=tuple(fields),
@@ -438,6 +453,10 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         needs_context=needs_context,
         idle_watch=idle_watch,
         close_watches=close_watches,
+        late_idle_watch=late_idle,
+        late_close_watches=late_closes,
+        late_needs_context=late_needs_context,
+        has_early=late_idle is not idle_watch or late_closes != close_watches,
         _defaults_json=json.dumps(defaults),
         _defaults_simple=tuple(defaults.items()) if simple else None,
         _source_json=json.dumps(spec, ensure_ascii=False),
@@ -497,6 +516,21 @@ def _check_delimiter_budget(spec: Mapping[str, Any], fields_raw: Mapping[str, An
                     f"brings the template's literal delimiters to more than {MAX_DELIMITER_LITERALS} literals or "
                     f"{MAX_DELIMITER_TEXT:,} characters in total (every field's)", field=field, key=key,
                 )
+
+
+def _late(watch: Watch | None) -> Watch | None:
+    """`watch` without the delimiters that can only match at stream offset 0 (and with a prefilter that
+    leaves out their anchored alternatives); `watch` itself when it has none (`Watch.late` is set)."""
+    if watch is None:
+        return None
+    if not any(d.anchored for d in watch.delimiters):
+        return watch
+    kept = [d for d in watch.delimiters if d.anchored != ANCHOR_ALL]
+    late = Watch(kept, early=False, prefilter=watch.prefilter) if kept else None
+    watch.late = late
+    if late is not None:
+        late.late = late
+    return late
 
 
 def _with_rank(d: Delimiter, rank: int) -> Delimiter:

@@ -24,6 +24,7 @@ stays `"7"`). Objects and arrays are typed recursively through `properties` and 
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import json
@@ -41,10 +42,18 @@ __all__ = ["ToolSchemas", "admits_string", "cast_value", "tool_schemas"]
 class ToolSchemas:
     """Parameter schemas by tool name, built once per parser."""
 
-    __slots__ = ("by_name",)
+    __slots__ = ("by_name", "_props")
 
     def __init__(self, by_name: dict[str, dict[str, Any]]):
         self.by_name = by_name
+        # tool name -> {parameter: (its schema, its types)}: the types of each parameter read once
+        self._props: dict[str, dict[str, tuple[Any, list[str]]]] = {}
+        for name, params in by_name.items():
+            props = params.get("properties") if params else None
+            if isinstance(props, dict):
+                self._props[name] = {
+                    k: (v, _schema_types(v) if isinstance(v, Mapping) else []) for k, v in props.items()
+                }
 
     def __bool__(self) -> bool:
         return bool(self.by_name)
@@ -60,18 +69,44 @@ class ToolSchemas:
         call = value.get("function") if isinstance(value.get("function"), dict) else value
         name, arguments = call.get("name"), call.get("arguments")
         if isinstance(name, str) and isinstance(arguments, dict):
-            params = self.by_name.get(name)
-            if params:
-                props = params.get("properties")
-                if isinstance(props, dict):
-                    for key, arg in arguments.items():
-                        if key in props:
-                            arguments[key] = cast_value(arg, props[key])
+            props = self._props.get(name)
+            if props:
+                for key, arg in arguments.items():
+                    typed = props.get(key)
+                    if typed is not None:
+                        arguments[key] = _cast(arg, typed[0], typed[1])
         return value
 
 
+#: `tool_schemas` results for lists/tuples of tools: id -> (the list, a deep copy of it, the schemas).
+_CACHE: dict[int, tuple[Any, Any, ToolSchemas]] = {}
+_CACHE_SIZE = 64
+
+
 def tool_schemas(tools: Iterable[Any] | None) -> ToolSchemas:
-    """Collect `{name: parameters_schema}` from `tools` (dicts or Python functions)."""
+    """Collect `{name: parameters_schema}` from `tools` (dicts or Python functions).
+
+    A list or tuple passed again (the usual case: one `tools` list for every generation) is recognised by
+    identity and `==` against a copy taken the first time (~1 µs), so its schemas are built once; a list
+    changed in place since compares unequal and is read again. The result is shared: treat it as read-only.
+    """
+    if not isinstance(tools, (list, tuple)):
+        return _collect(tools)
+    hit = _CACHE.get(id(tools))
+    try:
+        if hit is not None and hit[0] is tools and hit[1] == tools:
+            return hit[2]
+        snapshot = copy.deepcopy(tools)
+    except Exception:  # an uncopyable or uncomparable tool: no caching
+        return _collect(tools)
+    schemas = _collect(snapshot)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[id(tools)] = (tools, snapshot, schemas)
+    return schemas
+
+
+def _collect(tools: Iterable[Any] | None) -> ToolSchemas:
     by_name: dict[str, dict[str, Any]] = {}
     for tool in tools or ():
         if callable(tool) and not isinstance(tool, Mapping):
@@ -200,7 +235,13 @@ def cast_value(value: Any, schema: Any) -> Any:
     """Cast `value` to what `schema` asks for, where it is a string that the schema does not accept."""
     if not isinstance(schema, Mapping):
         return value
-    types = _schema_types(schema)
+    return _cast(value, schema, _schema_types(schema))
+
+
+def _cast(value: Any, schema: Any, types: list[str]) -> Any:
+    """`cast_value` with the schema's types already read (`_schema_types`)."""
+    if not isinstance(schema, Mapping):
+        return value
     if isinstance(value, str):
         if not types:
             return _cast_to_member(value, _enum_members(schema)) if "enum" in schema else value
@@ -218,6 +259,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(name)  # NaN / Infinity are not JSON
 
 
+#: `json.loads(text, parse_constant=_reject_constant)` without building a decoder per call (~1 µs).
+_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
 def _cast_json_text(value: str, types: list[str], schema: Mapping[str, Any]) -> Any:
     """A string for a schema that also admits strings: it becomes another admitted type only when it is
     valid JSON of that type (`"8"` -> `8` for `["string", "integer"]`), or `"None"` where null is admitted;
@@ -225,7 +270,7 @@ def _cast_json_text(value: str, types: list[str], schema: Mapping[str, Any]) -> 
     if "null" in types and value.strip() == "None":
         return None  # Python's None, as chat templates that render arguments with |string write it
     try:
-        decoded = json.loads(value, parse_constant=_reject_constant)
+        decoded = _STRICT_JSON(value)
     except (ValueError, RecursionError):
         return value
     kind = _json_type(decoded)

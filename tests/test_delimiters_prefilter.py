@@ -1,0 +1,175 @@
+"""The first-character prefilter (`delimiters._start_chars`, `Watch.first_set`; issue 19): escaped and
+in-class braces are literals, a group name used twice is fine, lookaheads give the characters where a
+zero-width match can be, `\\s` counts as its 25 characters, and delimiters anchored at `^` / `\\A` are dead
+once the stream has moved past offset 0 (the parser then watches without them)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hf_response_templates import ResponseParser, load_template, parse_response
+from hf_response_templates.delimiters import ANCHOR_ALL, ANCHOR_NONE, ANCHOR_SOME, _start_chars
+from hf_response_templates.library import templates_dir
+from hf_response_templates.regex_safety import _SPACE
+
+SPACES = {chr(c) for lo, hi in _SPACE for c in range(lo, hi + 1)}
+
+
+@pytest.mark.parametrize(
+    "source, chars, anchored",
+    [
+        (r"<\|tool_call>(?:call)?:(?P<name>[^{<]+)(?=\{)", {"<"}, ANCHOR_NONE),  # in-class `{`, escaped `\{`
+        (r"\}\s*<end_function_call>", {"}"}, ANCHOR_NONE),
+        (r"(?P<name>a)x|b(?P<name>c)", {"a", "b"}, ANCHOR_NONE),  # a group name twice (`regex` allows it)
+        (r"</think>|(?=<tool_call>)|(?=<think>)", {"<"}, ANCHOR_NONE),  # through lookahead alternatives
+        (r"(?=\[TOOL_CALLS\])|</s>", {"[", "<"}, ANCHOR_NONE),
+        (r"(?<=x)(?=\{)", {"{"}, ANCHOR_NONE),  # a lookbehind consumes nothing: the lookahead decides
+        (r"^\s*(?:<\|python_tag\|>\s*)*(?=\{\s*\"name\")", set(), ANCHOR_ALL),  # llama3: offset 0 only
+        (r"\A<x>", set(), ANCHOR_ALL),
+        (r"^\s*助手：|<answer>", {"<"}, ANCHOR_SOME),
+        (r"\s*```", SPACES | {"`"}, ANCHOR_NONE),
+        (r"a{2}b", {"a"}, ANCHOR_NONE),
+    ],
+)
+def test_start_chars(source, chars, anchored):
+    assert _start_chars(source) == (chars, anchored)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        r"(?=[\s\S])",  # a zero-width match before any character
+        r"(?<=\))(?=x)?",  # zero width after a lookbehind: any character can follow
+        r"\w+:",  # \w: not a small set
+        r"[^<]x",  # a negated class
+        r".x",
+        r"x{e<=1}",  # fuzzy matching: `regex`-only syntax
+        r"(?i)<x>",  # case folding
+        r"$",  # matches the empty string
+    ],
+)
+def test_start_chars_unknown(source):
+    assert _start_chars(source)[0] is None
+
+
+#: Delimiters of shipped templates with no finite set of first characters, and why.
+NO_FIRST_SET = {
+    ("gemma3-pythonic", "tool_calls", "close_pattern"): "(?<=\\)\\s*\\]) is zero width after a lookbehind: any "
+    "character (or the end) can follow",
+    ("hunyuan-a13b", "answer_marker", "close_pattern"): "(?=[\\s\\S]) fires before any character",
+}
+
+
+def _shipped():
+    for path in sorted(templates_dir().glob("*.json")):
+        yield path.stem, load_template(json.loads(path.read_text(encoding="utf-8")))
+
+
+def test_every_shipped_delimiter_has_first_characters_but_the_listed_ones():
+    missing = set()
+    for name, tpl in _shipped():
+        for f in tpl.fields:
+            for d in (f.open, f.close):
+                if d is not None and d.first_chars is None:
+                    missing.add((name, f.name, d.key))
+        assert tpl.start_anchor.first_chars is not None, name
+    assert missing == set(NO_FIRST_SET)
+
+
+@pytest.mark.parametrize("name", ["llama3", "gemma4", "xlam-qwen", "llama3.2-pythonic", "gemma3-pythonic"])
+def test_anchored_and_brace_templates_get_a_prefilter_past_offset_0(name):
+    tpl = dict(_shipped())[name]
+    watch = tpl.late_idle_watch
+    assert watch is not None and (watch.first_char is not None or watch.first_search is not None)
+    if name != "gemma4":  # an anchored open: the early watch has it (and no prefilter), the late one not
+        assert tpl.has_early and tpl.idle_watch.first_set is None
+        assert len(watch.delimiters) < len(tpl.idle_watch.delimiters)
+
+
+def test_the_parser_switches_to_the_late_watch_and_drops_the_context():
+    tpl = dict(_shipped())["llama3"]
+    assert tpl.needs_context and not tpl.late_needs_context
+    parser = ResponseParser(tpl, "")
+    parser.feed("Hello")
+    parser.feed(" there")
+    assert parser._watch is tpl.late_idle_watch and not parser._ctx_on and parser._ctx == ""
+    assert parser.finalize()[0]["content"] == "Hello there"
+
+
+LLAMA3_TEXTS = [
+    '{"name": "get_weather", "parameters": {"city": "Paris"}}',
+    '  <|python_tag|>{"name": "f", "parameters": {}}',
+    'Sure. {"name": "f", "parameters": {}}',  # not at offset 0: prose, no tool call
+    "Plain answer with a brace { and more.",
+    "",
+    " ",
+]
+
+
+@pytest.mark.parametrize("name, texts", [("llama3", LLAMA3_TEXTS), ("xlam-qwen", [
+    '[{"name": "f", "arguments": {"a": 1}}]', ' [{"name": "f", "arguments": {}}]', 'x [{"name": "f"}]', "[1, 2]"])])
+@given(data=st.data())
+def test_streamed_equals_one_shot_across_offset_0(name, texts, data):
+    tpl = dict(_shipped())[name]
+    text = data.draw(st.sampled_from(texts))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    parser = ResponseParser(tpl, "")
+    at = 0
+    for c in [*cuts, len(text)]:
+        parser.feed(text[at:c])
+        at = c
+    assert parser.finalize()[0] == parse_response(text, tpl, prefix="", strict=False)
+
+
+def test_an_anchored_open_does_not_fire_past_offset_0():
+    tpl = dict(_shipped())["llama3"]
+    text = 'Sure. {"name": "f", "parameters": {}}'
+    message = parse_response(text, tpl, prefix="", strict=False)
+    assert message["content"] == text and not message.get("tool_calls")
+    streamed = ResponseParser(tpl, "")
+    for c in text:
+        streamed.feed(c)
+    assert streamed.finalize()[0] == message
+    called = parse_response('{"name": "f", "parameters": {}}', tpl, prefix="", strict=False)
+    assert called["tool_calls"][0]["function"]["name"] == "f"
+
+
+# --------------------------------------------------------------------------- fixed leading texts
+
+
+@pytest.mark.parametrize(
+    "source, leads",
+    [
+        (r"(?:<tool_call>\s*<function=|<function=(?=[^>\s]+>))(?P<name>[^>\s]+)>", ("<function=", "<tool_call>")),
+        (r"</function>\s*</tool_call>|</tool_call>|</function>(?=\s*\Z)", ("</function>", "</tool_call>")),
+        (r"(?:<x>\s*)?<y>", ("<x>", "<y>")),
+        (r"(?:<\|start\|>assistant)?<\|channel\|>", ("<|channel|>", "<|start|>assistant<|channel|>")),
+        (r"ab{2}c", ("a",)),  # the counted repeat is b's
+        (r"\}\s*<end>", ("}",)),
+        (r"</think>|(?=<tool_call>)", None),  # a zero-width alternative starts with no fixed text
+        (r"\s*x", None),
+        (r"(?i)<x>", None),
+        (r"a|b|c|d|e|f|g", None),  # too many: a plain search is as cheap
+    ],
+)
+def test_literal_leads(source, leads):
+    from hf_response_templates.delimiters import _literal_leads
+
+    assert _literal_leads(source) == leads
+
+
+def test_one_shot_with_several_leads_finds_the_first_match_past_many_false_starts():
+    tpl = dict(_shipped())["qwen3-coder"]
+    noise = "<function=x " * 300  # the lead seen again and again, never a call
+    call = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
+    message = parse_response(noise + call, tpl, prefix="", strict=False)
+    assert message["tool_calls"][0]["function"]["name"] == "f"
+    assert message["content"].startswith("<function=x")
+    parser = ResponseParser(tpl, "")
+    for i in range(0, len(noise + call), 7):
+        parser.feed((noise + call)[i : i + 7])
+    assert parser.finalize()[0] == message
