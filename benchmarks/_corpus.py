@@ -37,6 +37,9 @@ sys.path.insert(0, str(ROOT / "tests"))  # the chat-template fixtures and their 
 
 from _chat_render import FAMILIES, TOOLS, Family, chat_template  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import bench_parsing  # noqa: E402
+
 from hf_response_templates import parse_response  # noqa: E402
 from hf_response_templates.library import get_template, list_templates  # noqa: E402
 from hf_response_templates.verify import verify_round_trip  # noqa: E402
@@ -49,18 +52,12 @@ _WORDS = (
     "carefully because x < y holds while a<b may not for every case é déjà vu 42 3.14 (see above) "
     "first second finally: ok; let's compute f(x) = x**2 + 1, i.e. a | b & c -> result {k: v} [1, 2]"
 ).split()
+_WORDS = tuple(_WORDS)
 
 
 def filler(n: int, rng: random.Random) -> str:
     """About `n` characters of prose (never empty, stripped)."""
-    out: list[str] = []
-    size = 0
-    while size < n:
-        w = rng.choice(_WORDS)
-        sep = "\n" if rng.random() < 0.05 else " "
-        out.append(w + sep)
-        size += len(w) + 1
-    return ("".join(out)[:n].strip()) or "ok"
+    return bench_parsing.filler(n, rng, _WORDS).strip() or "ok"
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,23 @@ def _call(name: str, arguments: Any) -> dict:
     return {"type": "function", "function": {"name": name, "arguments": arguments}}
 
 
+def _cut(s: str, ends: tuple[str, ...]) -> str:
+    """`s` up to the first of the end tokens."""
+    for end in ends:
+        e = s.find(end)
+        if e >= 0:
+            s = s[:e]
+    return s
+
+
+def _answer(msg: dict, s: str) -> dict:
+    """`msg` with the stripped answer `s` as its content (none if empty)."""
+    content = s.strip()
+    if content:
+        msg["content"] = content
+    return msg
+
+
 def _reasoning(s: str, msg: dict, think: tuple[str, str, str], ends_at: str | None) -> str:
     """Take a leading `open ... close` reasoning block out of `s` into `msg`; the block also ends where
     `ends_at` (the tool-call tag) starts. Returns the rest."""
@@ -89,9 +106,7 @@ def tagged_json(
 
     def parse(text: str, prefix: str) -> dict:
         s = _after_anchor(prefix, anchor) + text
-        e = s.find(end)
-        if e >= 0:
-            s = s[:e]
+        s = _cut(s, (end,))
         msg: dict[str, Any] = {"role": "assistant"}
         if think is not None:
             s = _reasoning(s, msg, think, calls[0] if calls else None)
@@ -109,10 +124,7 @@ def tagged_json(
                 msg["tool_calls"] = found
         if answer is not None:
             s = s.replace(answer[0], "").replace(answer[1], "")
-        content = s.strip()
-        if content:
-            msg["content"] = content
-        return msg
+        return _answer(msg, s)
 
     return parse
 
@@ -163,9 +175,7 @@ def xml_calls(
 
     def parse(text: str, prefix: str) -> dict:
         s = _after_anchor(prefix, anchor) + text
-        e = s.find(end)
-        if e >= 0:
-            s = s[:e]
+        s = _cut(s, (end,))
         msg: dict[str, Any] = {"role": "assistant"}
         if think is not None:
             s = _reasoning(s, msg, think, call_open)
@@ -198,10 +208,7 @@ def xml_calls(
                     args[k] = v.strip("\n") if strip_values else v
                 calls.append(_call(name, args))
             msg["tool_calls"] = calls
-        content = s.strip()
-        if content:
-            msg["content"] = content
-        return msg
+        return _answer(msg, s)
 
     return parse
 
@@ -211,10 +218,7 @@ def glm(anchor: str = "<|assistant|>") -> Floor:
 
     def parse(text: str, prefix: str) -> dict:
         s = _after_anchor(prefix, anchor) + text
-        for end in ("<|user|>", "<|observation|>", "<|endoftext|>"):
-            e = s.find(end)
-            if e >= 0:
-                s = s[:e]
+        s = _cut(s, ("<|user|>", "<|observation|>", "<|endoftext|>"))
         msg: dict[str, Any] = {"role": "assistant"}
         s = _reasoning(s, msg, ("reasoning_content", "<think>", "</think>"), "<tool_call>")
         a = s.find("<tool_call>")
@@ -232,10 +236,7 @@ def glm(anchor: str = "<|assistant|>") -> Floor:
                     args[k] = v
                 calls.append(_call(name.strip(), args))
             msg["tool_calls"] = calls
-        content = s.strip()
-        if content:
-            msg["content"] = content
-        return msg
+        return _answer(msg, s)
 
     return parse
 
@@ -264,11 +265,7 @@ def sectioned_calls(
                 calls.append((header, body))
             if calls:
                 msg["tool_calls"] = calls
-        e = s.find(end)
-        content = (s[:e] if e >= 0 else s).strip()
-        if content:
-            msg["content"] = content
-        return msg
+        return _answer(msg, _cut(s, (end,)))
 
     return parse
 
@@ -289,20 +286,13 @@ def _kimi_call(header: str, body: str) -> dict:
     return _call(header.strip().removeprefix("functions.").rsplit(":", 1)[0], loads(body))
 
 
-def _deepseek_call(header: str, body: str) -> dict:
-    name, _, args = header.partition("<｜tool▁sep｜>")[2].partition("\n```json")
-    return _call(name.strip(), loads(body.rsplit("```", 1)[0] if "```" in body else body))
-
-
 def mistral(think: bool = False) -> Floor:
     """Mistral Small 3.2 / Ministral 3: an answer, then `[TOOL_CALLS]NAME[ARGS]{json}` per call, `</s>`."""
 
     def parse(text: str, prefix: str) -> dict:
         i, j = prefix.rfind("[/INST]"), prefix.rfind("[/TOOL_RESULTS]")
         s = (prefix[i + 7 :] if i > j else prefix[j + 15 :] if j >= 0 else prefix) + text
-        e = s.find("</s>")
-        if e >= 0:
-            s = s[:e]
+        s = _cut(s, ("</s>",))
         msg: dict[str, Any] = {"role": "assistant"}
         if think:
             s = _reasoning(s, msg, ("reasoning_content", "[THINK]", "[/THINK]"), None)
@@ -317,10 +307,7 @@ def mistral(think: bool = False) -> Floor:
                 calls.append(_call(name.partition("[CALL_ID]")[0], loads(args)))
             msg["tool_calls"] = calls
             s = s[:a]
-        content = s.strip()
-        if content:
-            msg["content"] = content
-        return msg
+        return _answer(msg, s)
 
     return parse
 
@@ -330,11 +317,7 @@ def llama3_json(anchor: str = "<|start_header_id|>assistant<|end_header_id|>\n\n
 
     def parse(text: str, prefix: str) -> dict:
         s = _after_anchor(prefix, anchor) + text
-        for end in ("<|eot_id|>", "<|eom_id|>"):
-            e = s.find(end)
-            if e >= 0:
-                s = s[:e]
-        s = s.strip()
+        s = _cut(s, ("<|eot_id|>", "<|eom_id|>")).strip()
         if s.startswith("{") and s.endswith("}"):
             obj = loads(s)
             return {"role": "assistant", "tool_calls": [_call(obj["name"], obj.get("parameters", obj.get("arguments")))]}
@@ -359,7 +342,6 @@ FLOORS: dict[str, Floor] = {
     "nemotron-nano-v2": tagged_json(
         "<SPECIAL_11>Assistant\n", "<SPECIAL_12>", _THINK, ("<TOOLCALL>", "</TOOLCALL>"), call_list=True
     ),
-    "apertus": None,  # {"name": {args}} objects: see below
     "gpt-oss": harmony(),
     "qwen3-coder": xml_calls(_CHATML, "<|im_end|>", "<function=", "</function>", head="", wrapper="<tool_call>"),
     "qwen3.5": xml_calls(_CHATML, "<|im_end|>", "<tool_call>", "</tool_call>", _THINK),
@@ -379,16 +361,6 @@ FLOORS: dict[str, Floor] = {
         call="<|tool_call_begin|>",
         sep="<|tool_call_argument_begin|>",
         close="<|tool_call_end|>",
-    ),
-    "deepseek-r1": _kimi(
-        _deepseek_call,
-        anchor="<｜Assistant｜>",
-        end="<｜end▁of▁sentence｜>",
-        section="<｜tool▁calls▁begin｜>",
-        call="<｜tool▁call▁begin｜>",
-        sep="\n```json\n",
-        close="```<｜tool▁call▁end｜>",
-        think=("reasoning_content", "<think>", "</think>"),
     ),
     "mistral-small-3.2": mistral(),
     "ministral-3": mistral(think=True),
