@@ -29,7 +29,10 @@ Token ids are decoded with special tokens kept (chat delimiters are special toke
 clean-up of tokenization spaces, and a prompt given as ids is decoded *together* with the generation,
 then split where the prompt's own text ends, so tokenizers whose decoding depends on the previous
 token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 character) give exactly the
-text of the whole sequence.
+text of the whole sequence. Only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
+generation (decoding depends on a few tokens before, never on the whole prompt); the prompt itself is
+decoded once per distinct prompt of a call. Ids are checked in C, and a fast tokenizer whose class does
+not change decoding is decoded by its `tokenizers` backend directly (`_backend_decoder`).
 """
 
 from __future__ import annotations
