@@ -301,7 +301,10 @@ def bench_tokenizer(names, tok, repeats, log) -> list[dict]:
     fast = _fast_tokenizer(tok)
     rows = []
     log(f"\n## Tokenizer path: tokenizer.parse_response(ids, prefix=ids) (CPU µs per call, best of {repeats})")
-    log(f"{'template':20s} {'prompt':>7s} {'response':>8s} | {'ours':>7s} {'native':>8s}  {'ratio':>6s} | {'decode':>7s} | same")
+    log(
+        f"{'template':20s} {'prompt':>7s} {'response':>8s} | {'ours':>7s} {'native':>8s}  {'ratio':>6s} | "
+        f"{'decode':>7s} {'parse':>6s} | same"
+    )
     long_system = _corpus.filler(12000, _corpus.random.Random(5))
     for name in names:
         tpl = get_template(name)
@@ -333,12 +336,15 @@ def bench_tokenizer(names, tok, repeats, log) -> list[dict]:
             # the floor of any token-id path: the tokenizers backend decoding prompt + response once
             backend = fast.backend_tokenizer
             runs.append(("decode", lambda: backend.decode(pids + ids, skip_special_tokens=False)))
+            # and parsing the decoded texts: ours - decode - parse is what the token-id path adds
+            prefix_text, text = full[:cut], full[cut:]
+            runs.append(("parse", lambda: parse_response(text, tpl, prefix=prefix_text)))
             best = _best_alternating([(k, _repeat(fn, 20)) for k, fn in runs], repeats)
             row.update({f"{k}_us": v / 20 * 1e6 for k, v in best.items()})
             row["same"] = same
             log(
                 f"{name:20s} {len(pids):>7,} {len(ids):>8,} | {row['ours_us']:7.1f} {_fmt(row.get('native_us'), 8, 1)}  "
-                f"{_ratio(row.get('native_us'), row['ours_us'])} | {row['decode_us']:7.1f} | {same}"
+                f"{_ratio(row.get('native_us'), row['ours_us'])} | {row['decode_us']:7.1f} {row['parse_us']:6.1f} | {same}"
             )
             rows.append(row)
     return rows
@@ -350,6 +356,51 @@ def _repeat(fn, k: int):
             fn()
 
     return run
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _farthest(rows: list[dict]) -> str:
+    return ", ".join(f"{r['template']} {r['ours_us'] / r['floor_us']:.1f}x" for r in rows)
+
+
+def summarize(out: dict[str, Any], log, weakest: int = 6) -> None:
+    """Per path: the spread of native / ours over the templates and the weakest rows."""
+    log("\n## Summary (ratio = native / ours; weakest rows first)")
+
+    def line(label: str, rows: list[dict], key, name) -> None:
+        rated = sorted((r for r in rows if r.get("native_us")), key=lambda r: r["native_us"] / r["ours_us"])
+        if not rated:
+            return
+        ratios = [r["native_us"] / r["ours_us"] for r in rated]
+        median = ratios[len(ratios) // 2]
+        weak = ", ".join(f"{name(r)} {r['native_us'] / r['ours_us']:.1f}x" for r in rated[:weakest])
+        log(f"{label:34s} {len(rated):3d} rows: min {ratios[0]:.1f}x, median {median:.1f}x, max {ratios[-1]:.1f}x; weakest: {weak}")
+
+    for size_label, lo, hi in (("1k", 0, 5_000), ("10k", 5_000, 50_000), ("100k", 50_000, 500_000), ("1M", 500_000, 10**9)):
+        rows = [r for r in out.get("stream", []) if lo <= r["chars"] < hi]
+        line(f"streaming {size_label} chars, token chunks", rows, None, lambda r: r["template"])
+    for variant in ("reused dict", "fresh dict", "precompiled", "reused, tools="):
+        rows = [r for r in out.get("oneshot", []) if r["variant"] == variant]
+        line(f"one-shot, {variant}", rows, None, lambda r: r["template"])
+    floors = [r for r in out.get("oneshot", []) if r.get("floor_us")]
+    if floors:
+        floors.sort(key=lambda r: r["ours_us"] / r["floor_us"], reverse=True)
+        spread = [r["ours_us"] / r["floor_us"] for r in floors]
+        log(
+            f"{'one-shot vs the CPython floor':34s} {len(floors):3d} rows: ours/floor {min(spread):.2f}x-{max(spread):.2f}x; "
+            f"farthest: {_farthest(floors[:weakest])}"
+        )
+    for label, lo, hi in (("tokenizer path, short prompt", 0, 200), ("tokenizer path, long prompt", 200, 10**9)):
+        rows = [r for r in out.get("tokenizer", []) if lo <= r["prompt_tokens"] < hi]
+        line(label, rows, None, lambda r: r["template"])
+        if rows:
+            extra = sorted(r["ours_us"] - r["decode_us"] - r["parse_us"] for r in rows)
+            log(
+                f"{'':34s} ours minus (one backend decode of prompt + response, parse_response of the text): "
+                f"median {extra[len(extra) // 2]:.0f} µs, max {extra[-1]:.0f} µs"
+            )
 
 
 # --------------------------------------------------------------------------- main
@@ -365,7 +416,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--native-budget", type=float, default=4.0, help="seconds a full native stream run may take")
     ap.add_argument("--json", metavar="PATH", help="write all rows as JSON")
+    ap.add_argument("--summary", nargs="+", metavar="JSON", help="only print the summary of saved --json runs")
     args = ap.parse_args(argv)
+    if args.summary:
+        merged: dict[str, Any] = {}
+        for path in args.summary:
+            for key, value in json.loads(Path(path).read_text(encoding="utf-8")).items():
+                if isinstance(value, list):
+                    merged.setdefault(key, []).extend(value)
+        summarize(merged, print)
+        return 0
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     names = _corpus.template_names([t.strip() for t in args.templates.split(",") if t.strip()] or None)
     sizes = [int(s) for s in args.sizes.split(",") if s] or ([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000])
@@ -386,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         out["oneshot"] = bench_oneshot(names, count, args.repeats, log, "floor" in only)
     if "tokenizer" in only:
         out["tokenizer"] = bench_tokenizer(names, tok, args.repeats, log)
+    summarize(out, log)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
     log(f"\ntotal {time.time() - t0:.0f} s")

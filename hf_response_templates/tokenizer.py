@@ -530,6 +530,27 @@ def _split_point(full: str, prefix: str) -> int:
 _JOINT_TOKENS = 8
 
 
+#: Prompt tokens decoded to look for a literal start anchor near the end of the prompt. The engine keeps only
+#: the prompt text after the last start anchor (`ResponseTemplate.cut_prefix`), so when the anchor is in
+#: the prompt's last tokens the rest of a long prompt (a system prompt, tool schemas, earlier turns) is
+#: never decoded.
+_ANCHOR_WINDOW = 64
+
+
+def _window_text(tokenizer: Any, prompt: list[int], anchor: str | None) -> str | None:
+    """Text standing in for the whole prompt's: the decode of its last `_ANCHOR_WINDOW` tokens, when the
+    literal start `anchor` occurs there after the window's first `_JOINT_TOKENS` tokens (whose text may
+    differ from the whole decode's: a character split at the window's start, a dropped leading space). The
+    text from there on is the end of the whole prompt's text, so its last anchor, and what follows it, are
+    the whole prompt's. None: the whole prompt must be decoded."""
+    if anchor is None or len(prompt) <= _ANCHOR_WINDOW:
+        return None
+    window = prompt[-_ANCHOR_WINDOW:]
+    head, text = _decode_many(tokenizer, [window[:_JOINT_TOKENS], window])
+    at = text.rfind(anchor)
+    return text if at > len(head) else None
+
+
 def _joint_split(tokenizer: Any, prompt: list[int], prompt_text: str, response: list[int]) -> tuple[str, str]:
     """(prefix text, response text) as decoding `prompt + response` in one piece and splitting it where the
     prompt's text ends (`_split_point`) gives them, decoding only the prompt's last `_JOINT_TOKENS` tokens
@@ -541,16 +562,20 @@ def _joint_split(tokenizer: Any, prompt: list[int], prompt_text: str, response: 
         if prompt_text.endswith(tail_text) and not tail_text.startswith("\ufffd"):
             cut = _split_point(joint, tail_text)
             return prompt_text[: len(prompt_text) - len(tail_text) + cut], joint[cut:]
-    [full] = _decode_many(tokenizer, [prompt + response])
-    cut = _split_point(full, prompt_text)
+    full, whole = _decode_many(tokenizer, [prompt + response, prompt])  # (`prompt_text` may be a window's)
+    cut = _split_point(full, whole)
     return full[:cut], full[cut:]
 
 
-def _decode_pairs(tokenizer: Any, responses: list[_Item], prefixes: list[_Item]) -> list[tuple[str, str]]:
+def _decode_pairs(
+    tokenizer: Any, responses: list[_Item], prefixes: list[_Item], anchor: str | None = None
+) -> list[tuple[str, str]]:
     """(prefix text, response text) per item, decoding token ids jointly where both are ids.
 
     Each distinct prompt is decoded once (a prefix broadcast over a batch, or equal rows of a batched
-    prompt), then only its last tokens again together with each response (`_joint_split`)."""
+    prompt), then only its last tokens again together with each response (`_joint_split`). With the
+    template's literal start `anchor`, a prompt whose last tokens hold it is decoded from there only
+    (`_window_text`): the prefix text is then the end of the prompt's, which parses the same."""
     pad, eos = _pad_ids(tokenizer)
     prompt_texts: dict[Any, str] = {}  # a prompt's ids (its identity for one row) -> its text
     single = len(responses) == 1
@@ -559,7 +584,10 @@ def _decode_pairs(tokenizer: Any, responses: list[_Item], prefixes: list[_Item])
         key = id(ids) if single else tuple(ids)
         text = prompt_texts.get(key)
         if text is None:
-            text = prompt_texts[key] = _decode_many(tokenizer, [ids])[0]
+            text = _window_text(tokenizer, ids, anchor)
+            if text is None:
+                text = _decode_many(tokenizer, [ids])[0]
+            prompt_texts[key] = text
         return text
 
     out = []
@@ -714,8 +742,10 @@ class ResponseTemplateMixin:
         paired = _pair_up(responses, batched, prefixes, prefix_batched)
         _warn_if_prompt_included(responses, paired)
         _, _, engine_parse, _ = _engine()
+        literals = template.start_anchor.literals
+        anchor = literals[0] if literals is not None and len(literals) == 1 else None
         messages = []
-        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired)):
+        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired, anchor)):
             try:
                 messages.append(engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict))
             except ValueError as exc:  # ResponseParseError (strict) or RegexTimeoutError: say which row

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hf_response_templates import parse_response
 from hf_response_templates import tokenizer as hf_tok
 from hf_response_templates.tokenizer import (
+    _ANCHOR_WINDOW,
     _JOINT_TOKENS,
     _decode_pairs,
     _ids,
@@ -149,9 +150,11 @@ def test_prompts_are_decoded_once_per_batch(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(hf_tok, "_decode_many", counting)
     assert len(tok.parse_response(responses, prefix=prompt)) == 5
-    # the whole prompt once; per row only its last tokens (alone, and with the response)
-    assert seen.count(len(prompt)) == 1
-    assert max(s for s in seen if s != len(prompt)) <= _JOINT_TOKENS + len(responses[0])
+    # the prompt (or its last _ANCHOR_WINDOW tokens, which hold the start anchor) once for the batch; per
+    # row only its last tokens (alone, and with the response)
+    per_row = _JOINT_TOKENS + len(responses[0])
+    assert len([n for n in seen if n > per_row]) == 1
+    assert len([n for n in seen if n <= per_row]) <= 2 * len(responses) + 1
 
 
 def test_fast_tokenizers_decode_through_the_backend_unless_their_class_changes_decoding() -> None:
@@ -187,3 +190,45 @@ def test_id_validation() -> None:
     tok.response_template = verbatim_template()
     with pytest.raises(TypeError, match=r"`prefix` token ids must be integers, got float: 2\.5"):
         tok.parse_response([1, 2], prefix=[1, 2.5])
+
+
+LONG_SYSTEM = "<|im_start|>system\n" + "Follow the rules. Olá, café! \N{GRINNING FACE} " * 30 + "<|im_end|>\n"
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_long_prompts_decoded_from_the_start_anchor_parse_the_same(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt whose last tokens hold the start anchor is decoded from its last tokens only (the engine keeps
+    the text after the anchor): the same messages at every split point, and the whole prompt is never
+    decoded when the anchor is in the window."""
+    tok = TOKENIZERS[kind]()
+    tok.response_template = verbatim_template()
+    ids = enc(tok, LONG_SYSTEM + TEXT)
+    start = len(enc(tok, LONG_SYSTEM + PROMPT))
+    assert start > 2 * _ANCHOR_WINDOW
+    for i in range(start - _ANCHOR_WINDOW - 4, len(ids) + 1):
+        prefix_text, text = whole_split(tok, ids[:i], ids[i:])
+        expected = parse_response(text, verbatim_template(), prefix=prefix_text)
+        assert tok.parse_response(ids[i:], prefix=ids[:i]) == expected, i
+    seen: list[int] = []
+    real = hf_tok._decode_many
+
+    def counting(tokenizer, sequences):
+        seen.extend(len(s) for s in sequences)
+        return real(tokenizer, sequences)
+
+    monkeypatch.setattr(hf_tok, "_decode_many", counting)
+    tok.parse_response(ids[start:], prefix=ids[:start])
+    assert max(seen) <= max(_ANCHOR_WINDOW, _JOINT_TOKENS + len(ids) - start)
+
+
+def test_anchor_far_back_or_missing_falls_back_to_the_whole_prompt() -> None:
+    """A prefilled assistant text longer than the window after the anchor, or no anchor at all: the whole
+    prompt is decoded, and the message is that of the whole decode."""
+    tok = byte_level_tokenizer()
+    tok.response_template = verbatim_template()
+    prefill = "Sure. " * 80
+    for prompt_text in (LONG_SYSTEM + PROMPT + prefill, LONG_SYSTEM + prefill):
+        prompt = enc(tok, prompt_text)
+        response = enc(tok, "more text<|im_end|>")
+        prefix_text, text = whole_split(tok, prompt, response)
+        assert tok.parse_response(response, prefix=prompt) == parse_response(text, verbatim_template(), prefix=prefix_text)
