@@ -481,9 +481,28 @@ def _backend_decoder(tokenizer: Any) -> Callable[[list[int], bool], str] | None:
     return decode if callable(decode) else None
 
 
+#: tokenizer class -> whether `pad_token_id` / `eos_token_id` are Transformers 5's `__getattr__` lookups
+_SPECIAL_IDS_BY_MAP: dict[type, bool] = {}
+
+
 def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
-    pad = getattr(tokenizer, "pad_token_id", None)
-    eos = getattr(tokenizer, "eos_token_id", None)
+    """(pad token id, EOS token id), None where unset.
+
+    Transformers 5 has no `pad_token_id` attribute: it is found by `__getattr__` after the normal lookup has
+    failed (~5-10 µs each); when the class defines neither attribute, the same value is read here from the
+    `_special_tokens_map` that `__getattr__` reads."""
+    cls = type(tokenizer)
+    by_map = _SPECIAL_IDS_BY_MAP.get(cls)
+    if by_map is None:
+        by_map = _SPECIAL_IDS_BY_MAP[cls] = not any(hasattr(cls, k) for k in ("pad_token_id", "eos_token_id"))
+    special = tokenizer.__dict__.get("_special_tokens_map") if by_map else None
+    if isinstance(special, dict):
+        pad, eos = special.get("pad_token"), special.get("eos_token")
+        pad = None if pad is None else tokenizer.convert_tokens_to_ids(str(pad))
+        eos = None if eos is None else tokenizer.convert_tokens_to_ids(str(eos))
+    else:
+        pad = getattr(tokenizer, "pad_token_id", None)
+        eos = getattr(tokenizer, "eos_token_id", None)
     return (pad if isinstance(pad, int) else None), (eos if isinstance(eos, int) else None)
 
 

@@ -232,3 +232,29 @@ def test_anchor_far_back_or_missing_falls_back_to_the_whole_prompt() -> None:
         response = enc(tok, "more text<|im_end|>")
         prefix_text, text = whole_split(tok, prompt, response)
         assert tok.parse_response(response, prefix=prompt) == parse_response(text, verbatim_template(), prefix=prefix_text)
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_pad_and_eos_ids_are_the_tokenizers_own(kind: str) -> None:
+    """`_pad_ids` reads Transformers 5's special-token map directly: the same ids as the attributes, also after
+    they change, when unset, and when a class defines the attributes itself."""
+    from transformers import PreTrainedTokenizerFast
+
+    tok = TOKENIZERS[kind]()
+    assert _pad_ids(tok) == (tok.pad_token_id, tok.eos_token_id)
+    tok.pad_token = "<|im_start|>"
+    tok.eos_token = "<|endoftext|>"
+    assert _pad_ids(tok) == (tok.pad_token_id, tok.eos_token_id)
+    assert _pad_ids(tok)[0] == tok.convert_tokens_to_ids("<|im_start|>")
+    tok.pad_token = None
+    assert _pad_ids(tok) == (None, tok.eos_token_id)
+
+    class Fixed(PreTrainedTokenizerFast):
+        pad_token_id = 7  # a class that decides the ids itself
+
+        @property
+        def eos_token_id(self):
+            return 3
+
+    fixed = Fixed(tokenizer_object=byte_level_tokenizer().backend_tokenizer, pad_token="<|endoftext|>")
+    assert _pad_ids(fixed) == (7, 3)
