@@ -53,6 +53,19 @@ def enc(tok, text: str) -> list[int]:
     return tok.encode(text, add_special_tokens=False)
 
 
+def decoded_lengths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, the length of every id sequence the token-id path decodes."""
+    seen: list[int] = []
+    real = hf_tok._decode_many
+
+    def counting(tokenizer, sequences):
+        seen.extend(len(s) for s in sequences)
+        return real(tokenizer, sequences)
+
+    monkeypatch.setattr(hf_tok, "_decode_many", counting)
+    return seen
+
+
 @pytest.mark.parametrize("kind", sorted(TOKENIZERS))
 def test_every_split_point_gives_the_texts_of_the_whole_sequence(kind: str) -> None:
     tok = TOKENIZERS[kind]()
@@ -141,14 +154,7 @@ def test_prompts_are_decoded_once_per_batch(monkeypatch: pytest.MonkeyPatch) -> 
     tok.response_template = qwen3_template()
     prompt = enc(tok, PROMPT * 4)
     responses = [enc(tok, "Hi!<|im_end|>")] * 5
-    seen: list[int] = []
-    real = hf_tok._decode_many
-
-    def counting(tokenizer, sequences):
-        seen.extend(len(s) for s in sequences)
-        return real(tokenizer, sequences)
-
-    monkeypatch.setattr(hf_tok, "_decode_many", counting)
+    seen = decoded_lengths(monkeypatch)
     assert len(tok.parse_response(responses, prefix=prompt)) == 5
     # the prompt (or its last _ANCHOR_WINDOW tokens, which hold the start anchor) once for the batch; per
     # row only its last tokens (alone, and with the response)
@@ -209,14 +215,7 @@ def test_long_prompts_decoded_from_the_start_anchor_parse_the_same(kind: str, mo
         prefix_text, text = whole_split(tok, ids[:i], ids[i:])
         expected = parse_response(text, verbatim_template(), prefix=prefix_text)
         assert tok.parse_response(ids[i:], prefix=ids[:i]) == expected, i
-    seen: list[int] = []
-    real = hf_tok._decode_many
-
-    def counting(tokenizer, sequences):
-        seen.extend(len(s) for s in sequences)
-        return real(tokenizer, sequences)
-
-    monkeypatch.setattr(hf_tok, "_decode_many", counting)
+    seen = decoded_lengths(monkeypatch)
     tok.parse_response(ids[start:], prefix=ids[:start])
     assert max(seen) <= max(_ANCHOR_WINDOW, _JOINT_TOKENS + len(ids) - start)
 
