@@ -228,7 +228,7 @@ def scale_raw(name: str, prefix: str, output: str, expected: dict, size: int, rn
     shares = [0.6, 0.4] if len(keys) == 2 else [1.0] * len(keys)
     text = output
     new = {}
-    for k, share in zip(keys, shares):
+    for k, share in zip(keys, shares, strict=True):
         new[k] = filler(max(10, int(budget * share)), rng)
         text = text.replace(expected[k], new[k], 1)
     try:
@@ -323,4 +323,4 @@ def token_chunks(tok, text: str) -> list[str]:
     enc = tok.encode(text, add_special_tokens=False)
     cuts = sorted({end for _, end in enc.offsets if 0 < end < len(text)})
     bounds = [0, *cuts, len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]

@@ -33,6 +33,7 @@ deliberate differences). No result is asserted: this measures, it does not test.
 
 from __future__ import annotations
 
+# ruff: noqa: B023  (the timed closures are run in the loop iteration that makes them)
 import os
 
 os.environ["HF_RESPONSE_TEMPLATES_NO_PATCH"] = "1"  # keep Transformers' own parse_response reachable
@@ -44,6 +45,7 @@ import functools
 import gc
 import json
 import platform
+import random
 import sys
 import time
 from pathlib import Path
@@ -184,7 +186,7 @@ def bench_stream(names, sizes, tok, repeats, budget, log) -> list[dict]:
 
 
 def _oneshot(parse, cases, tpls, with_tools: bool) -> None:
-    for case, tpl in zip(cases, tpls):
+    for case, tpl in zip(cases, tpls, strict=True):
         parse(case.text, tpl, prefix=case.prefix, tools=case.tools if with_tools else None)
 
 
@@ -303,14 +305,14 @@ def bench_tokenizer(names, tok, repeats, log) -> list[dict]:
         f"{'template':20s} {'prompt':>7s} {'response':>8s} | {'ours':>7s} {'native':>8s}  {'ratio':>6s} | "
         f"{'decode':>7s} {'parse':>6s} | same"
     )
-    long_system = _corpus.filler(12000, _corpus.random.Random(5))
+    long_system = _corpus.filler(12000, random.Random(5))
     for name in names:
         tpl = get_template(name)
         fast.response_template = tpl
         case = _corpus.stream_case(name, 1000)
         ids = fast.encode(case.text, add_special_tokens=False)
         # the last 40 / 2,300 tokens of the prompt: what the model was given ends with the generation prompt
-        for label, prompt_text, keep in (("short", case.prefix, 40), ("long", long_system + case.prefix, 2300)):
+        for prompt_text, keep in ((case.prefix, 40), (long_system + case.prefix, 2300)):
             pids = fast.encode(prompt_text, add_special_tokens=False)[-keep:]
             ours_msg = ours_method(fast, ids, prefix=pids)
             full = fast.decode(pids + ids)
@@ -367,7 +369,7 @@ def summarize(out: dict[str, Any], log, weakest: int = 6) -> None:
     """Per path: the spread of native / ours over the templates and the weakest rows."""
     log("\n## Summary (ratio = native / ours; weakest rows first)")
 
-    def line(label: str, rows: list[dict], key, name) -> None:
+    def line(label: str, rows: list[dict], name) -> None:
         rated = sorted((r for r in rows if r.get("native_us")), key=lambda r: r["native_us"] / r["ours_us"])
         if not rated:
             return
@@ -378,10 +380,10 @@ def summarize(out: dict[str, Any], log, weakest: int = 6) -> None:
 
     for size_label, lo, hi in (("1k", 0, 5_000), ("10k", 5_000, 50_000), ("100k", 50_000, 500_000), ("1M", 500_000, 10**9)):
         rows = [r for r in out.get("stream", []) if lo <= r["chars"] < hi]
-        line(f"streaming {size_label} chars, token chunks", rows, None, lambda r: r["template"])
+        line(f"streaming {size_label} chars, token chunks", rows, lambda r: r["template"])
     for variant in ("reused dict", "fresh dict", "precompiled", "reused, tools="):
         rows = [r for r in out.get("oneshot", []) if r["variant"] == variant]
-        line(f"one-shot, {variant}", rows, None, lambda r: r["template"])
+        line(f"one-shot, {variant}", rows, lambda r: r["template"])
     floors = [r for r in out.get("oneshot", []) if r.get("floor_us")]
     if floors:
         floors.sort(key=lambda r: r["ours_us"] / r["floor_us"], reverse=True)
@@ -392,7 +394,7 @@ def summarize(out: dict[str, Any], log, weakest: int = 6) -> None:
         )
     for label, lo, hi in (("tokenizer path, short prompt", 0, 200), ("tokenizer path, long prompt", 200, 10**9)):
         rows = [r for r in out.get("tokenizer", []) if lo <= r["prompt_tokens"] < hi]
-        line(label, rows, None, lambda r: r["template"])
+        line(label, rows, lambda r: r["template"])
         if rows:
             extra = sorted(r["ours_us"] - r["decode_us"] - r["parse_us"] for r in rows)
             log(

@@ -32,8 +32,9 @@ token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 chara
 text of the whole sequence. Only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
 generation (decoding depends on a few tokens before, never on the whole prompt); the prompt itself is
 decoded once per distinct prompt of a call, and only its last `_ANCHOR_WINDOW` tokens when they hold the
-template's literal start anchor (the engine keeps only the text after the last anchor). Ids are checked in C, and a fast tokenizer whose class does
-not change decoding is decoded by its `tokenizers` backend directly (`_backend_decoder`).
+template's literal start anchor (the engine keeps only the text after the last anchor). Ids are checked in
+C, and a fast tokenizer whose class does not change decoding is decoded by its `tokenizers` backend
+directly (`_backend_decoder`).
 """
 
 from __future__ import annotations

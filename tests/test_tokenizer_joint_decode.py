@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _tokenizers import byte_level_tokenizer, char_slow_tokenizer, metaspace_tokenizer, qwen3_template, verbatim_template
+from _tokenizers import (
+    byte_level_tokenizer,
+    char_slow_tokenizer,
+    metaspace_tokenizer,
+    qwen3_template,
+    verbatim_template,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
