@@ -100,12 +100,12 @@ _WORDS = (
 ).split()
 
 
-def filler(n: int, rng: random.Random) -> str:
+def filler(n: int, rng: random.Random, words: tuple[str, ...] | list[str] = tuple(_WORDS)) -> str:
     """About `n` characters of reasoning-like prose, with a few '<' and '|' characters in it."""
     out: list[str] = []
     size = 0
     while size < n:
-        w = rng.choice(_WORDS)
+        w = rng.choice(words)
         sep = "\n" if rng.random() < 0.05 else " "
         out.append(w + sep)
         size += len(w) + 1

@@ -29,7 +29,12 @@ Token ids are decoded with special tokens kept (chat delimiters are special toke
 clean-up of tokenization spaces, and a prompt given as ids is decoded *together* with the generation,
 then split where the prompt's own text ends, so tokenizers whose decoding depends on the previous
 token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 character) give exactly the
-text of the whole sequence.
+text of the whole sequence. Only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
+generation (decoding depends on a few tokens before, never on the whole prompt); the prompt itself is
+decoded once per distinct prompt of a call, and only its last `_ANCHOR_WINDOW` tokens when they hold the
+template's literal start anchor (the engine keeps only the text after the last anchor). Ids are checked in
+C, and a fast tokenizer whose class does not change decoding is decoded by its `tokenizers` backend
+directly (`_backend_decoder`).
 """
 
 from __future__ import annotations
@@ -117,6 +122,7 @@ class NoResponseTemplateError(AttributeError, ValueError):
 # --------------------------------------------------------------------------------------------------
 
 
+@functools.cache
 def _engine():
     """The parsing engine, imported on first use (keeps this module import-cheap and cycle-free)."""
     from . import errors, parser, template
@@ -324,6 +330,20 @@ def _is_array(value: Any) -> bool:
 
 
 def _ids(seq: Any, what: str) -> list[int]:
+    """`seq` as a list of Python ints, or TypeError naming the first id that is not an integer.
+
+    The common case (a list or tuple of plain ints: `tolist()` of a tensor, `generate` output, `encode`) is
+    checked in C with no Python-level work per id: `sum` of plain ints is a plain int, while a float, a
+    NumPy or torch scalar, `Decimal`, ... anywhere makes it something else (or raises), and those go through
+    the per-id check, which converts integer scalars and names the first id that is not one. (`bool` is an
+    `int` to `sum`: a `True` inside a list of ids is token 1 there, as Transformers takes it.)"""
+    if type(seq) in (list, tuple):
+        try:
+            plain = type(sum(seq)) is int
+        except TypeError:
+            plain = False
+        if plain:
+            return seq if type(seq) is list else list(seq)
     out = []
     for token in seq:
         if isinstance(token, bool) or not isinstance(token, numbers.Integral):
@@ -416,15 +436,75 @@ _DECODE_KWARGS = {
 def _decode_many(tokenizer: Any, sequences: list[list[int]]) -> list[str]:
     if not sequences:
         return []
+    backend = _backend_decoder(tokenizer)
+    if backend is not None:
+        return [backend(ids, False) for ids in sequences]
     try:
         return list(tokenizer.batch_decode(sequences, **_DECODE_KWARGS))
     except TypeError:  # a custom tokenizer whose decode takes no extra keyword arguments
         return list(tokenizer.batch_decode(sequences, skip_special_tokens=False))
 
 
+#: tokenizer class -> whether its decoding is exactly the `tokenizers` backend's (see `_backend_decoder`)
+_PLAIN_FAST_DECODE: dict[type, bool] = {}
+
+
+def _backend_decoder(tokenizer: Any) -> Callable[[list[int], bool], str] | None:
+    """The Rust `tokenizers.Tokenizer.decode` of a fast tokenizer whose class does not change decoding.
+
+    With special tokens kept and no clean-up (`_DECODE_KWARGS`), Transformers' `decode` of a fast tokenizer
+    is the backend's `decode` after `to_py_obj`, which walks the ids in Python (tens of µs per thousand ids);
+    the ids are already checked Python ints here. A class (or an instance) overriding `decode`,
+    `batch_decode` or `_decode` (custom decoding, a wrapper counting calls) keeps going through them."""
+    attrs = tokenizer.__dict__
+    if "batch_decode" in attrs or "decode" in attrs or "_decode" in attrs:
+        return None
+    cls = type(tokenizer)
+    plain = _PLAIN_FAST_DECODE.get(cls)
+    if plain is None:
+        plain = False
+        try:
+            from transformers import PreTrainedTokenizerFast
+            from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+
+            plain = (
+                issubclass(cls, PreTrainedTokenizerFast)
+                and cls._decode is PreTrainedTokenizerFast._decode
+                and cls.decode is PreTrainedTokenizerBase.decode
+                and cls.batch_decode is PreTrainedTokenizerBase.batch_decode
+            )
+        except ImportError:  # pragma: no cover - Transformers without fast tokenizers
+            pass
+        _PLAIN_FAST_DECODE[cls] = plain
+    if not plain:
+        return None
+    backend = attrs.get("_tokenizer")
+    decode = getattr(backend, "decode", None)
+    return decode if callable(decode) else None
+
+
+#: tokenizer class -> whether `pad_token_id` / `eos_token_id` are Transformers 5's `__getattr__` lookups
+_SPECIAL_IDS_BY_MAP: dict[type, bool] = {}
+
+
 def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
-    pad = getattr(tokenizer, "pad_token_id", None)
-    eos = getattr(tokenizer, "eos_token_id", None)
+    """(pad token id, EOS token id), None where unset.
+
+    Transformers 5 has no `pad_token_id` attribute: it is found by `__getattr__` after the normal lookup has
+    failed (~5-10 µs each); when the class defines neither attribute, the same value is read here from the
+    `_special_tokens_map` that `__getattr__` reads."""
+    cls = type(tokenizer)
+    by_map = _SPECIAL_IDS_BY_MAP.get(cls)
+    if by_map is None:
+        by_map = _SPECIAL_IDS_BY_MAP[cls] = not any(hasattr(cls, k) for k in ("pad_token_id", "eos_token_id"))
+    special = tokenizer.__dict__.get("_special_tokens_map") if by_map else None
+    if isinstance(special, dict):
+        pad, eos = special.get("pad_token"), special.get("eos_token")
+        pad = None if pad is None else tokenizer.convert_tokens_to_ids(str(pad))
+        eos = None if eos is None else tokenizer.convert_tokens_to_ids(str(eos))
+    else:
+        pad = getattr(tokenizer, "pad_token_id", None)
+        eos = getattr(tokenizer, "eos_token_id", None)
     return (pad if isinstance(pad, int) else None), (eos if isinstance(eos, int) else None)
 
 
@@ -465,16 +545,74 @@ def _split_point(full: str, prefix: str) -> int:
     return len(os.path.commonprefix([full, prefix]))
 
 
-def _decode_pairs(tokenizer: Any, responses: list[_Item], prefixes: list[_Item]) -> list[tuple[str, str]]:
-    """(prefix text, response text) per item, decoding token ids jointly where both are ids."""
+#: Prompt tokens decoded together with the response. Decoding depends on the tokens just before (a
+#: SentencePiece leading space on the previous token, a UTF-8 character split over up to 4 byte tokens,
+#: byte-fallback `<0xNN>` runs), so the last few prompt tokens give the response exactly the text it has in
+#: the whole sequence; the rest of the prompt is decoded once, on its own.
+_JOINT_TOKENS = 8
+
+
+#: Prompt tokens decoded to look for a literal start anchor near the end of the prompt. The engine keeps only
+#: the prompt text after the last start anchor (`ResponseTemplate.cut_prefix`), so when the anchor is in
+#: the prompt's last tokens the rest of a long prompt (a system prompt, tool schemas, earlier turns) is
+#: never decoded.
+_ANCHOR_WINDOW = 64
+
+
+def _window_text(tokenizer: Any, prompt: list[int], anchor: str | None) -> str | None:
+    """Text standing in for the whole prompt's: the decode of its last `_ANCHOR_WINDOW` tokens, when the
+    literal start `anchor` occurs there after the window's first `_JOINT_TOKENS` tokens (whose text may
+    differ from the whole decode's: a character split at the window's start, a dropped leading space). The
+    text from there on is the end of the whole prompt's text, so its last anchor, and what follows it, are
+    the whole prompt's. None: the whole prompt must be decoded."""
+    if anchor is None or len(prompt) <= _ANCHOR_WINDOW:
+        return None
+    window = prompt[-_ANCHOR_WINDOW:]
+    head, text = _decode_many(tokenizer, [window[:_JOINT_TOKENS], window])
+    at = text.rfind(anchor)
+    return text if at > len(head) else None
+
+
+def _joint_split(tokenizer: Any, prompt: list[int], prompt_text: str, response: list[int]) -> tuple[str, str]:
+    """(prefix text, response text) as decoding `prompt + response` in one piece and splitting it where the
+    prompt's text ends (`_split_point`) gives them, decoding only the prompt's last `_JOINT_TOKENS` tokens
+    again. Falls back to the whole joint decode when the tail's text is not the end of the prompt's text
+    (its first token decodes differently without what precedes it, e.g. the middle of a UTF-8 character)."""
+    if len(prompt) > _JOINT_TOKENS:
+        tail = prompt[-_JOINT_TOKENS:]
+        tail_text, joint = _decode_many(tokenizer, [tail, tail + response])
+        if prompt_text.endswith(tail_text) and not tail_text.startswith("\ufffd"):
+            cut = _split_point(joint, tail_text)
+            return prompt_text[: len(prompt_text) - len(tail_text) + cut], joint[cut:]
+    full, whole = _decode_many(tokenizer, [prompt + response, prompt])  # (`prompt_text` may be a window's)
+    cut = _split_point(full, whole)
+    return full[:cut], full[cut:]
+
+
+def _decode_pairs(
+    tokenizer: Any, responses: list[_Item], prefixes: list[_Item], anchor: str | None = None
+) -> list[tuple[str, str]]:
+    """(prefix text, response text) per item, decoding token ids jointly where both are ids.
+
+    Each distinct prompt is decoded once (a prefix broadcast over a batch, or equal rows of a batched
+    prompt), then only its last tokens again together with each response (`_joint_split`). With the
+    template's literal start `anchor`, a prompt whose last tokens hold it is decoded from there only
+    (`_window_text`): the prefix text is then the end of the prompt's, which parses the same."""
     pad, eos = _pad_ids(tokenizer)
-    jobs: list[list[int]] = []
+    prompt_texts: dict[Any, str] = {}  # a prompt's ids (its identity for one row) -> its text
+    single = len(responses) == 1
 
-    def job(ids: list[int]) -> int:
-        jobs.append(ids)
-        return len(jobs) - 1
+    def prompt_text(ids: list[int]) -> str:
+        key = id(ids) if single else tuple(ids)
+        text = prompt_texts.get(key)
+        if text is None:
+            text = _window_text(tokenizer, ids, anchor)
+            if text is None:
+                text = _decode_many(tokenizer, [ids])[0]
+            prompt_texts[key] = text
+        return text
 
-    plan = []
+    out = []
     for response, prefix in zip(responses, prefixes, strict=True):
         if isinstance(prefix, list):
             prefix = _strip_prefix_padding(prefix, pad)
@@ -482,24 +620,13 @@ def _decode_pairs(tokenizer: Any, responses: list[_Item], prefixes: list[_Item])
             response = _strip_response_padding(response, pad, eos)
         if isinstance(prefix, list) and isinstance(response, list):
             if not prefix:
-                plan.append(("", job(response), None))
+                out.append(("", _decode_many(tokenizer, [response])[0]))
             else:
-                plan.append(("joint", job(prefix + response), job(prefix)))
+                out.append(_joint_split(tokenizer, prefix, prompt_text(prefix), response))
         else:
-            p = prefix if isinstance(prefix, str) else job(prefix)
-            r = response if isinstance(response, str) else job(response)
-            plan.append(("sep", r, p))
-    texts = _decode_many(tokenizer, jobs)
-    out = []
-    for kind, a, b in plan:
-        if kind == "joint":
-            full, pre = texts[a], texts[b]
-            cut = _split_point(full, pre)
-            out.append((full[:cut], full[cut:]))
-        elif kind == "":
-            out.append(("", texts[a]))
-        else:
-            out.append((b if isinstance(b, str) else texts[b], a if isinstance(a, str) else texts[a]))
+            p = prefix if isinstance(prefix, str) else prompt_text(prefix)
+            r = response if isinstance(response, str) else _decode_many(tokenizer, [response])[0]
+            out.append((p, r))
     return out
 
 
@@ -641,8 +768,10 @@ class ResponseTemplateMixin:
         paired = _pair_up(responses, batched, prefixes, prefix_batched)
         _warn_if_prompt_included(responses, paired)
         _, _, engine_parse, _ = _engine()
+        literals = template.start_anchor.literals
+        anchor = literals[0] if literals is not None and len(literals) == 1 else None
         messages = []
-        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired)):
+        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired, anchor)):
             try:
                 messages.append(engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict,
                                              policy=policy))

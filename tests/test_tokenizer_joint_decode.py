@@ -1,0 +1,265 @@
+"""The token-id path decodes the prompt once and only its last tokens again with the response: the texts
+are exactly those of decoding prompt + response in one piece and splitting where the prompt's text ends
+(the rule the README states), for prompts of every length, batches with shared and distinct prompts,
+SentencePiece leading spaces and UTF-8 characters split over byte tokens at the boundary."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _tokenizers import (
+    byte_level_tokenizer,
+    char_slow_tokenizer,
+    metaspace_tokenizer,
+    qwen3_template,
+    verbatim_template,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_response_templates import parse_response
+from hf_response_templates import tokenizer as hf_tok
+from hf_response_templates.tokenizer import (
+    _ANCHOR_WINDOW,
+    _JOINT_TOKENS,
+    _decode_pairs,
+    _ids,
+    _pad_ids,
+    _split_point,
+    _strip_prefix_padding,
+    _strip_response_padding,
+    install,
+)
+
+install()
+
+PROMPT = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+TEXT = (
+    PROMPT
+    + "<think>caf\u00e9 \N{GRINNING FACE} ok</think> Hello there \N{HOT BEVERAGE}\u00e7a va \N{GRINNING FACE}"
+    + "<|im_end|>"
+)
+TOKENIZERS = {"byte_level": byte_level_tokenizer, "metaspace": metaspace_tokenizer, "slow": char_slow_tokenizer}
+
+
+def whole_split(tok, prompt: list[int], response: list[int]) -> tuple[str, str]:
+    """The reference: decode prompt + response in one piece, split where the prompt's own text ends (after
+    removing a batch's padding, as parse_response does)."""
+    kwargs = hf_tok._DECODE_KWARGS  # special tokens kept, no clean-up (what parse_response decodes with)
+    pad, eos = _pad_ids(tok)
+    prompt, response = _strip_prefix_padding(prompt, pad), _strip_response_padding(response, pad, eos)
+    if not prompt:
+        return "", tok.decode(response, **kwargs)
+    full = tok.decode(prompt + response, **kwargs)
+    cut = _split_point(full, tok.decode(prompt, **kwargs))
+    return full[:cut], full[cut:]
+
+
+def enc(tok, text: str) -> list[int]:
+    return tok.encode(text, add_special_tokens=False)
+
+
+def decoded_lengths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, the length of every id sequence the token-id path decodes."""
+    seen: list[int] = []
+    real = hf_tok._decode_many
+
+    def counting(tokenizer, sequences):
+        seen.extend(len(s) for s in sequences)
+        return real(tokenizer, sequences)
+
+    monkeypatch.setattr(hf_tok, "_decode_many", counting)
+    return seen
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_every_split_point_gives_the_texts_of_the_whole_sequence(kind: str) -> None:
+    tok = TOKENIZERS[kind]()
+    ids = enc(tok, TEXT)
+    assert len(ids) > 3 * _JOINT_TOKENS  # both the short-prompt and the tail path are exercised
+    for i in range(len(ids) + 1):
+        prompt, response = ids[:i], ids[i:]
+        assert _decode_pairs(tok, [response], [prompt]) == [whole_split(tok, prompt, response)], i
+
+
+@pytest.mark.parametrize("kind", ["byte_level", "metaspace"])
+@settings(max_examples=40, deadline=None, database=None)
+@given(
+    words=st.lists(
+        st.sampled_from(["Hello", " there", "\N{GRINNING FACE}", "\u00e9", " ", "<|im_end|>", "ok", "\n", "\u2615", "a"]),
+        min_size=1,
+        max_size=30,
+    ),
+    cut=st.integers(0, 10_000),
+)
+def test_any_text_any_cut(kind: str, words: list[str], cut: int) -> None:
+    tok = TOKENIZERS[kind]()
+    ids = enc(tok, PROMPT + "".join(words))
+    i = cut % (len(ids) + 1)
+    assert _decode_pairs(tok, [ids[i:]], [ids[:i]]) == [whole_split(tok, ids[:i], ids[i:])]
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_parse_response_at_every_prompt_length_matches_parsing_the_decoded_texts(kind: str) -> None:
+    tok = TOKENIZERS[kind]()
+    tok.response_template = verbatim_template()
+    ids = enc(tok, TEXT)
+    start = len(enc(tok, PROMPT))
+    for i in range(start - 2 * _JOINT_TOKENS, len(ids) + 1):
+        prefix_text, text = whole_split(tok, ids[:i], ids[i:])
+        expected = parse_response(text, verbatim_template(), prefix=prefix_text)
+        assert tok.parse_response(ids[i:], prefix=ids[:i]) == expected, i
+
+
+def test_prompt_whose_last_token_merges_with_the_response() -> None:
+    """A long prompt (the tail path) ending inside a UTF-8 character, and one ending right before a token
+    whose SentencePiece leading space only decoding in context gives."""
+    tok = byte_level_tokenizer()
+    tok.response_template = verbatim_template()
+    emoji = enc(tok, "\N{GRINNING FACE}")
+    prompt = enc(tok, PROMPT * 3) + emoji[:3]
+    assert len(prompt) > _JOINT_TOKENS
+    message = tok.parse_response(emoji[3:] + enc(tok, " ok<|im_end|>"), prefix=prompt)
+    assert message["content"] == "\N{GRINNING FACE} ok"
+
+    sp = metaspace_tokenizer()
+    sp.response_template = verbatim_template()
+    response = sp.convert_tokens_to_ids(["\u2581Hello", "\u2581the", "re", "<|im_end|>"])
+    prompt = enc(sp, PROMPT * 3)
+    assert len(prompt) > _JOINT_TOKENS
+    assert sp.parse_response(response, prefix=prompt)["content"] == " Hello there"
+
+
+def test_batches_with_shared_and_distinct_prompts() -> None:
+    tok = byte_level_tokenizer()
+    tok.response_template = qwen3_template()
+    prompts = [enc(tok, PROMPT), enc(tok, PROMPT.replace("Hi", "Ol\u00e1")), enc(tok, "x" * 40 + PROMPT)]
+    outputs = [
+        "<think>caf\u00e9</think>Yes \N{GRINNING FACE}<|im_end|>",
+        "Bom dia!<|im_end|>",
+        "<think>plan</think>Done.<|im_end|>",
+    ]
+    responses = [enc(tok, o) for o in outputs]
+    one_by_one = [[tok.parse_response(r, prefix=p) for r in responses] for p in prompts]
+    # one prompt broadcast over the batch (decoded once)
+    for j, p in enumerate(prompts):
+        assert tok.parse_response(responses, prefix=p) == one_by_one[j]
+    # one prompt per row: distinct, and equal rows given as distinct lists
+    assert tok.parse_response(responses, prefix=prompts) == [one_by_one[k][k] for k in range(3)]
+    same = [list(prompts[1]) for _ in range(3)]
+    assert tok.parse_response(responses, prefix=same) == one_by_one[1]
+    # 2-D arrays, left-padded prompts
+    pad = tok.pad_token_id
+    width = max(map(len, prompts))
+    padded = np.array([[pad] * (width - len(p)) + p for p in prompts])
+    assert tok.parse_response(responses, prefix=padded) == [one_by_one[k][k] for k in range(3)]
+
+
+def test_prompts_are_decoded_once_per_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    tok = byte_level_tokenizer()
+    tok.response_template = qwen3_template()
+    prompt = enc(tok, PROMPT * 4)
+    responses = [enc(tok, "Hi!<|im_end|>")] * 5
+    seen = decoded_lengths(monkeypatch)
+    assert len(tok.parse_response(responses, prefix=prompt)) == 5
+    # the prompt (or its last _ANCHOR_WINDOW tokens, which hold the start anchor) once for the batch; per
+    # row only its last tokens (alone, and with the response)
+    per_row = _JOINT_TOKENS + len(responses[0])
+    assert len([n for n in seen if n > per_row]) == 1
+    assert len([n for n in seen if n <= per_row]) <= 2 * len(responses) + 1
+
+
+def test_fast_tokenizers_decode_through_the_backend_unless_their_class_changes_decoding() -> None:
+    from transformers import PreTrainedTokenizerFast
+
+    tok = byte_level_tokenizer()
+    assert hf_tok._backend_decoder(tok) is not None
+
+    class Shouting(PreTrainedTokenizerFast):
+        def _decode(self, token_ids, **kwargs):
+            return super()._decode(token_ids, **kwargs).upper()
+
+    loud = Shouting(tokenizer_object=tok.backend_tokenizer)
+    assert hf_tok._backend_decoder(loud) is None
+    template = verbatim_template()
+    template["start_anchor"] = template["start_anchor"].upper()
+    template["fields"]["content"]["close"] = "<|IM_END|>"
+    loud.response_template = template
+    ids = enc(tok, "hello<|im_end|>")
+    assert loud.parse_response(ids, prefix=enc(tok, PROMPT))["content"] == "HELLO"
+
+
+def test_id_validation() -> None:
+    ids = [3, 1, 4, 1, 5]
+    assert _ids(ids, "x") is ids  # plain ints: checked in C, not copied
+    assert _ids(tuple(ids), "x") == ids
+    converted = _ids([np.int64(3), np.int32(1)], "x")
+    assert converted == [3, 1] and all(type(i) is int for i in converted)
+    for bad in ([1, 2.5], [1, "a"], [1, None], [np.float32(1.0)]):
+        with pytest.raises(TypeError, match="token ids must be integers"):
+            _ids(bad, "response")
+    tok = byte_level_tokenizer()
+    tok.response_template = verbatim_template()
+    with pytest.raises(TypeError, match=r"`prefix` token ids must be integers, got float: 2\.5"):
+        tok.parse_response([1, 2], prefix=[1, 2.5])
+
+
+LONG_SYSTEM = "<|im_start|>system\n" + "Follow the rules. Olá, café! \N{GRINNING FACE} " * 30 + "<|im_end|>\n"
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_long_prompts_decoded_from_the_start_anchor_parse_the_same(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt whose last tokens hold the start anchor is decoded from its last tokens only (the engine keeps
+    the text after the anchor): the same messages at every split point, and the whole prompt is never
+    decoded when the anchor is in the window."""
+    tok = TOKENIZERS[kind]()
+    tok.response_template = verbatim_template()
+    ids = enc(tok, LONG_SYSTEM + TEXT)
+    start = len(enc(tok, LONG_SYSTEM + PROMPT))
+    assert start > 2 * _ANCHOR_WINDOW
+    for i in range(start - _ANCHOR_WINDOW - 4, len(ids) + 1):
+        prefix_text, text = whole_split(tok, ids[:i], ids[i:])
+        expected = parse_response(text, verbatim_template(), prefix=prefix_text)
+        assert tok.parse_response(ids[i:], prefix=ids[:i]) == expected, i
+    seen = decoded_lengths(monkeypatch)
+    tok.parse_response(ids[start:], prefix=ids[:start])
+    assert max(seen) <= max(_ANCHOR_WINDOW, _JOINT_TOKENS + len(ids) - start)
+
+
+def test_anchor_far_back_or_missing_falls_back_to_the_whole_prompt() -> None:
+    """A prefilled assistant text longer than the window after the anchor, or no anchor at all: the whole
+    prompt is decoded, and the message is that of the whole decode."""
+    tok = byte_level_tokenizer()
+    tok.response_template = verbatim_template()
+    prefill = "Sure. " * 80
+    for prompt_text in (LONG_SYSTEM + PROMPT + prefill, LONG_SYSTEM + prefill):
+        prompt = enc(tok, prompt_text)
+        response = enc(tok, "more text<|im_end|>")
+        prefix_text, text = whole_split(tok, prompt, response)
+        assert tok.parse_response(response, prefix=prompt) == parse_response(text, verbatim_template(), prefix=prefix_text)
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_pad_and_eos_ids_are_the_tokenizers_own(kind: str) -> None:
+    """`_pad_ids` reads Transformers 5's special-token map directly: the same ids as the attributes, also after
+    they change, when unset, and when a class defines the attributes itself."""
+    from transformers import PreTrainedTokenizerFast
+
+    tok = TOKENIZERS[kind]()
+    assert _pad_ids(tok) == (tok.pad_token_id, tok.eos_token_id)
+    tok.pad_token = "<|im_start|>"
+    tok.eos_token = "<|endoftext|>"
+    assert _pad_ids(tok) == (tok.pad_token_id, tok.eos_token_id)
+    assert _pad_ids(tok)[0] == tok.convert_tokens_to_ids("<|im_start|>")
+    tok.pad_token = None
+    assert _pad_ids(tok) == (None, tok.eos_token_id)
+
+    class Fixed(PreTrainedTokenizerFast):
+        pad_token_id = 7  # a class that decides the ids itself
+
+        @property
+        def eos_token_id(self):
+            return 3
+
+    fixed = Fixed(tokenizer_object=byte_level_tokenizer().backend_tokenizer, pad_token="<|endoftext|>")
+    assert _pad_ids(fixed) == (7, 3)
