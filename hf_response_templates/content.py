@@ -508,6 +508,8 @@ def parse_json(text: str, args: Mapping[str, Any]) -> Any:
             if not lax:
                 return json.loads(text)
             unquoted, delims = bool(args.get("unquoted_keys")), args.get("string_delims") or ()
+            if delims.__class__ is not tuple:  # args not from a compiled template (JSON lists): the cache needs tuples
+                delims = tuple(map(tuple, delims))
             translate = _to_json(unquoted, delims)
             if translate is not None:
                 try:  # ~2x cheaper than the reader below; where it fails, the reader decides (and words the error)

@@ -85,3 +85,9 @@ def test_many_brackets_but_shallow_still_take_the_fast_route():
     assert value["k7"] == [{"a": "x7"}] and len(value) == MAX_NESTING
     deep = "[" * MAX_NESTING + "]" * MAX_NESTING
     assert not content._too_deep(deep) and content._too_deep("[" + deep + "]")
+
+
+def test_string_delims_given_as_json_lists_are_read() -> None:
+    """`parse_json` called with args straight from JSON (lists, not the compiled tuples), as derive does."""
+    args = {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]}
+    assert parse_json('{city:<|"|>Paris<|"|>,days:3}', args) == {"city": "Paris", "days": 3}
