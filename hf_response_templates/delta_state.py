@@ -25,7 +25,10 @@ def _dumps(value: Any) -> str:
         return _encode_string(value)
     if t is int:
         return int.__repr__(value)
-    return json.dumps(value, ensure_ascii=False)
+    return _encode(value)
+
+
+_encode = json.JSONEncoder(ensure_ascii=False).encode  # == json.dumps(value, ensure_ascii=False), made once
 
 
 _encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # == _dumps for a str, faster

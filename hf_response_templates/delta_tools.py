@@ -219,12 +219,13 @@ class ToolCallDeltas:
         name = call.name
         keys = frame.keys
         n = call.members
+        props = self._params(name) if self._tools else None
         while n < len(keys):
             key = keys[n]
             if key == frame.open_key:
                 break
             member = value[key]
-            typed = self._type_member(name, key, member)
+            typed = member if props is None or key not in props else cast_value(member, props[key])
             if call.str_key is not None and call.str_key == key:
                 self._stream_string(call, out)
                 call.str_key = None

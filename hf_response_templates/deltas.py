@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ from hf_response_templates.delta_state import (
     _LENGTH_PREFIX,
     _MODEL_ID_PATTERNS,
     _REASONING_NAMES,
+    _SURROGATE,
     _any_strict,
     _Call,
     _delta_chars,
@@ -33,6 +35,17 @@ from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, tool_schemas
 
 __all__ = ["DeltaStream"]
+
+#: Per template (compiled templates are immutable): its fields' sources, and ``{field: (content parser, its
+#: compiled content args)}`` for the fields with a partial parser (compiling xml-inline args costs ~0.5 ms).
+_ANALYSIS: weakref.WeakKeyDictionary[ResponseTemplate, tuple[dict, dict]] = weakref.WeakKeyDictionary()
+
+
+def _template_analysis(tpl: ResponseTemplate) -> tuple[dict, dict]:
+    entry = _ANALYSIS.get(tpl)
+    if entry is None:
+        entry = _ANALYSIS[tpl] = (tpl.source["fields"], {})
+    return entry
 
 
 class DeltaStream(ToolCallDeltas):
@@ -126,7 +139,7 @@ class DeltaStream(ToolCallDeltas):
         if not isinstance(self._role, str):
             self._role = "assistant"
 
-        sources = tpl.source["fields"]
+        sources, compiled = _template_analysis(tpl)
         tool_fields = set(tool_call_fields)
         names = tpl.field_names
         if reasoning_field == "auto":
@@ -156,7 +169,11 @@ class DeltaStream(ToolCallDeltas):
             self._strip[f.name] = bool(cargs.get("strip", True))
             self._text[f.name] = _TextState()
             if has_partial_parser(f.content):
-                self._partial_args[f.name] = get_content_parser(f.content).compile_args(cargs, f.name)
+                cp = get_content_parser(f.content)
+                done = compiled.get(f.name)
+                if done is None or done[0] is not cp:  # (a content parser registered again: compile again)
+                    done = compiled[f.name] = (cp, cp.compile_args(cargs, f.name))
+                self._partial_args[f.name] = done[1]
         if tool_call_streaming is None:
             tool_call_streaming = "validated" if _any_strict(tools) else "incremental"
         if tool_call_streaming not in ("incremental", "validated"):
@@ -264,7 +281,19 @@ class DeltaStream(ToolCallDeltas):
                 try:
                     p = r.partial
                     if p is not None:
-                        p.feed(ev["text"])
+                        if p.feed(ev["text"]) is True:
+                            # the text went whole into the open string value and needs no JSON escaping: if that
+                            # string is an argument streaming, the text is the fragment
+                            call = r.streaming
+                            if call is not None and len(call.str_chunks) == call.str_idx + 1:
+                                text = ev["text"]
+                                if text.isascii() or _SURROGATE.search(text) is None:
+                                    call.str_idx += 1
+                                    parts = call.parts
+                                    parts.append(text)
+                                    if len(parts) >= _COMPACT_AT:
+                                        parts[:] = ["".join(parts)]
+                                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
                         if p.version == r.version:
                             call = r.streaming
                             if call is not None:  # `_stream_string`, inlined

@@ -78,6 +78,7 @@ _ESCAPE = re.compile(
 )
 _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)?)?")
 _HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "r": "\r", "b": "\b", "f": "\f"}
 
 # modes
 _VALUE, _VALUE_FIRST, _KEY, _KEY_FIRST, _COLON, _AFTER, _STR, _CSTR, _TOKEN, _BARE, _DEAD = range(11)
@@ -124,16 +125,17 @@ class JsonPartial:
 
     # -- the interface ---------------------------------------------------------------------------
 
-    def feed(self, text: str) -> None:
-        """Read more body text."""
+    def feed(self, text: str) -> bool | None:
+        """Read more body text. True: all of it went, as one piece, into the open string value (not a key),
+        and it needs no JSON escaping (no ``"``, ``\\``, control character): the structure did not change."""
         if self._mode == _STR and not self._carry:  # fast path: more characters of an open string
-            j = _STR_RUN.match(text).end()
-            if j == len(text):
-                if j:
+            if _STR_RUN.match(text).end() == len(text):
+                if text:
                     self._chunks.append(text)
-                return
+                    return not self._is_key or None
+                return None
         if self.broken or not text:
-            return
+            return None
         if self._carry:
             text = self._carry + text
             self._carry = ""
@@ -142,6 +144,7 @@ class JsonPartial:
         except (ValueError, RecursionError):
             self.broken = True
             self._mode = _DEAD
+        return None
 
     def complete(self, path: tuple) -> bool:
         node = self.value
@@ -379,6 +382,11 @@ class JsonPartial:
                 return j + 1
             if c != "\\":
                 raise ValueError("control character in a string")
+            simple = _SIMPLE_ESCAPES.get(text[j + 1 : j + 2])
+            if simple is not None:
+                chunks.append(simple)
+                i = j + 2
+                continue
             m = _ESCAPE.match(text, j)
             if m is not None and m.end() == n and _HIGH_ALONE.fullmatch(m.group()):
                 m = None  # a high surrogate at the end: its low half may follow
