@@ -179,7 +179,7 @@ class _TextState:
 class _Region:
     __slots__ = (
         "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
-        "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast",
+        "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast", "sink",
     )  # fmt: skip
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
@@ -201,6 +201,10 @@ class _Region:
         self.first_active = 0  # calls before this one have sent their complete arguments
         self.model_id: str | None = None  # a call id the model wrote in the open delimiter
         self.fast: tuple | None = None  # (call, arguments node, its open frame, frame version seen) while that object is open
+        # The streaming call, while the partial parser's last feed returned True (`JsonPartial.feed`): it sits in
+        # that call's open string with nothing held back, so text without '"', '\\' or control characters
+        # would only be appended to the string's pieces (`open_string`): the stream appends it itself
+        self.sink: _Call | None = None
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

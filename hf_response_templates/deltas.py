@@ -247,7 +247,25 @@ class DeltaStream(ToolCallDeltas):
             self._check_open()
         if not text:
             return self._begin()
-        return self._route(parser.feed(text))
+        events = parser.feed(text)
+        r = self._open
+        if r is not None and r.sink is not None and len(events) == 1:
+            ev = events[0]
+            if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
+                # A string argument is streaming and the partial parser sits in it (see `_Region.sink`): text that
+                # needs no JSON escaping (printable: no control character, no lone surrogate) is both the next
+                # piece of that string and its fragment.
+                text = ev["text"]
+                if '"' not in text and "\\" not in text and text.isprintable():
+                    call = r.sink
+                    call.str_chunks.append(text)
+                    call.str_idx += 1
+                    parts = call.parts
+                    parts.append(text)
+                    if len(parts) >= _COMPACT_AT:
+                        parts[:] = ["".join(parts)]
+                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+        return self._route(events)
 
     def _route(self, events: list) -> list[dict[str, Any]]:
         r = self._open
@@ -281,6 +299,7 @@ class DeltaStream(ToolCallDeltas):
                 try:
                     p = r.partial
                     if p is not None:
+                        r.sink = None
                         if p.feed(ev["text"]) is True:
                             # the text went whole into the open string value and needs no JSON escaping: if that
                             # string is an argument streaming, the text is the fragment
@@ -288,6 +307,7 @@ class DeltaStream(ToolCallDeltas):
                             if call is not None and len(call.str_chunks) == call.str_idx + 1:
                                 text = ev["text"]
                                 if text.isascii() or _SURROGATE.search(text) is None:
+                                    r.sink = call
                                     call.str_idx += 1
                                     parts = call.parts
                                     parts.append(text)
@@ -568,6 +588,7 @@ class DeltaStream(ToolCallDeltas):
             return
         if r.kind != "text":
             if r.partial is not None:
+                r.sink = None
                 r.partial.feed(text)
             r.dirty = True
             return
