@@ -482,30 +482,59 @@ def _last_literal(source: str) -> str | None:
 _REGEX_META = set("\\.^$*+?{}[]|()")
 
 
+def _literal_suffix(pattern: Any) -> str | None:
+    """The text every match of a compiled `pattern` ends with (e.g. ``</parameter>``), when it visibly ends with
+    literal characters: at least the one of `_last_literal`; just that one when case or spacing are loose."""
+    source = pattern.pattern
+    last = _last_literal(source)
+    if last is None or pattern.flags & (re.IGNORECASE | re.VERBOSE):
+        return last
+    i = len(source) - 1
+    while i > 0 and source[i - 1] not in _REGEX_META:
+        i -= 1
+    if i > 0 and source[i - 1] == "\\":
+        i += 1  # an escape (\n, \d ...) is no literal
+    return source[i:]
+
+
 class XmlInlinePartial(_OpenRoot):
     """``xml-inline``: each parameter once its match is complete and can no longer grow.
 
-    Text since the last complete parameter is kept as pieces and searched again only when a character
-    that can end a match arrives (the last literal of the tag pattern, e.g. the ``>`` of ``</parameter>``).
+    Text since the last complete parameter is kept as pieces and searched again only when text that can end
+    a match arrives: the last literal character of the tag pattern (e.g. the ``>`` of ``</parameter>``), and
+    with it the pattern's whole literal end (``</parameter>``, which ``<parameter=city>`` is not).
     With ``merge_duplicates``, members stay open until the region closes.
     """
 
-    __slots__ = ("_args", "_pattern", "_trigger", "_pieces", "_pending", "_merged")
+    __slots__ = ("_args", "_pattern", "_trigger", "_suffix", "_pieces", "_pending", "_merged")
 
     def __init__(self, args: Mapping[str, Any]):
         super().__init__({}, not args.get("merge_duplicates", False))
         self._args = args
         self._pattern = args["tag_pattern"]
         self._trigger = _last_literal(self._pattern.pattern)
+        self._suffix = _literal_suffix(self._pattern) or ""
         self._pieces: list[str] = []
         self._pending = False
         self._merged: list[str] = []  # merge_duplicates: the text of every complete parameter
 
     def feed(self, text: str) -> None:
-        self._pieces.append(text)
-        if not self._pending and self._trigger is not None and self._trigger not in text:
-            return
-        tail = "".join(self._pieces)
+        pieces = self._pieces
+        pieces.append(text)
+        if not self._pending and self._trigger is not None:
+            if self._trigger not in text:
+                return
+            suffix = self._suffix
+            if len(suffix) > 1:  # is the whole literal end there, in this text or ending in it?
+                k, start = len(text) + len(suffix) - 1, len(pieces) - 1
+                have = len(text)
+                while have < k and start > 0:
+                    start -= 1
+                    have += len(pieces[start])
+                window = text if start == len(pieces) - 1 else "".join(pieces[start:])
+                if suffix not in window[-k:]:
+                    return
+        tail = "".join(pieces)
         self._pieces = [tail]
         self._pending = False
         pattern = self._pattern

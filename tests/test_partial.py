@@ -164,3 +164,38 @@ def test_python_call_list_calls_once_their_parenthesis_closes() -> None:
         seen.append(len(p.value))
     assert p.value == want
     assert seen[text.index("2)") + 1] == 1 and seen[text.index("x)y") + 1] == 0
+
+
+class _CountingPattern:
+    """A compiled pattern that counts its searches."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.inner, self.pattern, self.flags, self.searches = pattern, pattern.pattern, pattern.flags, 0
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        self.searches += 1
+        return self.inner.search(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # findall ... for the content parser
+        return getattr(self.inner, name)
+
+
+def test_xml_inline_searches_only_when_the_literal_end_of_the_tag_arrives() -> None:
+    """``>`` ends ``</parameter>`` but also ``<parameter=city>`` and may be in a value: only the pattern's whole
+    literal end (here ``</parameter>``, even cut between pieces) starts a search. Same parameters either way."""
+    args = dict(
+        get_content_parser("xml-inline").compile_args(
+            {"tag_pattern": "<parameter=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?</parameter>"}, "tool_calls"
+        )
+    )
+    counting = args["tag_pattern"] = _CountingPattern(args["tag_pattern"])
+    value = "a > b >> c " * 20
+    text = "".join(f"<parameter=p{i}>\n{value}\n</parameter>\n" for i in range(10))
+    p = partial_parser("xml-inline", args)
+    for ch in text:
+        p.feed(ch)
+    assert p.value == {f"p{i}": value for i in range(10)}
+    # per parameter: the search when "</parameter>" arrives (its match ends the text so far: the next
+    # character decides), the one with that character, which probes the match twice, and the search after it;
+    # a search on every ">" would be 40 more per parameter
+    assert counting.searches <= 10 * 5, counting.searches
