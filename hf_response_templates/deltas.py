@@ -249,15 +249,15 @@ class DeltaStream(ToolCallDeltas):
             return self._begin()
         events = parser.feed(text)
         r = self._open
-        if r is not None and r.sink is not None and len(events) == 1:
+        if r is not None and r.kind == "tool" and len(events) == 1 and self._started:
             ev = events[0]
-            if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
-                # A string argument is streaming and the partial parser sits in it (see `_Region.sink`): text that
-                # needs no JSON escaping (printable: no control character, no lone surrogate) is both the next
-                # piece of that string and its fragment.
+            if ev["type"] == "region_chunk" and r.captures is not None:  # (of the open region: its parser's)
                 text = ev["text"]
-                if '"' not in text and "\\" not in text and text.isprintable():
-                    call = r.sink
+                call = r.sink
+                if call is not None and '"' not in text and "\\" not in text and text.isprintable():
+                    # A string argument is streaming and the partial parser sits in it (see `_Region.sink`): text
+                    # that needs no JSON escaping (printable: no control character, no lone surrogate) is both
+                    # the next piece of that string and its fragment.
                     call.str_chunks.append(text)
                     call.str_idx += 1
                     parts = call.parts
@@ -265,6 +265,7 @@ class DeltaStream(ToolCallDeltas):
                     if len(parts) >= _COMPACT_AT:
                         parts[:] = ["".join(parts)]
                     return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                return self._partial_chunk(r, text)
         return self._route(events)
 
     def _route(self, events: list) -> list[dict[str, Any]]:
@@ -273,7 +274,6 @@ class DeltaStream(ToolCallDeltas):
             # The common case, kept short: one chunk of the open region (see `_handle` for the general one)
             ev = events[0]
             if ev["type"] == "region_chunk" and ev["field"] == r.name:
-                out: list[dict] = []
                 kind = r.kind
                 if kind == "text":
                     key = r.key
@@ -286,62 +286,67 @@ class DeltaStream(ToolCallDeltas):
                         if len(core) != len(text):
                             r.held = text[len(core) :]
                             if not core:
-                                return out
+                                return []
                         sent = r.sent
                         sent.append(core)
                         if len(sent) >= _COMPACT_AT:
                             sent[:] = ["".join(sent)]
                         return [{key: core}]
+                    out: list[dict] = []
                     self._on_chunk(ev, out)
                     return out
                 if kind == "tool" and r.captures is None:
                     return self._slow(events)
-                try:
-                    p = r.partial
-                    if p is not None:
-                        r.sink = None
-                        if p.feed(ev["text"]) is True:
-                            # the text went whole into the open string value and needs no JSON escaping: if that
-                            # string is an argument streaming, the text is the fragment
-                            call = r.streaming
-                            if call is not None and len(call.str_chunks) == call.str_idx + 1:
-                                text = ev["text"]
-                                if text.isascii() or _SURROGATE.search(text) is None:
-                                    r.sink = call
-                                    call.str_idx += 1
-                                    parts = call.parts
-                                    parts.append(text)
-                                    if len(parts) >= _COMPACT_AT:
-                                        parts[:] = ["".join(parts)]
-                                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-                        if p.version == r.version:
-                            call = r.streaming
-                            if call is not None:  # `_stream_string`, inlined
-                                chunks = call.str_chunks
-                                i = call.str_idx
-                                if len(chunks) > i:
-                                    new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
-                                    call.str_idx = len(chunks)
-                                    piece = _encode_string(new)[1:-1]
-                                    parts = call.parts
-                                    if not piece.isascii() or len(parts) >= _COMPACT_AT:
-                                        self._send(call, piece, out)  # (surrogates, compaction)
-                                    else:
-                                        parts.append(piece)
-                                        return [
-                                            {
-                                                "tool_calls": [
-                                                    {"index": call.index, "function": {"arguments": piece}}
-                                                ]
-                                            }
-                                        ]
-                            return out
-                    if kind == "tool":
-                        self._update_tool(r, out)
-                except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
-                    self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
-                return out if len(out) < 2 else _merge(out)
+                return self._partial_chunk(r, ev["text"])
         return self._slow(events)
+
+    def _partial_chunk(self, r: _Region, text: str) -> list[dict[str, Any]]:
+        """A chunk of the open tool / value region whose content format has a partial parser (or none)."""
+        out: list[dict] = []
+        try:
+            p = r.partial
+            if p is not None:
+                r.sink = None
+                if p.feed(text) is True:
+                    # the text went whole into the open string value and needs no JSON escaping: if that
+                    # string is an argument streaming, the text is the fragment
+                    call = r.streaming
+                    if call is not None and len(call.str_chunks) == call.str_idx + 1:
+                        if text.isascii() or _SURROGATE.search(text) is None:
+                            r.sink = call
+                            call.str_idx += 1
+                            parts = call.parts
+                            parts.append(text)
+                            if len(parts) >= _COMPACT_AT:
+                                parts[:] = ["".join(parts)]
+                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                if p.version == r.version:
+                    call = r.streaming
+                    if call is not None:  # `_stream_string`, inlined
+                        chunks = call.str_chunks
+                        i = call.str_idx
+                        if len(chunks) > i:
+                            new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
+                            call.str_idx = len(chunks)
+                            piece = _encode_string(new)[1:-1]
+                            parts = call.parts
+                            if not piece.isascii() or len(parts) >= _COMPACT_AT:
+                                self._send(call, piece, out)  # (surrogates, compaction)
+                            else:
+                                parts.append(piece)
+                                return [
+                                    {
+                                        "tool_calls": [
+                                            {"index": call.index, "function": {"arguments": piece}}
+                                        ]
+                                    }
+                                ]
+                    return out
+            if r.kind == "tool":
+                self._update_tool(r, out)
+        except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+            self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+        return out if len(out) < 2 else _merge(out)
 
     def _slow(self, events: list) -> list[dict[str, Any]]:
         out = self._begin()

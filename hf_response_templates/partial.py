@@ -72,6 +72,7 @@ class Frame:
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _STR_RUN = re.compile(r'[^"\\\x00-\x1f]*')
 _TOKEN_RUN = re.compile(r"[0-9A-Za-z.+\-]*")
+_PLAIN_KEY = re.compile(r'"([^"\\\x00-\x1f]*)"')
 _BARE_KEY = re.compile(r"[A-Za-z_$][\w$-]*")
 _ESCAPE = re.compile(
     r'\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|["\\/bfnrt])'
@@ -216,7 +217,9 @@ class JsonPartial:
                 continue
             c = text[i]
             if c in " \t\n\r":
-                i = _WS_RUN.match(text, i).end()
+                i += 1  # (one space is the common case: no regex call for it)
+                if i < n and text[i] in " \t\n\r":
+                    i = _WS_RUN.match(text, i).end()
                 continue
             if mode == _AFTER:
                 if not self.stack:
@@ -249,6 +252,12 @@ class JsonPartial:
                     continue
             if mode == _KEY or mode == _KEY_FIRST:
                 if c == '"':
+                    m = _PLAIN_KEY.match(text, i)
+                    if m is not None:  # the whole key, without escapes, in this text
+                        self.stack[-1].pending_key = m.group(1)
+                        self._mode = _COLON
+                        i = m.end()
+                        continue
                     self._start_string(True)
                     i += 1
                 elif self._unquoted and _BARE_KEY.match(c):
@@ -273,8 +282,13 @@ class JsonPartial:
                 i += 1
             elif _TOKEN_RUN.match(c).end():
                 self._start_member(bump=False)
-                self._mode = _TOKEN
-                self._chunks = []
+                j = _TOKEN_RUN.match(text, i).end()
+                if j < n:  # the whole number or literal is in this text
+                    self._end_value(_token_value(text[i:j]))
+                    i = j
+                else:
+                    self._mode = _TOKEN
+                    self._chunks = []
             else:
                 raise ValueError(f"unexpected {c!r}")
 
@@ -434,13 +448,16 @@ class JsonPartial:
             self.stack[-1].pending_key = token
             self._mode = _COLON
         else:
-            self._end_value(
-                int(token) if token.isdigit() and (token[0] != "0" or len(token) == 1) else json.loads(token)
-            )
+            self._end_value(_token_value(token))
         return j
 
 
 _BARE_KEY_REST = re.compile(r"[\w$-]*")
+
+
+def _token_value(token: str) -> Any:
+    """A number or literal (``true``, ``false``, ``null``); ValueError if it is none."""
+    return int(token) if token.isdigit() and (token[0] != "0" or len(token) == 1) else json.loads(token)
 
 
 # --------------------------------------------------------------------------- xml-inline, python-call-list
