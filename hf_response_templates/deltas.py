@@ -249,23 +249,25 @@ class DeltaStream(ToolCallDeltas):
             return self._begin()
         events = parser.feed(text)
         r = self._open
-        if r is not None and r.kind == "tool" and len(events) == 1 and self._started:
+        if r is not None and len(events) == 1:
             ev = events[0]
-            if ev["type"] == "region_chunk" and r.captures is not None:  # (of the open region: its parser's)
-                text = ev["text"]
-                call = r.sink
-                if call is not None and '"' not in text and "\\" not in text and text.isprintable():
-                    # A string argument is streaming and the partial parser sits in it (see `_Region.sink`): text
-                    # that needs no JSON escaping (printable: no control character, no lone surrogate) is both
-                    # the next piece of that string and its fragment.
-                    call.str_chunks.append(text)
-                    call.str_idx += 1
-                    parts = call.parts
-                    parts.append(text)
-                    if len(parts) >= _COMPACT_AT:
-                        parts[:] = ["".join(parts)]
-                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-                return self._partial_chunk(r, text)
+            call = r.sink
+            if call is not None:
+                if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
+                    text = ev["text"]
+                    if '"' not in text and "\\" not in text and text.isprintable():
+                        # A string argument is streaming and the partial parser sits in it (`_Region.sink`):
+                        # text that needs no JSON escaping (printable: no control character, no lone surrogate)
+                        # is both the next piece of that string and its fragment.
+                        call.str_chunks.append(text)
+                        parts = call.parts
+                        parts.append(text)
+                        if len(parts) >= _COMPACT_AT:
+                            parts[:] = ["".join(parts)]
+                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                    return self._partial_chunk(r, text)
+            elif r.kind == "tool" and ev["type"] == "region_chunk" and r.captures is not None and self._started:
+                return self._partial_chunk(r, ev["text"])
         return self._route(events)
 
     def _route(self, events: list) -> list[dict[str, Any]]:
@@ -306,15 +308,16 @@ class DeltaStream(ToolCallDeltas):
         try:
             p = r.partial
             if p is not None:
-                r.sink = None
+                if r.sink is not None:
+                    r.sink.str_idx = len(r.sink.str_chunks)  # (the pieces appended while it sat there were sent)
+                    r.sink = None
                 if p.feed(text) is True:
                     # the text went whole into the open string value and needs no JSON escaping: if that
                     # string is an argument streaming, the text is the fragment
                     call = r.streaming
                     if call is not None and len(call.str_chunks) == call.str_idx + 1:
                         if text.isascii() or _SURROGATE.search(text) is None:
-                            r.sink = call
-                            call.str_idx += 1
+                            r.sink = call  # (its `str_idx` is brought up to date when it is cleared)
                             parts = call.parts
                             parts.append(text)
                             if len(parts) >= _COMPACT_AT:
@@ -593,7 +596,9 @@ class DeltaStream(ToolCallDeltas):
             return
         if r.kind != "text":
             if r.partial is not None:
-                r.sink = None
+                if r.sink is not None:
+                    r.sink.str_idx = len(r.sink.str_chunks)
+                    r.sink = None
                 r.partial.feed(text)
             r.dirty = True
             return

@@ -5,7 +5,11 @@ One interface for every content format that streams tool-call arguments (``json`
 
 * ``feed(text)``: add body text. The cost is proportional to ``len(text)`` (plus, for ``xml-inline`` and
   ``python-call-list``, the length of the one parameter or call being written when its end may have
-  arrived), never to the length of the body so far.
+  arrived), never to the length of the body so far. It may return True (``json`` does): all of ``text`` was
+  appended, as it is, to the pieces of the open string value (`open_string`), and the structure did not
+  change. Until the next ``feed``, the parser then only waits for more of that string: a caller may append
+  text without ``"``, ``\\`` or control characters to those pieces itself instead of feeding it (what
+  `DeltaStream` does while an argument streams).
 * ``value``: the live partial value (containers are updated in place; `MISSING` before anything parsed).
   Strings still being written are not in it (see `open_string`), numbers are added when they end.
 * ``complete(path)``: whether the node at ``path`` (keys / indexes from the root) can no longer change.
@@ -505,7 +509,7 @@ def _literal_suffix(pattern: Any) -> str | None:
     source = pattern.pattern
     last = _last_literal(source)
     if last is None or pattern.flags & (re.IGNORECASE | re.VERBOSE):
-        return last
+        return None if last is None or pattern.flags & re.IGNORECASE and last.lower() != last.upper() else last
     i = len(source) - 1
     while i > 0 and source[i - 1] not in _REGEX_META:
         i -= 1
@@ -529,8 +533,8 @@ class XmlInlinePartial(_OpenRoot):
         super().__init__({}, not args.get("merge_duplicates", False))
         self._args = args
         self._pattern = args["tag_pattern"]
-        self._trigger = _last_literal(self._pattern.pattern)
         self._suffix = _literal_suffix(self._pattern) or ""
+        self._trigger = self._suffix[-1:] or None
         self._pieces: list[str] = []
         self._pending = False
         self._merged: list[str] = []  # merge_duplicates: the text of every complete parameter
@@ -538,10 +542,10 @@ class XmlInlinePartial(_OpenRoot):
     def feed(self, text: str) -> None:
         pieces = self._pieces
         pieces.append(text)
-        if not self._pending and self._trigger is not None:
+        suffix = self._suffix
+        if not self._pending and suffix:
             if self._trigger not in text:
                 return
-            suffix = self._suffix
             if len(suffix) > 1:  # is the whole literal end there, in this text or ending in it?
                 k, start = len(text) + len(suffix) - 1, len(pieces) - 1
                 have = len(text)
@@ -557,6 +561,8 @@ class XmlInlinePartial(_OpenRoot):
         pattern = self._pattern
         pos = 0
         while True:
+            if suffix and tail.find(suffix, pos) < 0:  # no match can end in what is left
+                break
             m = pattern.search(tail, pos, timeout=DEFAULT_REGEX_TIMEOUT)
             if m is None or m.end() == m.start():
                 break
