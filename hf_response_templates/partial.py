@@ -566,8 +566,8 @@ class XmlInlinePartial(_OpenRoot):
             m = pattern.search(tail, pos, timeout=DEFAULT_REGEX_TIMEOUT)
             if m is None or m.end() == m.start():
                 break
-            if m.end() >= len(tail):
-                self._pending = True  # at the edge: the next character decides
+            if m.end() >= len(tail) and not suffix:
+                self._pending = True  # at the edge: the next character decides (an optional end may follow)
                 break
             # more text must not change this match: probe two continuations (an unrelated character, and
             # the match's own text, which carries its closing tag: a greedy pattern would grow)
