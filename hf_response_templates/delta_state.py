@@ -200,7 +200,9 @@ class _Region:
         self.streaming: _Call | None = None  # the call whose string member is streaming
         self.first_active = 0  # calls before this one have sent their complete arguments
         self.model_id: str | None = None  # a call id the model wrote in the open delimiter
-        self.fast: tuple | None = None  # (call, arguments node, its open frame, frame version seen) while that object is open
+        # (call, arguments node, its open frame, frame version seen, its depth in the partial parser's stack) while
+        # that object is open
+        self.fast: tuple | None = None
         # The streaming call, while the partial parser's last feed returned True (`JsonPartial.feed`): it sits in
         # that call's open string with nothing held back, so text without '"', '\\' or control characters
         # would only be appended to the string's pieces (`open_string`): the stream appends it itself

@@ -345,6 +345,12 @@ class DeltaStream(ToolCallDeltas):
                                     }
                                 ]
                     return out
+                fast = r.fast
+                if fast is not None:
+                    stack, depth = p.stack, fast[4]
+                    if len(stack) > depth and stack[depth] is fast[2] and fast[2].version == fast[3]:
+                        r.version = p.version  # a change deeper than the open arguments object: nothing to send
+                        return out
             if r.kind == "tool":
                 self._update_tool(r, out)
         except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
