@@ -25,6 +25,17 @@ def _dumps(value: Any) -> str:
         return _encode_string(value)
     if t is int:
         return int.__repr__(value)
+    if t is list and len(value) < 64:  # a short list of integers and strings, as json.dumps writes it
+        parts = []
+        for item in value:
+            ti = type(item)
+            if ti is int:
+                parts.append(int.__repr__(item))
+            elif ti is str:
+                parts.append(_encode_string(item))
+            else:
+                return _encode(value)
+        return "[" + ", ".join(parts) + "]"
     return _encode(value)
 
 

@@ -929,3 +929,18 @@ def test_string_argument_streams_whole_pieces_and_escapes_under_any_chunking(val
     text = f"<tool_call>\n{body}\n</tool_call><|im_end|>"
     acc = check_text(template, CHATML, text, data.draw(chunkings(text)), tools=None)
     assert acc["tool_calls"][0]["function"]["arguments"] == json.dumps({"text": value, "n": 1}, ensure_ascii=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda inner: st.lists(inner, max_size=70) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        max_leaves=80,
+    )
+)
+def test_argument_fragments_are_encoded_as_json_dumps_writes_them(value) -> None:
+    """The encoder of argument fragments (fast paths for strings, integers, short lists of them) is json.dumps."""
+    from hf_response_templates.delta_state import _dumps
+
+    assert _dumps(value) == json.dumps(value, ensure_ascii=False)
