@@ -259,11 +259,14 @@ class DeltaStream(ToolCallDeltas):
                         # A string argument is streaming and the partial parser sits in it (`_Region.sink`):
                         # text that needs no JSON escaping (printable: no control character, no lone surrogate)
                         # is both the next piece of that string and its fragment.
-                        call.str_chunks.append(text)
                         parts = call.parts
                         parts.append(text)
                         if len(parts) >= _COMPACT_AT:
                             parts[:] = ["".join(parts)]
+                        chunks = call.str_chunks
+                        chunks.append(text)
+                        if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
+                            chunks[:] = ["".join(chunks)]
                         return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
                     return self._partial_chunk(r, text)
             elif r.kind == "tool" and ev["type"] == "region_chunk" and r.captures is not None and self._started:
