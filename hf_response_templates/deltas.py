@@ -269,8 +269,12 @@ class DeltaStream(ToolCallDeltas):
                             chunks[:] = ["".join(chunks)]
                         return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
                     return self._partial_chunk(r, text)
-            elif r.kind == "tool" and ev["type"] == "region_chunk" and r.captures is not None and self._started:
-                return self._partial_chunk(r, ev["text"])
+            elif ev["type"] == "region_chunk" and self._started:
+                kind = r.kind
+                if kind == "text":
+                    return self._text_chunk(r, ev)
+                if kind == "tool" and r.captures is not None:
+                    return self._partial_chunk(r, ev["text"])
         return self._route(events)
 
     def _route(self, events: list) -> list[dict[str, Any]]:
@@ -281,29 +285,33 @@ class DeltaStream(ToolCallDeltas):
             if ev["type"] == "region_chunk" and ev["field"] == r.name:
                 kind = r.kind
                 if kind == "text":
-                    key = r.key
-                    text = ev["text"]
-                    if r.started and r.strip and key is not None and text:  # `_on_chunk`, inlined
-                        if r.held:
-                            text = r.held + text
-                            r.held = ""
-                        core = text.rstrip()
-                        if len(core) != len(text):
-                            r.held = text[len(core) :]
-                            if not core:
-                                return []
-                        sent = r.sent
-                        sent.append(core)
-                        if len(sent) >= _COMPACT_AT:
-                            sent[:] = ["".join(sent)]
-                        return [{key: core}]
-                    out: list[dict] = []
-                    self._on_chunk(ev, out)
-                    return out
+                    return self._text_chunk(r, ev)
                 if kind == "tool" and r.captures is None:
                     return self._slow(events)
                 return self._partial_chunk(r, ev["text"])
         return self._slow(events)
+
+    def _text_chunk(self, r: _Region, ev: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """A chunk of the open text region."""
+        key = r.key
+        text = ev["text"]
+        if r.started and r.strip and key is not None and text:  # `_on_chunk`, inlined
+            if r.held:
+                text = r.held + text
+                r.held = ""
+            core = text.rstrip()
+            if len(core) != len(text):
+                r.held = text[len(core) :]
+                if not core:
+                    return []
+            sent = r.sent
+            sent.append(core)
+            if len(sent) >= _COMPACT_AT:
+                sent[:] = ["".join(sent)]
+            return [{key: core}]
+        out: list[dict] = []
+        self._on_chunk(ev, out)
+        return out
 
     def _partial_chunk(self, r: _Region, text: str) -> list[dict[str, Any]]:
         """A chunk of the open tool / value region whose content format has a partial parser (or none)."""
