@@ -518,55 +518,103 @@ def _literal_suffix(pattern: Any) -> str | None:
     return source[i:]
 
 
+def _escaped(source: str, i: int) -> bool:
+    n = 0
+    while i > 0 and source[i - 1] == "\\":
+        n += 1
+        i -= 1
+    return n % 2 == 1
+
+
+def _match_ends(pattern: Any) -> tuple[list[str], bool]:
+    """The texts a match of `pattern` can end with or just before: ``["</parameter>"]`` for a pattern ending
+    in that literal; for one ending in a group of alternatives that are literals, lookaheads of literals or the
+    end of the text, ``(?:</parameter>|(?=<parameter=)|\\Z)``, each literal (``["</parameter>", "<parameter="]``;
+    a match ending at the end of the text is at the edge of what arrived, so it waits anyway). ``([], False)``:
+    unknown, search on every piece. The flag: the pattern ends with its one literal (no optional end follows)."""
+    single = _literal_suffix(pattern)
+    if single:
+        return [single], True
+    source = pattern.pattern
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE) or not source.endswith(")") or _escaped(source, len(source) - 1):
+        return [], False
+    depth, start = 0, -1
+    for i in range(len(source) - 1, -1, -1):
+        c = source[i]
+        if c in "()" and not _escaped(source, i):
+            depth += 1 if c == ")" else -1
+            if depth == 0:
+                start = i
+                break
+    if start < 0 or not source.startswith("(?:", start):
+        return [], False
+    ends = []
+    for alt in source[start + 3 : -1].split("|"):
+        if alt in ("\\Z", "\\z", "$"):
+            continue
+        lit = alt[3:-1] if alt.startswith("(?=") and alt.endswith(")") else alt
+        if not lit or any(c in _REGEX_META for c in lit):
+            return [], False
+        ends.append(lit)
+    return ends, False
+
+
 class XmlInlinePartial(_OpenRoot):
     """``xml-inline``: each parameter once its match is complete and can no longer grow.
 
     Text since the last complete parameter is kept as pieces and searched again only when text that can end
-    a match arrives: the last literal character of the tag pattern (e.g. the ``>`` of ``</parameter>``), and
-    with it the pattern's whole literal end (``</parameter>``, which ``<parameter=city>`` is not).
+    a match arrives: the pattern's literal end (``</parameter>``: the ``>`` of ``<parameter=city>`` is not
+    one), or one of the literal alternatives its end is made of (see `_match_ends`).
     With ``merge_duplicates``, members stay open until the region closes.
     """
 
-    __slots__ = ("_args", "_pattern", "_trigger", "_suffix", "_pieces", "_pending", "_merged")
+    __slots__ = ("_args", "_pattern", "_ends", "_single", "_pieces", "_pending", "_merged")
 
     def __init__(self, args: Mapping[str, Any]):
         super().__init__({}, not args.get("merge_duplicates", False))
         self._args = args
         self._pattern = args["tag_pattern"]
-        self._suffix = _literal_suffix(self._pattern) or ""
-        self._trigger = self._suffix[-1:] or None
+        self._ends, self._single = _match_ends(self._pattern)
         self._pieces: list[str] = []
         self._pending = False
         self._merged: list[str] = []  # merge_duplicates: the text of every complete parameter
 
+    def _arrived(self, text: str) -> bool:
+        """Whether one of the texts a match ends with (or before) ends in `text`."""
+        pieces = self._pieces  # (`text` is the last one)
+        for end in self._ends:
+            if end[-1] not in text:
+                continue
+            if len(end) == 1:
+                return True
+            k, start = len(text) + len(end) - 1, len(pieces) - 1
+            have = len(text)
+            while have < k and start > 0:
+                start -= 1
+                have += len(pieces[start])
+            window = text if start == len(pieces) - 1 else "".join(pieces[start:])
+            if end in window[-k:]:
+                return True
+        return False
+
     def feed(self, text: str) -> None:
         pieces = self._pieces
         pieces.append(text)
-        suffix = self._suffix
-        if not self._pending and suffix:
-            if self._trigger not in text:
-                return
-            if len(suffix) > 1:  # is the whole literal end there, in this text or ending in it?
-                k, start = len(text) + len(suffix) - 1, len(pieces) - 1
-                have = len(text)
-                while have < k and start > 0:
-                    start -= 1
-                    have += len(pieces[start])
-                window = text if start == len(pieces) - 1 else "".join(pieces[start:])
-                if suffix not in window[-k:]:
-                    return
+        ends = self._ends
+        if not self._pending and ends and not self._arrived(text):
+            return
         tail = "".join(pieces)
         self._pieces = [tail]
         self._pending = False
         pattern = self._pattern
         pos = 0
         while True:
-            if suffix and tail.find(suffix, pos) < 0:  # no match can end in what is left
+            if ends and all(tail.find(end, pos) < 0 for end in ends):  # no match can end in what is left
                 break
             m = pattern.search(tail, pos, timeout=DEFAULT_REGEX_TIMEOUT)
             if m is None or m.end() == m.start():
                 break
-            if m.end() >= len(tail) and not suffix:
+            if m.end() >= len(tail) and not self._single:
                 self._pending = True  # at the edge: the next character decides (an optional end may follow)
                 break
             # more text must not change this match: probe two continuations (an unrelated character, and

@@ -198,3 +198,26 @@ def test_xml_inline_searches_only_when_the_literal_end_of_the_tag_arrives() -> N
     # per parameter: the search when "</parameter>" arrives and the two probing the match (could more text
     # change it?); none after it (no "</parameter>" is left); a search on every ">" would be 40 more each
     assert counting.searches <= 10 * 3, counting.searches
+
+
+def test_xml_inline_pattern_ending_in_alternatives_searches_when_one_of_them_arrives() -> None:
+    """A tag pattern that ends in ``(?:</parameter>|(?=<parameter=)|\\Z)`` (a closing tag the model may leave
+    out): a search when ``</parameter>`` or ``<parameter=`` arrives, not on every piece; the same parameters,
+    the one without its closing tag included once the next one starts."""
+    args = dict(
+        get_content_parser("xml-inline").compile_args(
+            {"tag_pattern": "<parameter=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?=<parameter=)|\\Z)"},
+            "tool_calls",
+        )
+    )
+    counting = args["tag_pattern"] = _CountingPattern(args["tag_pattern"])
+    value = "a > b = c " * 20
+    text = "".join(f"<parameter=p{i}>\n{value}\n" + ("</parameter>\n" if i % 2 else "") for i in range(10))
+    p = partial_parser("xml-inline", args)
+    seen = []
+    for ch in text:
+        p.feed(ch)
+        seen.append(len(p.value))
+    assert p.value == {f"p{i}": value for i in range(10)}
+    assert seen[text.index("<parameter=p1>") + len("<parameter=")] == 1  # p0 once p1 starts
+    assert counting.searches <= 10 * 6, counting.searches  # a search per piece would be ~2,500
