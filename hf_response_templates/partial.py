@@ -526,18 +526,18 @@ def _escaped(source: str, i: int) -> bool:
     return n % 2 == 1
 
 
-def _match_ends(pattern: Any) -> tuple[list[str], bool]:
-    """The texts a match of `pattern` can end with or just before: ``["</parameter>"]`` for a pattern ending
-    in that literal; for one ending in a group of alternatives that are literals, lookaheads of literals or the
-    end of the text, ``(?:</parameter>|(?=<parameter=)|\\Z)``, each literal (``["</parameter>", "<parameter="]``;
-    a match ending at the end of the text is at the edge of what arrived, so it waits anyway). ``([], False)``:
-    unknown, search on every piece. The flag: the pattern ends with its one literal (no optional end follows)."""
+def _match_ends(pattern: Any) -> tuple[str, ...]:
+    """The texts a match of `pattern` ends with or just before: ``("</parameter>",)`` for a pattern ending in
+    that literal; for one ending in a group of alternatives that are literals, lookaheads of literals or the
+    end of the text, ``(?:</parameter>|(?=<parameter=)|\\Z)``, each literal (``("</parameter>", "<parameter=")``;
+    a match ending with the end of the text waits for one of them anyway). ``()``: not known, search on every
+    piece."""
     single = _literal_suffix(pattern)
     if single:
-        return [single], True
+        return (single,)
     source = pattern.pattern
     if pattern.flags & (re.IGNORECASE | re.VERBOSE) or not source.endswith(")") or _escaped(source, len(source) - 1):
-        return [], False
+        return ()
     depth, start = 0, -1
     for i in range(len(source) - 1, -1, -1):
         c = source[i]
@@ -547,16 +547,16 @@ def _match_ends(pattern: Any) -> tuple[list[str], bool]:
                 start = i
                 break
     if start < 0 or not source.startswith("(?:", start):
-        return [], False
+        return ()
     ends = []
     for alt in source[start + 3 : -1].split("|"):
         if alt in ("\\Z", "\\z", "$"):
             continue
         lit = alt[3:-1] if alt.startswith("(?=") and alt.endswith(")") else alt
         if not lit or any(c in _REGEX_META for c in lit):
-            return [], False
+            return ()
         ends.append(lit)
-    return ends, False
+    return tuple(ends)
 
 
 class XmlInlinePartial(_OpenRoot):
@@ -568,13 +568,13 @@ class XmlInlinePartial(_OpenRoot):
     With ``merge_duplicates``, members stay open until the region closes.
     """
 
-    __slots__ = ("_args", "_pattern", "_ends", "_single", "_pieces", "_pending", "_merged")
+    __slots__ = ("_args", "_pattern", "_ends", "_pieces", "_pending", "_merged")
 
     def __init__(self, args: Mapping[str, Any]):
         super().__init__({}, not args.get("merge_duplicates", False))
         self._args = args
         self._pattern = args["tag_pattern"]
-        self._ends, self._single = _match_ends(self._pattern)
+        self._ends = _match_ends(self._pattern)
         self._pieces: list[str] = []
         self._pending = False
         self._merged: list[str] = []  # merge_duplicates: the text of every complete parameter
@@ -614,9 +614,12 @@ class XmlInlinePartial(_OpenRoot):
             m = pattern.search(tail, pos, timeout=DEFAULT_REGEX_TIMEOUT)
             if m is None or m.end() == m.start():
                 break
-            if m.end() >= len(tail) and not self._single:
-                self._pending = True  # at the edge: the next character decides (an optional end may follow)
-                break
+            if m.end() >= len(tail):  # at the edge of what arrived
+                if not ends:
+                    self._pending = True  # an end not known: the next character decides
+                    break
+                if not tail.endswith(ends):
+                    break  # it ended with the end of the text: the real end comes later (and is searched for)
             # more text must not change this match: probe two continuations (an unrelated character, and
             # the match's own text, which carries its closing tag: a greedy pattern would grow)
             stable = True
