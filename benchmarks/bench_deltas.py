@@ -10,7 +10,8 @@ Run it from a checkout after ``pip install -e ".[test]"``::
 What is measured: the same generated text, cut into the same token-sized pieces (1-7 characters, random
 with a fixed seed), is fed (1) to ``ResponseParser(template, prefix).feed`` then ``finalize()``, and (2) to
 ``DeltaStream(template, prefix=...).feed`` then ``finish()`` (which runs its own parser, so (2) includes
-(1)). Figures are CPU time (``time.process_time``) per piece, best of three runs; "ratio" is (2) / (1).
+(1)). Figures are CPU time (``time.process_time``) per piece, best of 5 runs (3 at 1M characters), (1) and
+(2) run alternately so that a load spike on a shared machine hits both; "ratio" is (2) / (1).
 The cases put all the length into one region, where a re-parsing adapter would be quadratic:
 
 * ``content``: SmolLM3, reasoning then content text, each about half of the characters;
@@ -115,17 +116,14 @@ def pieces(text: str, rng: random.Random) -> list[str]:
     return out
 
 
-def _best(run: Callable[[], None], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        t = time.process_time()
-        run()
-        best = min(best, time.process_time() - t)
-    return best
+def _time(run: Callable[[], None]) -> float:
+    gc.collect()
+    t = time.process_time()
+    run()
+    return time.process_time() - t
 
 
-def measure(case: str, n: int, repeat: int = 3) -> dict:
+def measure(case: str, n: int, repeat: int = 5) -> dict:
     rng = random.Random(SEED)
     name, prefix, text = make_case(case, n, rng)
     template = get_template(name)
@@ -150,8 +148,10 @@ def measure(case: str, n: int, repeat: int = 3) -> dict:
         if ds.warnings:
             raise AssertionError(ds.warnings)
 
-    a = _best(parser_only, repeat)
-    b = _best(deltas, repeat)
+    a = b = float("inf")
+    for _ in range(repeat):  # alternately
+        a = min(a, _time(parser_only))
+        b = min(b, _time(deltas))
     return {
         "case": case,
         "template": name,
@@ -172,14 +172,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sizes = (1_000, 100_000) if args.quick else (1_000, 100_000, 1_000_000)
     print(
-        f"# DeltaStream vs ResponseParser, CPU µs per 1-7 character piece, best of 3 "
+        f"# DeltaStream vs ResponseParser, CPU µs per 1-7 character piece, best of 5 (1M: 3), run alternately "
         f"(Python {platform.python_version()})"
     )
     print(f"{'case':15} {'chars':>9} {'pieces':>8} {'deltas':>8} | {'parser':>7} {'deltas':>7} {'ratio':>6}")
     rows = []
     for case in args.cases:
         for n in sizes:
-            row = measure(case, n, repeat=3 if n < 1_000_000 else 2)
+            row = measure(case, n, repeat=5 if n < 1_000_000 else 3)
             rows.append(row)
             print(
                 f"{case:15} {row['chars']:>9} {row['pieces']:>8} {row['deltas']:>8} | "

@@ -25,7 +25,21 @@ def _dumps(value: Any) -> str:
         return _encode_string(value)
     if t is int:
         return int.__repr__(value)
-    return json.dumps(value, ensure_ascii=False)
+    if t is list and len(value) < 64:  # a short list of integers and strings, as json.dumps writes it
+        parts = []
+        for item in value:
+            ti = type(item)
+            if ti is int:
+                parts.append(int.__repr__(item))
+            elif ti is str:
+                parts.append(_encode_string(item))
+            else:
+                return _encode(value)
+        return "[" + ", ".join(parts) + "]"
+    return _encode(value)
+
+
+_encode = json.JSONEncoder(ensure_ascii=False).encode  # == json.dumps(value, ensure_ascii=False), made once
 
 
 _encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # == _dumps for a str, faster
@@ -178,7 +192,7 @@ class _TextState:
 class _Region:
     __slots__ = (
         "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
-        "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast",
+        "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast", "sink",
     )  # fmt: skip
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
@@ -199,7 +213,13 @@ class _Region:
         self.streaming: _Call | None = None  # the call whose string member is streaming
         self.first_active = 0  # calls before this one have sent their complete arguments
         self.model_id: str | None = None  # a call id the model wrote in the open delimiter
-        self.fast: tuple | None = None  # (call, arguments node, its open frame, frame version seen) while that object is open
+        # (call, arguments node, its open frame, frame version seen, its depth in the partial parser's stack) while
+        # that object is open
+        self.fast: tuple | None = None
+        # The streaming call, while the partial parser's last feed returned True (`JsonPartial.feed`): it sits in
+        # that call's open string with nothing held back, so text without '"', '\\' or control characters
+        # would only be appended to the string's pieces (`open_string`): the stream appends it itself
+        self.sink: _Call | None = None
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

@@ -145,10 +145,11 @@ class ToolCallDeltas:
                 return
         fast = r.fast
         if fast is not None:  # one call's arguments object is open: only its members can move
-            call, node, frame, seen = fast
-            if p.stack and p.stack[-1] is frame or p.frame(node) is frame:
+            call, node, frame, seen, depth = fast
+            stack = p.stack
+            if len(stack) > depth and stack[depth] is frame:  # (still open)
                 if frame.version != seen:  # one of its members started or ended (not a deeper change)
-                    r.fast = (call, node, frame, frame.version)
+                    r.fast = (call, node, frame, frame.version, depth)
                     self._members(r, call, node, frame, p, out)
                 return
             r.fast = None
@@ -211,7 +212,9 @@ class ToolCallDeltas:
         if not call.opened:
             call.opened = True
             self._send(call, "{", out)
-        r.fast = (call, value, frame, frame.version)
+        depth = next((d for d, f in enumerate(p.stack) if f is frame), None)
+        if depth is not None:  # (the open containers, outermost first: see `partial.JsonPartial.stack`)
+            r.fast = (call, value, frame, frame.version, depth)
         self._members(r, call, value, frame, p, out)
 
     def _members(self, r: _Region, call: _Call, value: dict, frame: Any, p: Any, out: list[dict]) -> None:
@@ -219,12 +222,13 @@ class ToolCallDeltas:
         name = call.name
         keys = frame.keys
         n = call.members
+        props = self._params(name) if self._tools else None
         while n < len(keys):
             key = keys[n]
             if key == frame.open_key:
                 break
             member = value[key]
-            typed = self._type_member(name, key, member)
+            typed = member if props is None or key not in props else cast_value(member, props[key])
             if call.str_key is not None and call.str_key == key:
                 self._stream_string(call, out)
                 call.str_key = None

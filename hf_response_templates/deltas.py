@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ from hf_response_templates.delta_state import (
     _LENGTH_PREFIX,
     _MODEL_ID_PATTERNS,
     _REASONING_NAMES,
+    _SURROGATE,
     _any_strict,
     _Call,
     _delta_chars,
@@ -33,6 +35,17 @@ from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, tool_schemas
 
 __all__ = ["DeltaStream"]
+
+#: Per template (compiled templates are immutable): its fields' sources, and ``{field: (content parser, its
+#: compiled content args)}`` for the fields with a partial parser (compiling xml-inline args costs ~0.5 ms).
+_ANALYSIS: weakref.WeakKeyDictionary[ResponseTemplate, tuple[dict, dict]] = weakref.WeakKeyDictionary()
+
+
+def _template_analysis(tpl: ResponseTemplate) -> tuple[dict, dict]:
+    entry = _ANALYSIS.get(tpl)
+    if entry is None:
+        entry = _ANALYSIS[tpl] = (tpl.source["fields"], {})
+    return entry
 
 
 #: The error of streamed tool calls whose region became content (policy ``malformed_tool_calls='content'``).
@@ -130,7 +143,7 @@ class DeltaStream(ToolCallDeltas):
         if not isinstance(self._role, str):
             self._role = "assistant"
 
-        sources = tpl.source["fields"]
+        sources, compiled = _template_analysis(tpl)
         tool_fields = set(tool_call_fields)
         names = tpl.field_names
         if reasoning_field == "auto":
@@ -160,7 +173,11 @@ class DeltaStream(ToolCallDeltas):
             self._strip[f.name] = bool(cargs.get("strip", True))
             self._text[f.name] = _TextState()
             if has_partial_parser(f.content):
-                self._partial_args[f.name] = get_content_parser(f.content).compile_args(cargs, f.name)
+                cp = get_content_parser(f.content)
+                done = compiled.get(f.name)
+                if done is None or done[0] is not cp:  # (a content parser registered again: compile again)
+                    done = compiled[f.name] = (cp, cp.compile_args(cargs, f.name))
+                self._partial_args[f.name] = done[1]
         if tool_call_streaming is None:
             tool_call_streaming = "validated" if _any_strict(tools) else "incremental"
         if tool_call_streaming not in ("incremental", "validated"):
@@ -234,7 +251,35 @@ class DeltaStream(ToolCallDeltas):
             self._check_open()
         if not text:
             return self._begin()
-        return self._route(parser.feed(text))
+        events = parser.feed(text)
+        r = self._open
+        if r is not None and len(events) == 1:
+            ev = events[0]
+            call = r.sink
+            if call is not None:
+                if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
+                    text = ev["text"]
+                    if '"' not in text and "\\" not in text and text.isprintable():
+                        # A string argument is streaming and the partial parser sits in it (`_Region.sink`):
+                        # text that needs no JSON escaping (printable: no control character, no lone surrogate)
+                        # is both the next piece of that string and its fragment.
+                        parts = call.parts
+                        parts.append(text)
+                        if len(parts) >= _COMPACT_AT:
+                            parts[:] = ["".join(parts)]
+                        chunks = call.str_chunks
+                        chunks.append(text)
+                        if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
+                            chunks[:] = ["".join(chunks)]
+                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                    return self._partial_chunk(r, text)
+            elif ev["type"] == "region_chunk" and self._started:
+                kind = r.kind
+                if kind == "text":
+                    return self._text_chunk(r, ev)
+                if kind == "tool" and r.captures is not None:
+                    return self._partial_chunk(r, ev["text"])
+        return self._route(events)
 
     def _route(self, events: list) -> list[dict[str, Any]]:
         r = self._open
@@ -242,61 +287,90 @@ class DeltaStream(ToolCallDeltas):
             # The common case, kept short: one chunk of the open region (see `_handle` for the general one)
             ev = events[0]
             if ev["type"] == "region_chunk" and ev["field"] == r.name:
-                out: list[dict] = []
                 kind = r.kind
                 if kind == "text":
-                    key = r.key
-                    text = ev["text"]
-                    if r.started and r.strip and key is not None and text:  # `_on_chunk`, inlined
-                        if r.held:
-                            text = r.held + text
-                            r.held = ""
-                        core = text.rstrip()
-                        if len(core) != len(text):
-                            r.held = text[len(core) :]
-                            if not core:
-                                return out
-                        sent = r.sent
-                        sent.append(core)
-                        if len(sent) >= _COMPACT_AT:
-                            sent[:] = ["".join(sent)]
-                        return [{key: core}]
-                    self._on_chunk(ev, out)
-                    return out
+                    return self._text_chunk(r, ev)
                 if kind == "tool" and r.captures is None:
                     return self._slow(events)
-                try:
-                    p = r.partial
-                    if p is not None:
-                        p.feed(ev["text"])
-                        if p.version == r.version:
-                            call = r.streaming
-                            if call is not None:  # `_stream_string`, inlined
-                                chunks = call.str_chunks
-                                i = call.str_idx
-                                if len(chunks) > i:
-                                    new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
-                                    call.str_idx = len(chunks)
-                                    piece = _encode_string(new)[1:-1]
-                                    parts = call.parts
-                                    if not piece.isascii() or len(parts) >= _COMPACT_AT:
-                                        self._send(call, piece, out)  # (surrogates, compaction)
-                                    else:
-                                        parts.append(piece)
-                                        return [
-                                            {
-                                                "tool_calls": [
-                                                    {"index": call.index, "function": {"arguments": piece}}
-                                                ]
-                                            }
-                                        ]
-                            return out
-                    if kind == "tool":
-                        self._update_tool(r, out)
-                except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
-                    self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
-                return out if len(out) < 2 else _merge(out)
+                return self._partial_chunk(r, ev["text"])
         return self._slow(events)
+
+    def _text_chunk(self, r: _Region, ev: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """A chunk of the open text region."""
+        key = r.key
+        text = ev["text"]
+        if r.started and r.strip and key is not None and text:  # `_on_chunk`, inlined
+            if r.held:
+                text = r.held + text
+                r.held = ""
+            core = text.rstrip()
+            if len(core) != len(text):
+                r.held = text[len(core) :]
+                if not core:
+                    return []
+            sent = r.sent
+            sent.append(core)
+            if len(sent) >= _COMPACT_AT:
+                sent[:] = ["".join(sent)]
+            return [{key: core}]
+        out: list[dict] = []
+        self._on_chunk(ev, out)
+        return out
+
+    def _partial_chunk(self, r: _Region, text: str) -> list[dict[str, Any]]:
+        """A chunk of the open tool / value region whose content format has a partial parser (or none)."""
+        out: list[dict] = []
+        try:
+            p = r.partial
+            if p is not None:
+                if r.sink is not None:
+                    r.sink.str_idx = len(r.sink.str_chunks)  # (the pieces appended while it sat there were sent)
+                    r.sink = None
+                if p.feed(text) is True:
+                    # the text went whole into the open string value and needs no JSON escaping: if that
+                    # string is an argument streaming, the text is the fragment
+                    call = r.streaming
+                    if call is not None and len(call.str_chunks) == call.str_idx + 1:
+                        if text.isascii() or _SURROGATE.search(text) is None:
+                            r.sink = call  # (its `str_idx` is brought up to date when it is cleared)
+                            parts = call.parts
+                            parts.append(text)
+                            if len(parts) >= _COMPACT_AT:
+                                parts[:] = ["".join(parts)]
+                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                if p.version == r.version:
+                    call = r.streaming
+                    if call is not None:  # `_stream_string`, inlined
+                        chunks = call.str_chunks
+                        i = call.str_idx
+                        if len(chunks) > i:
+                            new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
+                            call.str_idx = len(chunks)
+                            piece = _encode_string(new)[1:-1]
+                            parts = call.parts
+                            if not piece.isascii() or len(parts) >= _COMPACT_AT:
+                                self._send(call, piece, out)  # (surrogates, compaction)
+                            else:
+                                parts.append(piece)
+                                return [
+                                    {
+                                        "tool_calls": [
+                                            {"index": call.index, "function": {"arguments": piece}}
+                                        ]
+                                    }
+                                ]
+                    return out
+                fast = r.fast
+                if fast is not None:
+                    stack, depth = p.stack, fast[4]
+                    if len(stack) > depth and stack[depth] is fast[2] and fast[2].version == fast[3]:
+                        r.version = p.version  # a change deeper than the open arguments object: nothing to send
+                        return out
+            if r.kind == "tool":
+                self._update_tool(r, out)
+        except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+            self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+        return out if len(out) < 2 else _merge(out)
 
     def _slow(self, events: list) -> list[dict[str, Any]]:
         out = self._begin()
@@ -543,6 +617,9 @@ class DeltaStream(ToolCallDeltas):
             return
         if r.kind != "text":
             if r.partial is not None:
+                if r.sink is not None:
+                    r.sink.str_idx = len(r.sink.str_chunks)
+                    r.sink = None
                 r.partial.feed(text)
             r.dirty = True
             return

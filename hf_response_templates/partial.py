@@ -5,7 +5,11 @@ One interface for every content format that streams tool-call arguments (``json`
 
 * ``feed(text)``: add body text. The cost is proportional to ``len(text)`` (plus, for ``xml-inline`` and
   ``python-call-list``, the length of the one parameter or call being written when its end may have
-  arrived), never to the length of the body so far.
+  arrived), never to the length of the body so far. It may return True (``json`` does): all of ``text`` was
+  appended, as it is, to the pieces of the open string value (`open_string`), and the structure did not
+  change. Until the next ``feed``, the parser then only waits for more of that string: a caller may append
+  text without ``"``, ``\\`` or control characters to those pieces itself instead of feeding it (what
+  `DeltaStream` does while an argument streams).
 * ``value``: the live partial value (containers are updated in place; `MISSING` before anything parsed).
   Strings still being written are not in it (see `open_string`), numbers are added when they end.
 * ``complete(path)``: whether the node at ``path`` (keys / indexes from the root) can no longer change.
@@ -72,12 +76,14 @@ class Frame:
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _STR_RUN = re.compile(r'[^"\\\x00-\x1f]*')
 _TOKEN_RUN = re.compile(r"[0-9A-Za-z.+\-]*")
+_PLAIN_KEY = re.compile(r'"([^"\\\x00-\x1f]*)"')
 _BARE_KEY = re.compile(r"[A-Za-z_$][\w$-]*")
 _ESCAPE = re.compile(
     r'\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|["\\/bfnrt])'
 )
 _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)?)?")
 _HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "r": "\r", "b": "\b", "f": "\f"}
 
 # modes
 _VALUE, _VALUE_FIRST, _KEY, _KEY_FIRST, _COLON, _AFTER, _STR, _CSTR, _TOKEN, _BARE, _DEAD = range(11)
@@ -124,16 +130,17 @@ class JsonPartial:
 
     # -- the interface ---------------------------------------------------------------------------
 
-    def feed(self, text: str) -> None:
-        """Read more body text."""
+    def feed(self, text: str) -> bool | None:
+        """Read more body text. True: all of it went, as one piece, into the open string value (not a key),
+        and it needs no JSON escaping (no ``"``, ``\\``, control character): the structure did not change."""
         if self._mode == _STR and not self._carry:  # fast path: more characters of an open string
-            j = _STR_RUN.match(text).end()
-            if j == len(text):
-                if j:
+            if _STR_RUN.match(text).end() == len(text):
+                if text:
                     self._chunks.append(text)
-                return
+                    return not self._is_key or None
+                return None
         if self.broken or not text:
-            return
+            return None
         if self._carry:
             text = self._carry + text
             self._carry = ""
@@ -142,6 +149,7 @@ class JsonPartial:
         except (ValueError, RecursionError):
             self.broken = True
             self._mode = _DEAD
+        return None
 
     def complete(self, path: tuple) -> bool:
         node = self.value
@@ -213,7 +221,9 @@ class JsonPartial:
                 continue
             c = text[i]
             if c in " \t\n\r":
-                i = _WS_RUN.match(text, i).end()
+                i += 1  # (one space is the common case: no regex call for it)
+                if i < n and text[i] in " \t\n\r":
+                    i = _WS_RUN.match(text, i).end()
                 continue
             if mode == _AFTER:
                 if not self.stack:
@@ -246,6 +256,12 @@ class JsonPartial:
                     continue
             if mode == _KEY or mode == _KEY_FIRST:
                 if c == '"':
+                    m = _PLAIN_KEY.match(text, i)
+                    if m is not None:  # the whole key, without escapes, in this text
+                        self.stack[-1].pending_key = m.group(1)
+                        self._mode = _COLON
+                        i = m.end()
+                        continue
                     self._start_string(True)
                     i += 1
                 elif self._unquoted and _BARE_KEY.match(c):
@@ -270,8 +286,13 @@ class JsonPartial:
                 i += 1
             elif _TOKEN_RUN.match(c).end():
                 self._start_member(bump=False)
-                self._mode = _TOKEN
-                self._chunks = []
+                j = _TOKEN_RUN.match(text, i).end()
+                if j < n:  # the whole number or literal is in this text
+                    self._end_value(_token_value(text[i:j]))
+                    i = j
+                else:
+                    self._mode = _TOKEN
+                    self._chunks = []
             else:
                 raise ValueError(f"unexpected {c!r}")
 
@@ -379,6 +400,11 @@ class JsonPartial:
                 return j + 1
             if c != "\\":
                 raise ValueError("control character in a string")
+            simple = _SIMPLE_ESCAPES.get(text[j + 1 : j + 2])
+            if simple is not None:
+                chunks.append(simple)
+                i = j + 2
+                continue
             m = _ESCAPE.match(text, j)
             if m is not None and m.end() == n and _HIGH_ALONE.fullmatch(m.group()):
                 m = None  # a high surrogate at the end: its low half may follow
@@ -426,13 +452,16 @@ class JsonPartial:
             self.stack[-1].pending_key = token
             self._mode = _COLON
         else:
-            self._end_value(
-                int(token) if token.isdigit() and (token[0] != "0" or len(token) == 1) else json.loads(token)
-            )
+            self._end_value(_token_value(token))
         return j
 
 
 _BARE_KEY_REST = re.compile(r"[\w$-]*")
+
+
+def _token_value(token: str) -> Any:
+    """A number or literal (``true``, ``false``, ``null``); ValueError if it is none."""
+    return int(token) if token.isdigit() and (token[0] != "0" or len(token) == 1) else json.loads(token)
 
 
 # --------------------------------------------------------------------------- xml-inline, python-call-list
@@ -474,41 +503,123 @@ def _last_literal(source: str) -> str | None:
 _REGEX_META = set("\\.^$*+?{}[]|()")
 
 
+def _literal_suffix(pattern: Any) -> str | None:
+    """The text every match of a compiled `pattern` ends with (e.g. ``</parameter>``), when it visibly ends with
+    literal characters: at least the one of `_last_literal`; just that one when case or spacing are loose."""
+    source = pattern.pattern
+    last = _last_literal(source)
+    if last is None or pattern.flags & (re.IGNORECASE | re.VERBOSE):
+        return None if last is None or pattern.flags & re.IGNORECASE and last.lower() != last.upper() else last
+    i = len(source) - 1
+    while i > 0 and source[i - 1] not in _REGEX_META:
+        i -= 1
+    if i > 0 and source[i - 1] == "\\":
+        i += 1  # an escape (\n, \d ...) is no literal
+    return source[i:]
+
+
+def _escaped(source: str, i: int) -> bool:
+    n = 0
+    while i > 0 and source[i - 1] == "\\":
+        n += 1
+        i -= 1
+    return n % 2 == 1
+
+
+def _match_ends(pattern: Any) -> tuple[str, ...]:
+    """The texts a match of `pattern` ends with or just before: ``("</parameter>",)`` for a pattern ending in
+    that literal; for one ending in a group of alternatives that are literals, lookaheads of literals or the
+    end of the text, ``(?:</parameter>|(?=<parameter=)|\\Z)``, each literal (``("</parameter>", "<parameter=")``;
+    a match ending with the end of the text waits for one of them anyway). ``()``: not known, search on every
+    piece."""
+    single = _literal_suffix(pattern)
+    if single:
+        return (single,)
+    source = pattern.pattern
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE) or not source.endswith(")") or _escaped(source, len(source) - 1):
+        return ()
+    depth, start = 0, -1
+    for i in range(len(source) - 1, -1, -1):
+        c = source[i]
+        if c in "()" and not _escaped(source, i):
+            depth += 1 if c == ")" else -1
+            if depth == 0:
+                start = i
+                break
+    if start < 0 or not source.startswith("(?:", start):
+        return ()
+    ends = []
+    for alt in source[start + 3 : -1].split("|"):
+        if alt in ("\\Z", "\\z", "$"):
+            continue
+        lit = alt[3:-1] if alt.startswith("(?=") and alt.endswith(")") else alt
+        if not lit or any(c in _REGEX_META for c in lit):
+            return ()
+        ends.append(lit)
+    return tuple(ends)
+
+
 class XmlInlinePartial(_OpenRoot):
     """``xml-inline``: each parameter once its match is complete and can no longer grow.
 
-    Text since the last complete parameter is kept as pieces and searched again only when a character
-    that can end a match arrives (the last literal of the tag pattern, e.g. the ``>`` of ``</parameter>``).
+    Text since the last complete parameter is kept as pieces and searched again only when text that can end
+    a match arrives: the pattern's literal end (``</parameter>``: the ``>`` of ``<parameter=city>`` is not
+    one), or one of the literal alternatives its end is made of (see `_match_ends`).
     With ``merge_duplicates``, members stay open until the region closes.
     """
 
-    __slots__ = ("_args", "_pattern", "_trigger", "_pieces", "_pending", "_merged")
+    __slots__ = ("_args", "_pattern", "_ends", "_pieces", "_pending", "_merged")
 
     def __init__(self, args: Mapping[str, Any]):
         super().__init__({}, not args.get("merge_duplicates", False))
         self._args = args
         self._pattern = args["tag_pattern"]
-        self._trigger = _last_literal(self._pattern.pattern)
+        self._ends = _match_ends(self._pattern)
         self._pieces: list[str] = []
         self._pending = False
         self._merged: list[str] = []  # merge_duplicates: the text of every complete parameter
 
+    def _arrived(self, text: str) -> bool:
+        """Whether one of the texts a match ends with (or before) ends in `text`."""
+        pieces = self._pieces  # (`text` is the last one)
+        for end in self._ends:
+            if end[-1] not in text:
+                continue
+            if len(end) == 1:
+                return True
+            k, start = len(text) + len(end) - 1, len(pieces) - 1
+            have = len(text)
+            while have < k and start > 0:
+                start -= 1
+                have += len(pieces[start])
+            window = text if start == len(pieces) - 1 else "".join(pieces[start:])
+            if end in window[-k:]:
+                return True
+        return False
+
     def feed(self, text: str) -> None:
-        self._pieces.append(text)
-        if not self._pending and self._trigger is not None and self._trigger not in text:
+        pieces = self._pieces
+        pieces.append(text)
+        ends = self._ends
+        if not self._pending and ends and not self._arrived(text):
             return
-        tail = "".join(self._pieces)
+        tail = "".join(pieces)
         self._pieces = [tail]
         self._pending = False
         pattern = self._pattern
         pos = 0
         while True:
+            if ends and all(tail.find(end, pos) < 0 for end in ends):  # no match can end in what is left
+                break
             m = pattern.search(tail, pos, timeout=DEFAULT_REGEX_TIMEOUT)
             if m is None or m.end() == m.start():
                 break
-            if m.end() >= len(tail):
-                self._pending = True  # at the edge: the next character decides
-                break
+            if m.end() >= len(tail):  # at the edge of what arrived
+                if not ends:
+                    self._pending = True  # an end not known: the next character decides
+                    break
+                if not tail.endswith(ends):
+                    break  # it ended with the end of the text: the real end comes later (and is searched for)
             # more text must not change this match: probe two continuations (an unrelated character, and
             # the match's own text, which carries its closing tag: a greedy pattern would grow)
             stable = True

@@ -170,3 +170,20 @@ def test_characters_copied_grow_linearly(case: str) -> None:
     small = _copied_chars(case, 1_000) / 1_000
     big = _copied_chars(case, 100_000) / 100_000
     assert big <= 2 * small + 1, (small, big)
+
+
+def test_a_long_streamed_string_argument_is_sent_whole_across_compactions() -> None:
+    """About 20,000 pieces of one string argument (past the 4,096-piece compactions of what was sent and of the
+    string's pieces): the fragments join into the parsed arguments, and the message has the whole string."""
+    name, prefix, text = make_case("json-string", 100_000)
+    ds = DeltaStream(get_template(name), prefix=prefix, id_seed=0)
+    args = []
+    for piece in _pieces(text):
+        for d in ds.feed(piece):
+            args += [e["function"]["arguments"] for e in d.get("tool_calls", []) if "function" in e]
+    for d in ds.finish():
+        args += [e["function"]["arguments"] for e in d.get("tool_calls", []) if "function" in e]
+    assert ds.warnings == []
+    parsed = ds.message["tool_calls"][0]["function"]["arguments"]
+    assert len(parsed["text"]) > 70_000 and len(args) > 15_000
+    assert "".join(args) == json.dumps(parsed, ensure_ascii=False)

@@ -909,3 +909,38 @@ def test_server_loop_with_generate_and_response_streamer() -> None:
     assert streamer.message == expected
     check_deltas(deltas[:-1], expected, template, events_mode=True)
     assert stream.warnings == []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    value=st.text(
+        st.characters(exclude_categories=("Cs",)) | st.sampled_from(['"', "\\", "\n", "\t", "é", "\u2028", "\x7f"]),
+        max_size=40,
+    ),
+    ascii_only=st.booleans(),
+    data=st.data(),
+)
+def test_string_argument_streams_whole_pieces_and_escapes_under_any_chunking(value, ascii_only, data) -> None:
+    """While a string argument streams, a piece needing no JSON escaping is sent as it is (without re-entering
+    the partial parser); quotes, backslashes, escapes cut between pieces, control and other non-printable
+    characters take the general path. Any chunking: the fragments are the parsed arguments' JSON."""
+    template = get_template("hermes3")
+    body = json.dumps({"name": "write", "arguments": {"text": value, "n": 1}}, ensure_ascii=ascii_only)
+    text = f"<tool_call>\n{body}\n</tool_call><|im_end|>"
+    acc = check_text(template, CHATML, text, data.draw(chunkings(text)), tools=None)
+    assert acc["tool_calls"][0]["function"]["arguments"] == json.dumps({"text": value, "n": 1}, ensure_ascii=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda inner: st.lists(inner, max_size=70) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        max_leaves=80,
+    )
+)
+def test_argument_fragments_are_encoded_as_json_dumps_writes_them(value) -> None:
+    """The encoder of argument fragments (fast paths for strings, integers, short lists of them) is json.dumps."""
+    from hf_response_templates.delta_state import _dumps
+
+    assert _dumps(value) == json.dumps(value, ensure_ascii=False)

@@ -164,3 +164,60 @@ def test_python_call_list_calls_once_their_parenthesis_closes() -> None:
         seen.append(len(p.value))
     assert p.value == want
     assert seen[text.index("2)") + 1] == 1 and seen[text.index("x)y") + 1] == 0
+
+
+class _CountingPattern:
+    """A compiled pattern that counts its searches."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.inner, self.pattern, self.flags, self.searches = pattern, pattern.pattern, pattern.flags, 0
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        self.searches += 1
+        return self.inner.search(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # findall ... for the content parser
+        return getattr(self.inner, name)
+
+
+def test_xml_inline_searches_only_when_the_literal_end_of_the_tag_arrives() -> None:
+    """``>`` ends ``</parameter>`` but also ``<parameter=city>`` and may be in a value: only the pattern's whole
+    literal end (here ``</parameter>``, even cut between pieces) starts a search. Same parameters either way."""
+    args = dict(
+        get_content_parser("xml-inline").compile_args(
+            {"tag_pattern": "<parameter=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?</parameter>"}, "tool_calls"
+        )
+    )
+    counting = args["tag_pattern"] = _CountingPattern(args["tag_pattern"])
+    value = "a > b >> c " * 20
+    text = "".join(f"<parameter=p{i}>\n{value}\n</parameter>\n" for i in range(10))
+    p = partial_parser("xml-inline", args)
+    for ch in text:
+        p.feed(ch)
+    assert p.value == {f"p{i}": value for i in range(10)}
+    # per parameter: the search when "</parameter>" arrives and the two probing the match (could more text
+    # change it?); none after it (no "</parameter>" is left); a search on every ">" would be 40 more each
+    assert counting.searches <= 10 * 3, counting.searches
+
+
+def test_xml_inline_pattern_ending_in_alternatives_searches_when_one_of_them_arrives() -> None:
+    """A tag pattern that ends in ``(?:</parameter>|(?=<parameter=)|\\Z)`` (a closing tag the model may leave
+    out): a search when ``</parameter>`` or ``<parameter=`` arrives, not on every piece; the same parameters,
+    the one without its closing tag included once the next one starts."""
+    args = dict(
+        get_content_parser("xml-inline").compile_args(
+            {"tag_pattern": "<parameter=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?=<parameter=)|\\Z)"},
+            "tool_calls",
+        )
+    )
+    counting = args["tag_pattern"] = _CountingPattern(args["tag_pattern"])
+    value = "a > b = c " * 20
+    text = "".join(f"<parameter=p{i}>\n{value}\n" + ("</parameter>\n" if i % 2 else "") for i in range(10))
+    p = partial_parser("xml-inline", args)
+    seen = []
+    for ch in text:
+        p.feed(ch)
+        seen.append(len(p.value))
+    assert p.value == {f"p{i}": value for i in range(10)}
+    assert seen[text.index("<parameter=p1>") + len("<parameter=")] == 1  # p0 once p1 starts
+    assert counting.searches <= 10 * 6, counting.searches  # a search per piece would be ~2,500
