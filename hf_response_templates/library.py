@@ -526,7 +526,9 @@ _EXTRACT_QWEN3 = (_VLLM + "vllm/parser/qwen3.py: (REASONING, TOOL_START) ends th
 _KEEP_UNKNOWN = (_VLLM + "keeps calls to any function (ParserEngineConfig.validate_tool_names defaults to False; "
                  "vllm/tool_parsers/hermes_tool_parser.py never checks names); SGLang's JSON detectors drop them "
                  "(python/sglang/srt/function_call/base_format_detector.py parse_base_json): 'unparsed' gives that")
-_REJECT_UNKNOWN = "rejects calls to functions not in the request's tools (ParserEngineConfig validate_tool_names=True)"
+_REJECT_UNKNOWN = ("rejects calls to functions not in the request's tools (ParserEngineConfig validate_tool_names=True): "
+                   "'unparsed' gives that. The default stays 'keep': a shipped template carries no 'policy' key, which "
+                   "Transformers' native parser refuses (unknown top-level key)")
 _CONTENT_AFTER_HERMES = (
     "content (nothing is lost). vLLM's and SGLang's hermes parsers keep only the text before the first "
     "<tool_call> (vllm/tool_parsers/hermes_tool_parser.py extract_tool_calls; sglang hermes_detector.py "
@@ -539,8 +541,9 @@ _MALFORMED_HERMES = (
     "test_hermes_parser_non_streaming_tool_call_invalid_json): 'content' gives that for the failed region (vLLM "
     "makes the whole output content, the well-formed calls too)")
 
-#: Where each family's parse-policy defaults come from (`policy.ParsePolicy`; the values themselves are the
-#: template's ``"policy"`` key, neutral where it has none). Families not listed use the neutral defaults
+#: Where each family's parse-policy defaults come from, and where a vendor's server reads a case differently
+#: (`policy.ParsePolicy`; the values themselves are the template's ``"policy"`` key, neutral where it has none:
+#: no shipped template has one, so that Transformers' native parser still reads them). Families not listed use the neutral defaults
 #: (extract, keep, content, unparsed): see `NEUTRAL_POLICY_SOURCE`.
 POLICY_SOURCES: dict[str, dict[str, str]] = {
     "qwen3": {"tool_calls_in_reasoning": _EXTRACT_QWEN3, "unknown_tools": _KEEP_UNKNOWN,
@@ -561,14 +564,14 @@ POLICY_SOURCES: dict[str, dict[str, str]] = {
                "test_extract_tool_calls_invalid_json, ..._missing_parameters_and_arguments_key): 'content' gives that"},
     "glm-4.6": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/glm47_moe.py (the glm45 tool parser): "
                 "(REASONING, TOOL_START) ends the reasoning and starts a call",
-                "unknown_tools": "unparsed: " + _VLLM + "vllm/parser/glm47_moe.py, used for GLM-4.5/4.6 too ("
+                "unknown_tools": "keep; " + _VLLM + "vllm/parser/glm47_moe.py, used for GLM-4.5/4.6 too ("
                 "vllm/tool_parsers/__init__.py glm45 -> glm47_moe_tool_parser), " + _REJECT_UNKNOWN},
     "glm-4.7": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/glm47_moe.py: (REASONING, TOOL_START) ends the "
                 "reasoning and starts a call",
-                "unknown_tools": "unparsed: " + _VLLM + "vllm/parser/glm47_moe.py " + _REJECT_UNKNOWN},
+                "unknown_tools": "keep; " + _VLLM + "vllm/parser/glm47_moe.py " + _REJECT_UNKNOWN},
     "minimax-m2": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/minimax_m2.py: (REASONING, TOOL_START) ends "
                    "the reasoning and starts a call",
-                   "unknown_tools": "unparsed: " + _VLLM + "vllm/parser/minimax_m2.py " + _REJECT_UNKNOWN},
+                   "unknown_tools": "keep; " + _VLLM + "vllm/parser/minimax_m2.py " + _REJECT_UNKNOWN},
     "gemma4": {"tool_calls_in_reasoning": _VLLM + "vllm/parser/gemma4.py: (REASONING, TOOL_START) ends the "
                "reasoning and starts a call; Ollama left such a call in the thinking (ollama/ollama#18307): "
                "'reasoning' gives that",

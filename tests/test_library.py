@@ -276,3 +276,16 @@ def test_attached_template_parses():
     attach(tok)
     out = parse_response("<think>\nhm\n</think>\n\nHi<|im_end|>", tok.response_template, prefix="")
     assert out == {"role": "assistant", "reasoning_content": "hm", "content": "Hi"}
+
+
+def test_every_shipped_template_loads_in_transformers_native_parser() -> None:
+    """A tokenizer upgraded with a shipped template stays readable by plain Transformers: its native parser
+    refuses unknown top-level keys (e.g. `policy`), so no shipped template may carry one."""
+    native = pytest.importorskip("transformers.utils.chat_parsing.response_templates")
+    refused = {}
+    for name in list_templates():
+        try:
+            native.load_response_template(get_template(name))
+        except Exception as e:  # noqa: BLE001 - collected, reported together
+            refused[name] = str(e).splitlines()[0]
+    assert not refused, refused

@@ -95,7 +95,7 @@ def test_the_default_policy_runs_no_policy_code():
 
 
 def test_template_defaults_are_overridden_key_by_key():
-    glm = load_template(get_template("glm-4.7"))
+    glm = load_template({**get_template("glm-4.7"), "policy": {"unknown_tools": "unparsed"}})
     assert glm.policy == ParsePolicy(unknown_tools="unparsed")
     both = resolve_policy({"text_after_tool_calls": "unparsed"}, glm)
     assert both == ParsePolicy(unknown_tools="unparsed", text_after_tool_calls="unparsed")
@@ -191,11 +191,12 @@ GLM_RECORDS = [
 
 
 @pytest.mark.parametrize("record_id", GLM_RECORDS)
-def test_glm_rejects_calls_to_functions_not_in_tools_by_default_as_vllm_does(record_id):
+def test_glm_rejects_calls_to_functions_not_in_tools_with_unknown_tools_unparsed_as_vllm_does(record_id):
     record = RECORDS[record_id]
     name = record.expected["tool_calls"][0]["name"]
     assert normalise_message(record.family, parse(record)) == normalise_expected(record)  # all tools known
-    message = parse(record, tools=_without(record.tools, name), strict=True)  # a policy decision: never raises
+    vllm = {"unknown_tools": "unparsed"}
+    message = parse(record, vllm, tools=_without(record.tools, name), strict=True)  # a policy decision: never raises
     assert "tool_calls" not in message
     [entry] = unparsed(message, "tool_calls")
     assert f"calls function {name!r}, not in tools" in entry["error"]
@@ -203,8 +204,8 @@ def test_glm_rejects_calls_to_functions_not_in_tools_by_default_as_vllm_does(rec
     assert json.loads(entry["text"]) == parse(record, tools=None)["tool_calls"][0]
     assert entry["position"] is not None and name in record.output[: entry["position"]]
     assert _squeeze(message.get("content")) == _squeeze(record.expected.get("content"))
-    # the peers that keep such calls (vLLM's hermes parser, ...): unknown_tools="keep"
-    kept = parse(record, {"unknown_tools": "keep"}, tools=_without(record.tools, name))
+    # the default (and the peers that keep such calls, vLLM's hermes parser, ...): unknown_tools="keep"
+    kept = parse(record, tools=_without(record.tools, name))
     assert [c["function"]["name"] for c in kept["tool_calls"]] == [name] and "unparsed" not in kept
 
 

@@ -72,8 +72,8 @@ VLLM_TOOLS: list[dict] = [
     _tool("register_user", {"name": {"type": "string"}, "age": {"type": "integer"}, "address": {"type": "object"},
                             "role": {"type": "string"}, "passed_test": {"type": "boolean"}, "aliases": {"type": "array"}},
           ["name"]),
-    # test_glm47_moe_tool_parser.py and test_minimax_m2_tool_parser.py request these tools (their parsers, like
-    # the shipped glm-4.7 and minimax-m2 templates' policy, reject calls to functions not in tools)
+    # test_glm47_moe_tool_parser.py and test_minimax_m2_tool_parser.py request these tools (their parsers reject
+    # calls to functions not in tools, as policy unknown_tools='unparsed' does)
     _tool("get_current_date", {}, []),
     _tool("mcp__computer_use__get_app_state", {"app": {"type": "string"}}, []),
     _tool("search_web", {"query": {"type": "string"}}, []),
