@@ -110,3 +110,23 @@ def test_streamed_equals_one_shot(name, pieces, data):
         last = cut
     message, _ = parser.finalize()
     assert message == parse_response(text, template, prefix="", strict=False)
+
+
+_ATOMS = ["<a>", "</a>", "<b", "x", r"\s*", "(?=<a>)", "(?=<b)", "(?<=x)", "(?<!y)", "(?!<b)", "(?:<a>)?", "(?:x|<b>)", r"\b"]
+
+
+@given(
+    alternatives=st.lists(st.lists(st.sampled_from(_ATOMS), min_size=1, max_size=4), min_size=1, max_size=3),
+    text=st.text(alphabet="<>/abxy ", max_size=16),
+)
+def test_partial_leads_never_reject_the_start_of_a_real_match(alternatives, text):
+    """Soundness: wherever the pattern matches in `text`, every prefix of `text` reaching that start fits the
+    leads there, so a real partial match is never taken for a false one."""
+    source = "|".join("".join(alt) for alt in alternatives)
+    leads = _partial_leads(source)
+    pat = regex.compile(source, regex.DOTALL)
+    for start in range(len(text) + 1):
+        if pat.match(text, start) is None:
+            continue
+        for k in range(start, len(text) + 1):
+            assert _fits_leads(text[:k], start, leads), (source, text, start, k, leads)
