@@ -130,3 +130,21 @@ def test_partial_leads_never_reject_the_start_of_a_real_match(alternatives, text
             continue
         for k in range(start, len(text) + 1):
             assert _fits_leads(text[:k], start, leads), (source, text, start, k, leads)
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        ["<think>", "abc", "<think>more</think>done"],  # `abc` between: the lookbehind must see it
+        ["<think>", "\n ", "<think>more</think>done"],  # a repeated <think> closes the reasoning
+        ["<think>", "x" * 300, "y", "<think>z</think>done"],  # longer than the kept context
+    ],
+)
+def test_lookbehind_reads_text_routed_without_a_scan(chunks):
+    """Chunks without `<` take the fast path even for a template whose delimiter looks behind (qwen3): the
+    kept context must still hold their text, so the lookbehind decides as in one-shot parsing."""
+    template = get_template("qwen3")
+    parser = ResponseParser(template, prefix="")
+    for c in chunks:
+        parser.feed(c)
+    assert parser.finalize()[0] == parse_response("".join(chunks), template, prefix="", strict=False)
