@@ -25,7 +25,8 @@ answers the same question without partial matching, and with shortcuts that only
 Linear time: literal delimiters are found with one C-level search of an alternation, and their
 possible partial match is found by searching only the last `max_len - 1` characters for a suffix
 that is a proper prefix of a watched literal. Regex delimiters use the `regex` module's partial
-matching over the same window. The parser only keeps the held text (plus, for templates with regex
+matching over the same window; a partial match it reports that fits none of the fixed texts every match
+starts with (`Delimiter.partial_leads`) is false and holds nothing back. The parser only keeps the held text (plus, for templates with regex
 delimiters, a little context so lookbehinds and `^` behave), so nothing already routed is searched
 again; and a regex match longer than `MAX_DELIMITER_LENGTH` is not a delimiter, so a partial match (a tool
 call header that starts and never completes) holds back at most that much: the window stays bounded.
