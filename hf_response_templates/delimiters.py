@@ -25,7 +25,8 @@ answers the same question without partial matching, and with shortcuts that only
 Linear time: literal delimiters are found with one C-level search of an alternation, and their
 possible partial match is found by searching only the last `max_len - 1` characters for a suffix
 that is a proper prefix of a watched literal. Regex delimiters use the `regex` module's partial
-matching over the same window. The parser only keeps the held text (plus, for templates with regex
+matching over the same window; a partial match it reports that fits none of the fixed texts every match
+starts with (`Delimiter.partial_leads`) is false and holds nothing back. The parser only keeps the held text (plus, for templates with regex
 delimiters, a little context so lookbehinds and `^` behave), so nothing already routed is searched
 again; and a regex match longer than `MAX_DELIMITER_LENGTH` is not a delimiter, so a partial match (a tool
 call header that starts and never completes) holds back at most that much: the window stays bounded.
@@ -134,6 +135,10 @@ class Delimiter:
     #: can only match at offset 0 (`^`, `\A`).
     first_chars: frozenset[str] | None = field(init=False, repr=False)
     anchored: int = field(init=False, repr=False)
+    #: Fixed texts such that the text at the start of every match (lookahead contents included) begins with
+    #: one of them (`_partial_leads`), or None if unknown: a partial match `regex` reports that fits none
+    #: of them is false (issue 19) and holds nothing back.
+    partial_leads: tuple[str, ...] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         groupindex = self.pattern.groupindex if self.pattern is not None else {}
@@ -151,6 +156,7 @@ class Delimiter:
             firsts, anchored = {lit[0] for lit in self.literals or ()}, ANCHOR_NONE
         object.__setattr__(self, "first_chars", frozenset(firsts) if firsts is not None else None)
         object.__setattr__(self, "anchored", anchored)
+        object.__setattr__(self, "partial_leads", _partial_leads(self.source) if regex_ else None)
 
 
 def _nested_prefixes(literal: str) -> str:
@@ -461,6 +467,7 @@ def _search_regex(
     become such a match: it holds nothing back. So the held text stays bounded, and each scan of a stream
     costs at most about `MAX_DELIMITER_LENGTH` characters of regex work beyond the new text."""
     pat = d.pattern
+    leads = d.partial_leads
     n = len(window)
     lo = n - MAX_DELIMITER_LENGTH  # a pending match starting before this is too long to be a delimiter
     if n - pos <= d.untimed_search:
@@ -489,6 +496,11 @@ def _search_regex(
                 if start < lo:  # `regex` reports a partial match only when nothing complete follows
                     m = pat.search(window, lo, partial=True, timeout=timeout)
                     continue
+                if leads is not None and not _fits_leads(window, start, leads):
+                    # A false partial match (`regex` reports `</b` for `(?<=<think>\s*)(?=<think>)`, issue
+                    # 19): no text can complete it, so it holds nothing back; look past it.
+                    m = pat.search(window, start + 1, partial=True, timeout=timeout) if start < n else None
+                    continue
                 return start, end, None, True
             if start == end == zw_at:
                 m = pat.search(window, zw_at + 1, partial=True, timeout=timeout) if zw_at < n else None
@@ -501,7 +513,7 @@ def _search_regex(
             return None
         # `regex` prefers a complete match anywhere over an earlier partial one: look for one.
         if start > pos and start > lo:
-            earlier = _earlier_partial(pat, window, max(pos, lo), start, timeout)
+            earlier = _earlier_partial(pat, window, max(pos, lo), start, timeout, leads)
             if earlier is not None:
                 return earlier, n, None, True
         if end == n:
@@ -510,7 +522,7 @@ def _search_regex(
             # `(?:<think>\s*|^)` on "<th": `regex` reports the complete zero-width match, yet with more text
             # the consuming alternative may win; wait while one can still run into the end of the window.
             longer = pat.fullmatch(window, start, partial=True, timeout=timeout)
-            if longer is not None and longer.partial and start >= lo:
+            if longer is not None and longer.partial and start >= lo and _fits_leads(window, start, leads):
                 return start, end, None, True
         # A match before the edge can still rely on the edge (`$` before a final newline, lookaheads).
         probe = pat.match(window + "\x00", start, timeout=timeout)
@@ -558,8 +570,11 @@ def _match_here(d: Delimiter, window: str, pos: int, zw_at: int, timeout: float 
     return m.end(), _groups(d, m)
 
 
-def _earlier_partial(pat: Any, window: str, pos: int, limit: int, timeout: float | None) -> int | None:
-    """The earliest position in [pos, limit) where a partial match of `pat` starts, or None."""
+def _earlier_partial(
+    pat: Any, window: str, pos: int, limit: int, timeout: float | None, leads: tuple[str, ...] | None = None
+) -> int | None:
+    """The earliest position in [pos, limit) where a partial match of `pat` starts, or None. With `leads`
+    (`Delimiter.partial_leads`), a partial match that fits none of them is false and does not count."""
     p = pos
     while p < limit:
         cand = pat.search(window, p, limit, partial=True, timeout=timeout)
@@ -570,7 +585,7 @@ def _earlier_partial(pat: Any, window: str, pos: int, limit: int, timeout: float
             # partial match before it: try each position instead.
             for q in range(p, min(cand.start() + 1, limit)):
                 real = pat.match(window, q, partial=True, timeout=timeout)
-                if real is not None and real.partial:
+                if real is not None and real.partial and _fits_leads(window, q, leads):
                     return q
             p = cand.start() + 1
             continue
@@ -578,7 +593,7 @@ def _earlier_partial(pat: Any, window: str, pos: int, limit: int, timeout: float
         if p >= limit:
             return None
         real = pat.match(window, p, partial=True, timeout=timeout)
-        if real is not None and real.partial:
+        if real is not None and real.partial and _fits_leads(window, p, leads):
             return p
         p += 1
     return None
@@ -717,7 +732,28 @@ def _mixed_width(source: str) -> bool:
 _MAX_LEADS = 6
 
 
-def _literal_leads(source: str) -> tuple[str, ...] | None:
+def _partial_leads(source: str) -> tuple[str, ...] | None:
+    """Fixed texts such that the text from the start of every match of regex `source` begins with one of
+    them, reading through lookarounds (None if unknown): `("</think>", "<think>")` for
+    `</think>|(?<=<think>\\s{0,4})(?=<think>)`. A lookbehind or negative lookahead constrains nothing
+    ahead and is read past; a lookahead's own fixed texts are where the match's text begins.
+
+    Streaming checks `regex`'s partial matches against them (`_fits_leads`): `regex` reports a partial
+    match of `(?<=<think>\\s{0,4})(?=<think>)` at any `</x` after `<think>` (issue 19)."""
+    return _literal_leads(source, lookaround=True)
+
+
+def _fits_leads(window: str, start: int, leads: tuple[str, ...] | None) -> bool:
+    """Whether `window[start:]` starts with one of `leads` or is a prefix of one (True without `leads`)."""
+    if leads is None:
+        return True
+    for t in leads:
+        if t.startswith(window[start : start + len(t)]):
+            return True
+    return False
+
+
+def _literal_leads(source: str, lookaround: bool = False) -> tuple[str, ...] | None:
     """Fixed texts such that every match of regex `source` starts with one of them (None if unknown, or
     some match may start with no fixed text): `("<tool_call>", "<function=")` for
     `(?:<tool_call>\\s*<function=|<function=(?=...))...`, `("<x>", "<y>")` for `(?:<x>\\s*)?<y>`.
@@ -729,7 +765,7 @@ def _literal_leads(source: str) -> tuple[str, ...] | None:
     if parsed is None:
         return None
     try:
-        found = _leads_of(parsed)
+        found = _leads_of(parsed, lookaround)
     except _Unknown:
         return None
     texts = sorted({t for t, _ in found}, key=len)
@@ -742,8 +778,9 @@ def _literal_leads(source: str) -> tuple[str, ...] | None:
     return tuple(sorted(kept))
 
 
-def _leads_of(items: Any) -> set[tuple[str, bool]]:
-    """(fixed text, whether it is the whole match so far and more may follow) for a parsed sequence."""
+def _leads_of(items: Any, lookaround: bool = False) -> set[tuple[str, bool]]:
+    """(fixed text, whether it is the whole match so far and more may follow) for a parsed sequence.
+    `lookaround`: read through zero-width assertions (`_partial_leads`) instead of stopping there."""
     C = _sre_constants
     out = {("", True)}
     for op, av in items:
@@ -752,11 +789,16 @@ def _leads_of(items: Any) -> set[tuple[str, bool]]:
         if op is C.LITERAL:
             step = {(chr(av), True)}
         elif op is C.SUBPATTERN and not av[1] & _stdre.IGNORECASE:
-            step = _leads_of(av[3])
+            step = _leads_of(av[3], lookaround)
         elif op is C.BRANCH:
-            step = set().union(*(_leads_of(alt) for alt in av[1]))
+            step = set().union(*(_leads_of(alt, lookaround) for alt in av[1]))
         elif op in _REPEATS and av[0] == 0 and av[1] == 1:
-            step = {("", True)} | _leads_of(av[2])
+            step = {("", True)} | _leads_of(av[2], lookaround)
+        elif lookaround and op is C.ASSERT and av[0] >= 0:
+            # the text ahead starts with the lookahead's fixed texts; what follows starts at the same place
+            step = {(t, False) for t, _ in _leads_of(av[1], lookaround)}
+        elif lookaround and (op is C.ASSERT or op is C.ASSERT_NOT or op is C.AT):
+            step = {("", True)}  # a lookbehind, negative lookahead or anchor: zero width, read past it
         else:
             step = {("", False)}
         out = {(t + u, more2) if more else (t, False) for t, more in out for u, more2 in step}
