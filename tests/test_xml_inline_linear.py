@@ -126,10 +126,12 @@ def test_an_unclosed_value_is_scanned_once(n: int) -> None:
             best = min(best, time.process_time() - start)
         costs.append(best / len(body))
     _COSTS[n] = costs
-    if len(_COSTS) == 3:  # cost per character at 10k and 100k at most 3x that at 1k (quadratic: 10x, 100x)
+    # cost per character at 10k / 100k at most 5x / 15x that at 1k: a quadratic scan gives 10x / 100x, while
+    # a linear one measured 1.8-3.8x at 100k on a loaded CI machine (cache effects of a 100k-character body)
+    if len(_COSTS) == 3:
         for i in range(3):
-            assert _COSTS[100_000][i] < 3 * _COSTS[1_000][i] + 2e-8, _COSTS
-            assert _COSTS[10_000][i] < 3 * _COSTS[1_000][i] + 2e-8, _COSTS
+            assert _COSTS[100_000][i] < 15 * _COSTS[1_000][i] + 2e-8, _COSTS
+            assert _COSTS[10_000][i] < 5 * _COSTS[1_000][i] + 2e-8, _COSTS
 
 
 _COSTS: dict[int, list[float]] = {}
