@@ -546,6 +546,43 @@ def test_what_cannot_be_derived_is_said_clearly(name: str, says: str) -> None:
     assert any(says in p for p in result.problems), result.problems
 
 
+class _TickingClock:
+    """A ``datetime`` stand-in whose clock moves one second every ``every`` reads (a render a tick late)."""
+
+    def __init__(self, every: int) -> None:
+        import datetime as dt
+
+        self.every, self.reads, self.start = every, 0, dt.datetime(2026, 12, 1, 13, 59, 58)
+
+    def now(self, tz=None):
+        import datetime as dt
+
+        self.reads += 1
+        return self.start + dt.timedelta(seconds=self.reads // self.every)
+
+
+@pytest.mark.parametrize("every", [7, 40])
+def test_a_clock_tick_between_renders_changes_nothing(monkeypatch, every: int) -> None:
+    # Hunyuan prints the time to the second; a tick between the renders of two thinking settings once made a
+    # setting look different and doubled the proof (7 cases became 14 on a slower machine)
+    import transformers.utils.chat_template_utils as ctu
+
+    path = TABLE.FIXTURES / "vllm-tencent-Hunyuan-A13B-Instruct.jinja"
+    _, steady = derived(path.name)
+    clock = _TickingClock(every)
+    monkeypatch.setattr(ctu, "datetime", clock)
+    _, ticking = TABLE.derive_fixture(path)
+    assert clock.reads > 2 * every  # the clock was read, and ticked
+    assert ticking.ok and ticking.summary() == steady.summary()
+    assert ticking.template == steady.template
+
+
+def test_without_clock_blanks_times_only_for_clock_templates() -> None:
+    clock = Prober("{{ strftime_now('%H:%M:%S') }}")
+    assert clock.without_clock("at 13:59:58 on 2026-12-01") == "at hh:mm:ss on 2026-12-01"
+    assert Prober("{{ strftime_now('%Y') }}").without_clock("at 13:59:58") == "at 13:59:58"
+
+
 def test_docs_table_is_up_to_date() -> None:
     rows = [(n, *derived(n)) for n in FIXTURE_NAMES]
     current = TABLE.DOC.read_text(encoding="utf-8")

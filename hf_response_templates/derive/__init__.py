@@ -293,7 +293,7 @@ def derive(
     kept: list[dict] = []
     for setting in settings:
         batch = prober.standard_probes(*next(iter(setting.items()), (None, None)))
-        renders = [(p.prefix, p.generation, p.error) for p in batch]
+        renders = [(prober.without_clock(p.prefix), prober.without_clock(p.generation), p.error) for p in batch]
         # a setting the template rejects entirely, or that renders exactly like another, adds nothing
         if setting and (not any(p.ok for p in batch) or renders in seen):
             continue
