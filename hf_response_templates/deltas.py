@@ -471,6 +471,18 @@ class DeltaStream(ToolCallDeltas):
             return None
 
     @property
+    def tool_call_ids(self) -> list[str]:
+        """The ids of the tool calls that the parsed message holds, in its order (all of them once `finish`
+        was called): the model's own where the format writes them, else the generated ones.
+
+        Give them to `hf_response_templates.openai.chat_completion` (``tool_call_ids=``) to build a non-streamed
+        response with the ids this stream sent (a stream fed the events of the same generation), e.g. in a
+        server that answers ``stream: false`` from the events of a `ResponseStreamer`. Calls flagged with an
+        error whose ``in_message`` is false are not in the message, so not here.
+        """
+        return [c.id for c in self._calls if c.done and (c.error is None or c.error["in_message"])]
+
+    @property
     def current_field(self) -> str | None:
         """The template field being streamed now (None between regions)."""
         return None if self._open is None else self._open.name

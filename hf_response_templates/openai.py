@@ -78,7 +78,8 @@ flagged with an ``error`` of type ``"length"``, and, if its body could not be pa
 Two ways to feed it: text (`feed`: the stream owns a `ResponseParser`; exact in every respect), or events
 made elsewhere (`for_events` + `feed_events`, e.g. from a ``ResponseStreamer``). Events carry what is needed
 (``region_open``'s ``captures``, ``position`` and ``at_end`` on closes), so both give the same deltas, with
-two differences: model call ids need the producer's ``delimiter`` events (``ResponseParser(trace=True)``);
+two differences: model call ids need the producer's ``delimiter`` events (``ResponseParser(trace=True)``,
+``ResponseStreamer(trace=True)``; without them every id is generated);
 and a tool call the producer's final events close as malformed is flagged at `finish` (``"length"`` if
 `finish` says so, else ``"malformed"``), since only `finish` knows whether the token limit cut it.
 
@@ -110,7 +111,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from hf_response_templates.delta_state import _ID_CHARS, _REASONING_NAMES, _call_id, _dumps, _scrub, _usage
@@ -184,16 +185,19 @@ def chat_completion(
     created: int | None = None,
     id_seed: int | str | None = None,
     reasoning_key: str = "reasoning_content",
+    tool_call_ids: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """A non-streaming ``chat.completion`` response from a parsed message (``parse_response``'s).
 
-    ``content`` is None when empty; tool calls get ``id`` (the message's own, else ``call_`` + 24
-    letters/digits, reproducible with ``id_seed``), ``type`` and ``arguments`` as the JSON text of the parsed
-    value (a string value, e.g. a body kept as text by ``allow_non_json``, becomes a JSON string, as in the
-    streamed deltas); an ``index``
-    key is not kept. ``finish_reason`` defaults to "tool_calls" when there are calls, else "stop".
-    ``usage``: (prompt_tokens, completion_tokens). Other message keys (e.g. ``unparsed``) are kept as
-    extensions, as in the streamed deltas.
+    ``content`` is None when empty; tool calls get ``id`` (``tool_call_ids[i]`` for the i-th call when given,
+    e.g. `DeltaStream.tool_call_ids` of a stream over the same generation, which holds the ids the model wrote
+    where the format writes them (Mistral, Kimi K2); else the message's own; else ``call_`` + 24
+    letters/digits, reproducible with ``id_seed``; an id already used is replaced, so ids are unique),
+    ``type`` and ``arguments`` as the JSON text of the parsed value (a string value, e.g. a body kept as text
+    by ``allow_non_json``, becomes a JSON string, as in the streamed deltas); an ``index`` key is not kept.
+    ``finish_reason`` defaults to "tool_calls" when there are calls, else "stop". ``usage``: (prompt_tokens,
+    completion_tokens). Other message keys (e.g. ``unparsed``) are kept as extensions, as in the streamed
+    deltas.
     """
     rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
     out: dict[str, Any] = {"role": message.get("role", "assistant")}
@@ -204,7 +208,8 @@ def chat_completion(
             continue
         out[reasoning_key if key in _REASONING_NAMES else key] = value
     calls = []
-    for call in message.get("tool_calls") or []:
+    used: set[str] = set()
+    for i, call in enumerate(message.get("tool_calls") or []):
         fn = (
             call.get("function")
             if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping)
@@ -213,9 +218,14 @@ def chat_completion(
         fn = fn if isinstance(fn, Mapping) else {}
         args = fn.get("arguments", {})
         call_id = call.get("id") if isinstance(call, Mapping) else None
+        if tool_call_ids is not None and i < len(tool_call_ids):
+            call_id = tool_call_ids[i]
+        if not isinstance(call_id, str) or not call_id or call_id in used:
+            call_id = _call_id(rng)
+        used.add(call_id)
         calls.append(
             {
-                "id": call_id if isinstance(call_id, str) and call_id else _call_id(rng),
+                "id": call_id,
                 "type": "function",
                 "function": {
                     "name": fn.get("name") if isinstance(fn.get("name"), str) else "",
@@ -356,7 +366,10 @@ def chat_completion_chunks(
 
     template = _resolve_template(_underlying_tokenizer(tokenizer), response_template)
     inputs = chat_inputs(model, tokenizer, messages, tools=tools, chat_template_kwargs=chat_template_kwargs)
-    streamer = ResponseStreamer(tokenizer, tools=tools, response_template=template, strict=False, timeout=timeout)
+    # trace=True: the delimiter events carry the call ids a model writes (Mistral [CALL_ID], Kimi K2)
+    streamer = ResponseStreamer(
+        tokenizer, tools=tools, response_template=template, strict=False, timeout=timeout, trace=True
+    )
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens
     result: dict[str, Any] = {}

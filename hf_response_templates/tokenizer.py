@@ -1227,9 +1227,11 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         strict: bool = True,
         timeout: float | None = None,
         policy: ParsePolicy | dict[str, str] | None = None,
+        trace: bool = False,
     ) -> None:
         super().__init__(timeout)
         self._strict = strict
+        self._trace = trace
         self.tokenizer = _underlying_tokenizer(tokenizer)
         self._template = _resolve_template(self.tokenizer, response_template)
         self._tools = tools
@@ -1318,7 +1320,9 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         # A prompt ending inside a UTF-8 character: the response completes (and owns) the character.
         prefix_text = prefix_text.rstrip("\ufffd") if prefix_text.endswith("\ufffd") else prefix_text
         _, ResponseParser, _, _ = _engine()
-        self._parser = ResponseParser(self._template, prefix_text, tools=self._tools, policy=self._policy)
+        self._parser = ResponseParser(
+            self._template, prefix_text, tools=self._tools, policy=self._policy, trace=self._trace
+        )
         self._prefix_text = prefix_text
         self._ids = list(prompt_ids)
         self._read_offset = len(self._ids)
@@ -1380,6 +1384,10 @@ def _make_response_streamer_class() -> type:
                 (a bad keyword argument, out of memory), iterating raises that exception. (In an executor,
                 whose futures keep exceptions, pass a timeout or check the future.)
             policy: as in `parse_response` (checked here).
+            trace: also emit the parser's `delimiter` and `text_dropped` events (`ResponseParser(trace=True)`).
+                `DeltaStream.for_events` (and the Anthropic / Responses streams) read a tool call's id from
+                its open delimiter where the format writes one (Mistral ``[CALL_ID]...``, Kimi K2
+                ``functions.NAME:IDX``): without `trace` they cannot see it and generate ``call_...`` ids.
 
         Example:
             >>> from threading import Thread

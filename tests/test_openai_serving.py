@@ -135,3 +135,47 @@ def test_a_failing_generate_raises_instead_of_hanging():
     model = tiny_model(tok)
     with pytest.raises(ValueError, match="no_such_option"):
         list(chat_completion_chunks(model, tok, MESSAGES, timeout=60, no_such_option=torch.tensor(1)))
+
+
+# --------------------------------------------------------------------------- tool-call ids the model writes
+
+KIMI = (
+    "{% for m in messages %}{{ '<|im_user|>' + m['role'] + '<|im_middle|>' + m['content'] + '<|im_end|>' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_assistant|>assistant<|im_middle|>' }}{% endif %}"
+)
+KIMI_SPECIALS = [
+    "<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
+    "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>",
+]
+
+
+def kimi_call(call_id: str, city: str) -> str:
+    return f'<|tool_call_begin|>{call_id}<|tool_call_argument_begin|>{{"city": "{city}"}}<|tool_call_end|>'
+
+
+def test_model_call_ids_go_through_the_streamer_into_the_chunks():
+    # Kimi K2 writes each call's id (functions.NAME:IDX) in its open delimiter; the chunks made from the
+    # ResponseStreamer's events keep it, as the text-mode stream does, and a repeated id is replaced
+    from hf_response_templates.library import get_template
+
+    tok = tokenizer(KIMI, get_template("kimi-k2"))
+    tok.add_tokens(KIMI_SPECIALS, special_tokens=True)
+    model = tiny_model(tok)
+    for calls, want in [
+        ([("functions.get_weather:0", "Paris"), ("functions.get_weather:1", "Rome")],
+         ["functions.get_weather:0", "functions.get_weather:1"]),
+        ([("functions.get_weather:0", "Paris"), ("functions.get_weather:0", "Rome")],
+         ["functions.get_weather:0", None]),
+    ]:
+        text = "<|tool_calls_section_begin|>" + "".join(kimi_call(*c) for c in calls) + "<|tool_calls_section_end|>"
+        kwargs, script = scripted(tok, text + "<|im_end|>")
+        chunks = list(chat_completion_chunks(model, tok, MESSAGES, tools=TOOLS, id_seed=0, **kwargs))
+        got = accumulate_deltas(deltas(chunks))
+        ids = [c["id"] for c in got["tool_calls"]]
+        assert [json.loads(c["function"]["arguments"])["city"] for c in got["tool_calls"]] == ["Paris", "Rome"]
+        assert ids[0] == want[0]
+        assert ids[1] == want[1] if want[1] is not None else ids[1].startswith("call_")
+        assert len(set(ids)) == 2
+        reference = text_mode_reference(tok, get_template("kimi-k2"), text + "<|im_end|>", None)
+        assert got == accumulate_deltas(deltas(reference))
+        assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"

@@ -125,6 +125,25 @@ def test_response_streamer_in_the_same_thread_buffers_events(tok):
     assert list(streamer) == []  # exhausted
 
 
+def test_response_streamer_trace_adds_the_delimiter_events_and_changes_nothing_else(tok):
+    # trace=True (what DeltaStream.for_events needs to keep a model's own tool-call ids): the parser's
+    # `delimiter` and `text_dropped` events are added; the other events and the message are the same
+    plain, traced = ResponseStreamer(tok), ResponseStreamer(tok, trace=True)
+    for streamer in (plain, traced):
+        scripted_generate(tiny_model(tok), tok, [PROMPT], [TOOL_RESPONSE], streamer=streamer)
+    plain_events, traced_events = list(plain), list(traced)
+    assert not any(e["type"] in ("delimiter", "text_dropped") for e in plain_events)
+    delimiters = [(e["field"], e["kind"], e["text"]) for e in traced_events if e["type"] == "delimiter"]
+    assert delimiters == [
+        ("reasoning_content", "open", "<think>"), ("reasoning_content", "close", "</think>"),
+        ("tool_calls", "open", "<tool_call>"), ("tool_calls", "close", "</tool_call>"),
+        ("content", "close", "<|im_end|>"),
+    ]
+    others = [e for e in traced_events if e["type"] not in ("delimiter", "text_dropped")]
+    assert summarize(others) == summarize(plain_events)
+    assert traced.message == plain.message == TOOL_MESSAGE
+
+
 def test_response_streamer_keeps_sentencepiece_leading_space():
     tok = metaspace_tokenizer()
     tok.response_template = verbatim_template()

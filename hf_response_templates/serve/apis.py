@@ -78,13 +78,21 @@ def chat_completions_stream(
 def chat_completions_response(
     worker: ModelWorker, prepared: Prepared, options: ApiOptions, cancel: threading.Event
 ) -> dict[str, Any]:
-    """The ``chat.completion`` body (``n`` choices, usage)."""
+    """The ``chat.completion`` body (``n`` choices, usage). The events also go through a `DeltaStream`, whose
+    tool-call ids (the model's own where the format writes them) the response takes, as the stream would."""
     response: dict[str, Any] | None = None
     completion_tokens = 0
     for index in range(options.n):
-        outcome = _run(worker, prepared, cancel, lambda events: None)
+        stream = DeltaStream.for_events(worker.template, tools=prepared.request.tools)
+        outcome = _run(worker, prepared, cancel, stream.feed_events)
+        stream.finish(outcome.finish_reason, events=outcome.final_events)
         completion_tokens += outcome.completion_tokens
-        one = chat_completion(outcome.message, model=options.model, finish_reason=outcome.finish_reason)
+        one = chat_completion(
+            outcome.message,
+            model=options.model,
+            finish_reason=outcome.finish_reason,
+            tool_call_ids=stream.tool_call_ids,
+        )
         if response is None:
             response = one
         else:

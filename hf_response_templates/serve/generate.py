@@ -148,8 +148,9 @@ class ModelWorker:
         the generation at its next token.
         """
         request = prepared.request
+        # trace=True: the delimiter events carry the call ids a model writes (Mistral [CALL_ID], Kimi K2)
         streamer = ResponseStreamer(
-            self.tokenizer, tools=request.tools, response_template=self.template, strict=False
+            self.tokenizer, tools=request.tools, response_template=self.template, strict=False, trace=True
         )
         kwargs = self._generate_arguments(prepared, cancel)
         result: dict[str, Any] = {}
