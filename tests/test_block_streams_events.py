@@ -1,8 +1,10 @@
 """`MessagesStream.for_events` / `ResponsesStream.for_events` (what `serve` feeds from a `ResponseStreamer`)
 give the same API events as the text-fed streams, over every shipped template's raw outputs, whole and cut
 inside a tool call at the token limit (the parser's closing events held back and given to ``finish``). The
-differences `DeltaStream` documents for events are the ones allowed: model-written ids, and, at the token
-limit, a conservative ``length`` flag on a call that closed right where generation stopped."""
+producer traces delimiters (``ResponseStreamer(trace=True)``, as `serve` runs it), so ids are the same too,
+the model-written ones included (a producer that does not trace gives generated ids). The difference
+`DeltaStream` documents for events is the one allowed: at the token limit, a conservative ``length`` flag on
+a call that closed right where generation stopped."""
 
 from __future__ import annotations
 
@@ -18,17 +20,13 @@ from hf_response_templates.library import get_template
 from hf_response_templates.responses import ResponsesStream
 
 
-def _no_ids(value: Any) -> Any:
-    """Ids aside (a text-fed stream keeps the ids a model writes: it traces delimiters; events do not), and
-    the wording of tool-call errors (events cannot tell "inside the call" from "right after it" at the token
-    limit; the type and ``in_message`` are the same)."""
+def _no_wording(value: Any) -> Any:
+    """The wording of tool-call errors aside (events cannot tell "inside the call" from "right after it" at
+    the token limit; the type and ``in_message`` are the same)."""
     if isinstance(value, dict):
-        return {
-            k: "" if k.endswith("id") or (k == "message" and isinstance(v, str)) else _no_ids(v)
-            for k, v in value.items()
-        }
+        return {k: "" if k == "message" and isinstance(v, str) else _no_wording(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_no_ids(v) for v in value]
+        return [_no_wording(v) for v in value]
     return value
 
 
@@ -53,7 +51,7 @@ def _by_text(cls: type, template: dict, prefix: str, text: str, finish: tuple, *
 
 
 def _by_events(cls: type, template: dict, prefix: str, text: str, finish: tuple, **kwargs: Any) -> list[dict]:
-    parser = ResponseParser(template, prefix, tools=TOOLS)  # what a ResponseStreamer runs
+    parser = ResponseParser(template, prefix, tools=TOOLS, trace=True)  # what serve's ResponseStreamer runs
     stream = cls.for_events(template, tools=TOOLS, id_seed=0, **kwargs)
     out = stream.feed_events(parser.initial_events)
     for piece in _pieces(text):
@@ -69,14 +67,14 @@ def test_events_fed_streams_equal_text_fed_streams(cls: type, n: int) -> None:
     template = get_template(name)
     kwargs = {"message_id": "msg", "model": "m"} if cls is MessagesStream else {"response_id": "r", "created_at": 0}
     done = (None,)
-    assert _no_ids(_by_events(cls, template, prefix, text, done, **kwargs)) == _no_ids(
+    assert _no_wording(_by_events(cls, template, prefix, text, done, **kwargs)) == _no_wording(
         _by_text(cls, template, prefix, text, done, **kwargs)
     )
     cut = text[: max(1, text.find("{") + 4)] if "{" in text else text[: len(text) // 2]
     limit = ("max_tokens",) if cls is MessagesStream else ("length",)
     by_events, event_errors = _split_errors(_by_events(cls, template, prefix, cut, limit, **kwargs))
     by_text, text_errors = _split_errors(_by_text(cls, template, prefix, cut, limit, **kwargs))
-    assert _no_ids(by_events) == _no_ids(by_text)
+    assert _no_wording(by_events) == _no_wording(by_text)
     # At the token limit, events cannot tell whether the region went on after a call that closed right there:
     # the events-fed stream flags such a call ("length", still in the message); it never misses a flag.
     assert set(text_errors) <= set(event_errors)

@@ -194,6 +194,80 @@ def test_a_repeated_model_id_is_replaced_to_keep_ids_unique() -> None:
     assert ids[0] == "a1B2c3D4e" and ids[1].startswith("call_")
 
 
+KIMI_PREFIX = "<|im_user|>user<|im_middle|>Hi<|im_end|><|im_assistant|>assistant<|im_middle|>"
+
+
+def _kimi(*ids: str) -> str:
+    calls = "".join(
+        f'<|tool_call_begin|>{i}<|tool_call_argument_begin|>{{"city": "C{n}"}}<|tool_call_end|>'
+        for n, i in enumerate(ids)
+    )
+    return f"<|tool_calls_section_begin|>{calls}<|tool_calls_section_end|><|im_end|>"
+
+
+def _events_ids(name: str, prefix: str, text: str, step: int, trace: bool, mode: str) -> tuple[list, list]:
+    """Tool-call ids of a `for_events` stream fed by a parser (``trace`` as a ResponseStreamer's), and its
+    `tool_call_ids` (the calls of the message, for `chat_completion`)."""
+    parser = ResponseParser(get_template(name), prefix, tools=TOOLS, trace=trace)
+    ds = DeltaStream.for_events(get_template(name), tools=TOOLS, id_seed=0, tool_call_streaming=mode)
+    deltas = ds.feed_events(parser.initial_events)
+    for i in range(0, len(text), step):
+        deltas += ds.feed_events(parser.feed(text[i : i + step]))
+    deltas += ds.finish(events=parser.finalize()[1])
+    assert ds.warnings == []
+    return [c["id"] for c in accumulate_deltas(deltas)["tool_calls"]], ds.tool_call_ids
+
+
+@pytest.mark.parametrize("mode", ["incremental", "validated"])
+def test_model_call_ids_in_events_mode_need_a_tracing_producer(mode: str) -> None:
+    mistral = '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}</s>'
+    repeated = (
+        '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}'
+        '[TOOL_CALLS]search[CALL_ID]a1B2c3D4e[ARGS]{"query": "q"}</s>'
+    )
+    for name, prefix, text, want in (
+        ("kimi-k2", KIMI_PREFIX, _kimi("functions.get_weather:0", "functions.get_weather:1"),
+         ["functions.get_weather:0", "functions.get_weather:1"]),
+        ("kimi-k2", KIMI_PREFIX, _kimi("functions.get_weather:0", "functions.get_weather:0"),
+         ["functions.get_weather:0", None]),
+        ("mistral-small-3.2", "[INST]Hi[/INST]", mistral, ["a1B2c3D4e"]),
+        ("mistral-small-3.2", "[INST]Hi[/INST]", repeated, ["a1B2c3D4e", None]),
+    ):
+        for step in (1, 7, len(text)):
+            ids, message_ids = _events_ids(name, prefix, text, step, True, mode)
+            assert [i if w is not None else None for i, w in zip(ids, want, strict=True)] == want
+            assert all(i.startswith("call_") for i, w in zip(ids, want, strict=True) if w is None)
+            assert message_ids == ids
+        untraced, _ = _events_ids(name, prefix, text, 1, False, mode)
+        assert all(i.startswith("call_") for i in untraced)
+
+
+def test_tool_call_ids_leave_out_the_calls_the_message_does_not_hold() -> None:
+    # a malformed first call is streamed (incremental) and flagged; the message holds the second only
+    text = (
+        '[TOOL_CALLS]get_weather[CALL_ID]bad000001[ARGS]{"city": oops}'
+        '[TOOL_CALLS]search[CALL_ID]good00002[ARGS]{"query": "q"}</s>'
+    )
+    message = parse_response(text, get_template("mistral-small-3.2"), prefix="[INST]Hi[/INST]", strict=False)
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["search"]
+    ids, message_ids = _events_ids("mistral-small-3.2", "[INST]Hi[/INST]", text, 1, True, "incremental")
+    assert ids == ["bad000001", "good00002"] and message_ids == ["good00002"]
+    response = chat_completion(message, tool_call_ids=message_ids)
+    assert [c["id"] for c in response["choices"][0]["message"]["tool_calls"]] == ["good00002"]
+
+
+def test_chat_completion_takes_tool_call_ids_and_keeps_ids_unique() -> None:
+    text = _kimi("functions.get_weather:0", "functions.get_weather:0")
+    message = parse_response(text, get_template("kimi-k2-thinking"), prefix=KIMI_PREFIX)
+    assert [c["id"] for c in message["tool_calls"]] == ["functions.get_weather:0"] * 2  # the model repeated it
+    ids = [c["id"] for c in chat_completion(message, id_seed=0)["choices"][0]["message"]["tool_calls"]]
+    assert ids[0] == "functions.get_weather:0" and ids[1].startswith("call_")
+    given = chat_completion(message, tool_call_ids=["a", "b"])["choices"][0]["message"]["tool_calls"]
+    assert [c["id"] for c in given] == ["a", "b"]
+    short = chat_completion(message, tool_call_ids=["functions.get_weather:0"])["choices"][0]["message"]
+    assert short["tool_calls"][0]["id"] == "functions.get_weather:0" and short["tool_calls"][1]["id"].startswith("call_")
+
+
 # --------------------------------------------------------------------------- coalescing, usage, choices
 
 

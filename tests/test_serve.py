@@ -12,6 +12,7 @@ limit inside a tool call, and a client that disconnects mid-stream does not hang
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -96,13 +97,13 @@ class Script:
 
 
 class Served:
-    def __init__(self, base_url: str, script: Script, tokenizer: Any) -> None:
-        self.base_url, self.script, self.tokenizer = base_url, script, tokenizer
+    def __init__(self, base_url: str, script: Script, tokenizer: Any, template: str = "qwen3") -> None:
+        self.base_url, self.script, self.tokenizer, self.template = base_url, script, tokenizer, template
         self.port = int(base_url.rsplit(":", 1)[1])
 
     def expected(self, tools: Any = TOOLS) -> dict:
         prompt = self.tokenizer.apply_chat_template(MESSAGES, tools=tools, add_generation_prompt=True, tokenize=False)
-        return parse_response(self.script.text, get_template("qwen3"), prefix=prompt, tools=tools, strict=False)
+        return parse_response(self.script.text, get_template(self.template), prefix=prompt, tools=tools, strict=False)
 
     def openai(self) -> Any:
         return openai.OpenAI(base_url=self.base_url + "/v1", api_key="unused", max_retries=0, timeout=30)
@@ -111,18 +112,22 @@ class Served:
         return anthropic.Anthropic(base_url=self.base_url, api_key="unused", max_retries=0, timeout=30)
 
 
-def _save_tiny_model(folder: Any) -> None:
-    tok = byte_level_tokenizer()
-    tok.chat_template = chat_template("Qwen-Qwen3-0.6B.jinja")
-    tok.response_template = get_template("qwen3")
-    tok.save_pretrained(folder)
+def _tiny_llama(tok: Any) -> Any:
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
         num_key_value_heads=1, max_position_embeddings=1024, tie_word_embeddings=True,
         pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=None,
     )
-    LlamaForCausalLM(config).save_pretrained(folder)
+    return LlamaForCausalLM(config)
+
+
+def _save_tiny_model(folder: Any) -> None:
+    tok = byte_level_tokenizer()
+    tok.chat_template = chat_template("Qwen-Qwen3-0.6B.jinja")
+    tok.response_template = get_template("qwen3")
+    tok.save_pretrained(folder)
+    _tiny_llama(tok).save_pretrained(folder)
 
 
 @pytest.fixture(scope="module")
@@ -160,15 +165,11 @@ def command(folder: Path) -> Iterator[tuple[subprocess.Popen, int]]:
             process.wait(timeout=10)
 
 
-@pytest.fixture(scope="module")
-def served(folder: Path, command: Any) -> Iterator[Served]:
+@contextlib.contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    """``app`` on uvicorn on 127.0.0.1 (a free port) in a thread; yields its base URL; always shut down."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a tiny model: threads only add overhead (8x on a loaded 2-core machine)
-    tokenizer = load_tokenizer(folder)  # what `serve` does: the saved response_template comes back
-    assert tokenizer.response_template == get_template("qwen3")
-    model = load_model(folder, dtype="float32")
-    script = Script(tokenizer)
-    app = create_app(model, tokenizer, model_name="tiny", max_new_tokens=1000, logits_processor=script)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -180,13 +181,24 @@ def served(folder: Path, command: Any) -> Iterator[Served]:
         while not server.started:
             assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
             time.sleep(0.02)
-        yield Served(f"http://127.0.0.1:{port}", script, tokenizer)
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
         torch.set_num_threads(threads)
         assert not thread.is_alive(), "the server did not shut down"
+
+
+@pytest.fixture(scope="module")
+def served(folder: Path, command: Any) -> Iterator[Served]:
+    tokenizer = load_tokenizer(folder)  # what `serve` does: the saved response_template comes back
+    assert tokenizer.response_template == get_template("qwen3")
+    model = load_model(folder, dtype="float32")
+    script = Script(tokenizer)
+    app = create_app(model, tokenizer, model_name="tiny", max_new_tokens=1000, logits_processor=script)
+    with _serving(app) as base_url:
+        yield Served(base_url, script, tokenizer)
 
 
 @pytest.fixture(autouse=True)
@@ -313,6 +325,98 @@ def test_anthropic_messages_streamed_and_plain_rebuild_the_parsed_message(served
         assert msg.content[1].text == want["content"]
         assert [(msg.content[2].name, msg.content[2].input)] == _calls(want)
         assert msg.stop_reason == "tool_use" and msg.usage.input_tokens > 50
+
+
+# ---------------------------------------------------------------------------- tool-call ids the model writes
+
+MISTRAL_SPECIALS = [
+    "[TOOL_CALLS]", "[CALL_ID]", "[ARGS]", "[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]",
+]
+MISTRAL_ANSWER = 'Let me check.[TOOL_CALLS]get_weather[CALL_ID]abc123XYZ[ARGS]{"city": "Paris", "days": 3}</s>'
+#: the model writes one id twice: the second call gets a generated one (ids are unique per response)
+MISTRAL_REPEATED = (
+    '[TOOL_CALLS]get_weather[CALL_ID]abc123XYZ[ARGS]{"city": "Paris"}'
+    '[TOOL_CALLS]get_weather[CALL_ID]abc123XYZ[ARGS]{"city": "Rome"}</s>'
+)
+
+
+@pytest.fixture(scope="module")
+def mistral() -> Iterator[Served]:
+    """A tiny model with Mistral Small 3.2's chat template and tokens, which writes ``[CALL_ID]`` ids."""
+    tok = byte_level_tokenizer(eos_token="</s>")
+    tok.add_tokens(MISTRAL_SPECIALS, special_tokens=True)
+    tok.chat_template = chat_template("Mistral-Small-3.2-24B-Instruct-2506.jinja")
+    tok.response_template = get_template("mistral-small-3.2")
+    script = Script(tok)
+    app = create_app(_tiny_llama(tok).eval(), tok, model_name="tiny", max_new_tokens=200, logits_processor=script)
+    with _serving(app) as base_url:
+        yield Served(base_url, script, tok, "mistral-small-3.2")
+
+
+def _mistral_ids(mistral: Served, text: str) -> dict[str, list[str]]:
+    """The tool-call ids each official client gets from the served Mistral model for ``text``, per API."""
+    mistral.script.text = text
+    want = mistral.expected()
+    oa, an = mistral.openai(), mistral.anthropic()
+    ids: dict[str, list[str]] = {}
+    with oa.chat.completions.stream(model="tiny", messages=MESSAGES, tools=TOOLS) as stream:
+        for _ in stream:
+            pass
+        msg = stream.get_final_completion().choices[0].message
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in msg.tool_calls] == _calls(want)
+    ids["chat streamed"] = [c.id for c in msg.tool_calls]
+    msg = oa.chat.completions.create(model="tiny", messages=MESSAGES, tools=TOOLS).choices[0].message
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in msg.tool_calls] == _calls(want)
+    ids["chat plain"] = [c.id for c in msg.tool_calls]
+    for kind in ("streamed", "plain"):
+        if kind == "streamed":
+            with oa.responses.stream(model="tiny", input=MESSAGES[0]["content"], tools=RESPONSES_TOOLS) as s:
+                for _ in s:
+                    pass
+                response = s.get_final_response()
+        else:
+            response = oa.responses.create(model="tiny", input=MESSAGES[0]["content"], tools=RESPONSES_TOOLS)
+        calls = [item for item in response.output if item.type == "function_call"]
+        assert [(c.name, json.loads(c.arguments)) for c in calls] == _calls(want)
+        ids["responses " + kind] = [c.call_id for c in calls]
+        kwargs = dict(model="tiny", max_tokens=200, messages=MESSAGES, tools=ANTHROPIC_TOOLS)
+        if kind == "streamed":
+            with an.messages.stream(**kwargs) as stream:
+                for _ in stream:
+                    pass
+                message = stream.get_final_message()
+        else:
+            message = an.messages.create(**kwargs)
+        blocks = [b for b in message.content if b.type == "tool_use"]
+        assert [(b.name, b.input) for b in blocks] == _calls(want)
+        ids["messages " + kind] = [b.id for b in blocks]
+    return ids
+
+
+def test_the_models_own_tool_call_ids_reach_every_client(mistral: Served) -> None:
+    # Mistral writes [CALL_ID]abc123XYZ: Chat Completions (streamed and not), Responses' call_id and
+    # Anthropic's tool_use.id all carry it
+    ids = _mistral_ids(mistral, MISTRAL_ANSWER)
+    assert mistral.expected()["content"] == "Let me check."
+    assert ids == {key: ["abc123XYZ"] for key in ids} and len(ids) == 6
+
+
+def test_a_tool_call_id_the_model_repeats_is_replaced(mistral: Served) -> None:
+    for api, got in _mistral_ids(mistral, MISTRAL_REPEATED).items():
+        assert got[0] == "abc123XYZ" and got[1] != "abc123XYZ" and len(got) == 2, api
+        assert got[1].startswith("toolu_" if api.startswith("messages") else "call_"), api
+
+
+def test_formats_without_ids_get_generated_ones(served: Served) -> None:
+    oa, an = served.openai(), served.anthropic()
+    plain = oa.chat.completions.create(model="tiny", messages=MESSAGES, tools=TOOLS).choices[0].message
+    response = oa.responses.create(model="tiny", input=MESSAGES[0]["content"], tools=RESPONSES_TOOLS)
+    message = an.messages.create(model="tiny", max_tokens=200, messages=MESSAGES, tools=ANTHROPIC_TOOLS)
+    ids = [c.id for c in plain.tool_calls] + [i.call_id for i in response.output if i.type == "function_call"]
+    assert len(ids) == 2 and all(i.startswith("call_") and len(i) == 29 for i in ids)
+    uses = [b.id for b in message.content if b.type == "tool_use"]
+    assert len(uses) == 1 and uses[0].startswith("toolu_")
 
 
 def test_a_conversation_with_tool_results_is_rendered(served: Served) -> None:
