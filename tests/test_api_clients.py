@@ -29,6 +29,7 @@ from test_openai_deltas import ALL_RAW  # noqa: E402
 from hf_response_templates import parse_response  # noqa: E402
 from hf_response_templates.anthropic import MessagesStream  # noqa: E402
 from hf_response_templates.anthropic import sse_event as anthropic_sse  # noqa: E402
+from hf_response_templates.delta_state import _MODEL_ID_PATTERNS  # noqa: E402
 from hf_response_templates.library import get_template  # noqa: E402
 from hf_response_templates.openai import SSE_DONE, DeltaStream, chat_completion, sse  # noqa: E402
 from hf_response_templates.responses import ResponsesStream  # noqa: E402
@@ -40,11 +41,14 @@ for _tool in STRICT_TOOLS:
 
 
 class Scenario:
-    """What the server replays for the next request."""
+    """What the server replays for the next request (``options``: more `DeltaStream` options, e.g. coalescing)."""
 
-    def __init__(self, name: str, prefix: str, text: str, pieces: list[str], tools: Any, mode: str | None):
+    def __init__(
+        self, name: str, prefix: str, text: str, pieces: list[str], tools: Any, mode: str | None, **options: Any
+    ):
         self.template = get_template(name)
         self.prefix, self.text, self.pieces, self.tools, self.mode = prefix, text, pieces, tools, mode
+        self.options = options
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -58,7 +62,13 @@ class _Handler(BaseHTTPRequestHandler):
         sc = self.server.scenario  # type: ignore[attr-defined]
         if self.path.endswith("/chat/completions") and not body.get("stream"):
             message = parse_response(sc.text, sc.template, prefix=sc.prefix, tools=sc.tools, strict=False)
-            data = json.dumps(chat_completion(message, model=body["model"], usage=(3, 5))).encode()
+            # the ids a stream over the same text sends (the model's own where the format writes them)
+            ds = DeltaStream(sc.template, prefix=sc.prefix, tools=sc.tools, completion_id="chatcmpl-test", id_seed=0)
+            for piece in sc.pieces:
+                ds.feed(piece)
+            ds.finish()
+            response = chat_completion(message, model=body["model"], usage=(3, 5), tool_call_ids=ds.tool_call_ids)
+            data = json.dumps(response).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -73,7 +83,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _lines(self, body: dict, sc: Scenario) -> Iterator[str]:
-        options = {"tool_call_streaming": sc.mode} if sc.mode else {}
+        options = {"tool_call_streaming": sc.mode, **sc.options} if sc.mode else dict(sc.options)
         if self.path.endswith("/chat/completions"):
             n = body.get("n") or 1
             streams = [
@@ -162,6 +172,21 @@ def _good_calls(calls: list[tuple[str, str, Any]]) -> list[tuple[str, Any]]:
     ]
 
 
+def _check_ids(sc: Scenario, ids: list[str]) -> None:
+    """Unique; each ``call_`` + 24 characters or an id the model wrote: in an open delimiter (Mistral
+    ``[CALL_ID]...``, Kimi K2 ``functions.NAME:IDX``: in the order it wrote them, and used where it wrote
+    them) or read by the template (Kimi K2 Thinking's ``{id}`` capture)."""
+    assert len(set(ids)) == len(ids), ids
+    written = [m.group("id") for p in _MODEL_ID_PATTERNS for m in p.finditer(sc.text)]
+    unique = [i for n, i in enumerate(written) if i not in written[:n]]
+    kept = [i for i in ids if not (i.startswith("call_") and len(i) == 29)]
+    assert all(i in sc.text for i in kept), (ids, written)
+    order = [unique.index(i) for i in kept if i in unique]
+    assert order == sorted(order), (ids, written)
+    if written and ids:
+        assert order, (ids, written)
+
+
 def check_openai_chat(oa: Any, sc: Scenario, want: dict) -> None:
     kwargs = dict(model="m", messages=[{"role": "user", "content": "hi"}])
     if sc.tools:
@@ -179,6 +204,7 @@ def check_openai_chat(oa: Any, sc: Scenario, want: dict) -> None:
         for c in msg.tool_calls or []
     ]
     assert _good_calls(calls) == want["calls"]
+    _check_ids(sc, [c.id for c in msg.tool_calls or []])
     strict_names = {t["function"]["name"] for t in sc.tools or [] if t["function"].get("strict")}
     for c in msg.tool_calls or []:
         if c.function.name in strict_names:  # the SDK parses the calls of the request's strict tools only
@@ -197,10 +223,13 @@ def check_openai_choices_usage_and_plain(oa: Any, sc: Scenario, want: dict) -> N
         if chunk.usage is not None:
             usage = chunk.usage
         for choice in chunk.choices:
-            d = acc.setdefault(choice.index, {"content": "", "reasoning": "", "finish": None})
+            d = acc.setdefault(choice.index, {"content": "", "reasoning": "", "finish": None, "ids": {}})
             d["content"] += choice.delta.content or ""
             d["reasoning"] += (choice.delta.model_extra or {}).get("reasoning_content") or ""
             d["finish"] = choice.finish_reason or d["finish"]
+            for tc in choice.delta.tool_calls or []:
+                if tc.id:
+                    d["ids"][tc.index] = tc.id
     assert sorted(acc) == [0, 1] and usage is not None and usage.total_tokens == 8
     for d in acc.values():
         assert (d["content"] or None) == want["content"] and (d["reasoning"] or None) == want["reasoning"]
@@ -210,6 +239,11 @@ def check_openai_choices_usage_and_plain(oa: Any, sc: Scenario, want: dict) -> N
     pm = plain.choices[0].message
     assert (pm.content or None) == want["content"]
     assert [(c.function.name, json.loads(c.function.arguments)) for c in pm.tool_calls or []] == want["calls"]
+    # the ids of the calls in the message are the stream's (same seed), the model's own included
+    streamed = acc[0]["ids"]
+    kept = [streamed[i] for i in sorted(streamed)]
+    assert [c.id for c in pm.tool_calls or []] == [i for i in kept if i in {c.id for c in pm.tool_calls or []}]
+    _check_ids(sc, [c.id for c in pm.tool_calls or []])
 
 
 def check_anthropic(an: Any, sc: Scenario, want: dict) -> None:
@@ -293,6 +327,24 @@ HERMES_BAD = (
 CASES.append(
     ("hermes-malformed", "qwen3", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", HERMES_BAD)
 )
+# Formats with every call in one JSON list (Granite, Command R7B): the list turns out broken after its first
+# call is complete, so the strict `stream()` helper must never see that call (validated), nor JSONDecodeError
+for _name in ("granite-3.3", "cohere-command-r7b"):
+    _prefix, _text = next((p, t) for n, p, t in ALL_RAW if n == _name and "]" in t)
+    _end = _text.rindex("]")
+    CASES.append((f"{_name}-list-broken-late", _name, _prefix, _text[:_end] + " oops" + _text[_end:]))
+# Formats that write call ids: a malformed first call, then a good one whose id must be kept
+CASES.append((
+    "mistral-malformed-then-good", "mistral-small-3.2", "[INST]Hi[/INST]",
+    '[TOOL_CALLS]get_weather[CALL_ID]bad000001[ARGS]{"city": oops}'
+    '[TOOL_CALLS]search[CALL_ID]good00002[ARGS]{"query": "q"}</s>',
+))
+CASES.append((
+    "kimi-malformed-then-good", "kimi-k2", "<|im_user|>user<|im_middle|>Hi<|im_end|><|im_assistant|>assistant<|im_middle|>",
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+    '{"city": oops}<|tool_call_end|><|tool_call_begin|>functions.search:1<|tool_call_argument_begin|>'
+    '{"query": "q"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
+))
 
 
 @pytest.mark.parametrize("case", [c[0] for c in CASES])
@@ -301,18 +353,79 @@ def test_official_clients_rebuild_the_parsed_message(server: ThreadingHTTPServer
     oa, an = _clients(server)
     for chunking, pieces in _chunkings(text, len(text)).items():
         # strict tools: every API (validated tool calls by default); non-strict: incremental Chat Completions
-        runs = [(STRICT_TOOLS, None, (check_openai_chat, check_anthropic, check_responses))]
-        runs.append((TOOLS, None, (check_openai_chat,)))
+        every = (check_openai_chat, check_anthropic, check_responses)
+        runs: list[tuple[Any, str | None, tuple, dict]] = [(STRICT_TOOLS, None, every, {})]
+        runs.append((TOOLS, None, (check_openai_chat,), {}))
         if chunking == "random":
-            runs.append((TOOLS, "incremental", (check_anthropic, check_responses)))
-            runs.append((STRICT_TOOLS, None, (check_openai_choices_usage_and_plain,)))
-        for tools, mode, checks in runs:
-            sc = Scenario(name, prefix, text, pieces, tools, mode)
+            runs.append((TOOLS, "incremental", (check_anthropic, check_responses), {}))
+            runs.append((STRICT_TOOLS, None, (check_openai_choices_usage_and_plain,), {}))
+        if chunking == "chars":  # coalescing: one-character pieces released in deltas of >= 16 characters
+            runs.append((TOOLS, "incremental", (check_openai_chat, check_anthropic), {"coalesce_chars": 16}))
+        for tools, mode, checks, options in runs:
+            sc = Scenario(name, prefix, text, pieces, tools, mode, **options)
             server.scenario = sc  # type: ignore[attr-defined]
             want = _expected(sc)
             for check in checks:
                 try:
                     check(an if check is check_anthropic else oa, sc, want)
                 except AssertionError as e:
-                    where = f"{case} {chunking} strict={tools is STRICT_TOOLS} mode={mode} {check.__name__}"
+                    where = f"{case} {chunking} strict={tools is STRICT_TOOLS} mode={mode} {options} {check.__name__}"
                     raise AssertionError(f"{where}: {e}") from e
+
+
+def test_lone_surrogates_reach_the_strict_helper_as_replacement_characters(server: ThreadingHTTPServer) -> None:
+    # a JSON body's "\ud800" decodes to a lone surrogate; sent as is, the SDK's strict helper raises
+    # UnicodeEncodeError inside the user's loop: the stream sends U+FFFD instead, in either mode
+    text = (
+        '<tool_call>\n{"name": "search", "arguments": {"query": "a\\ud800b", "tags": ["\\udfff"]}}\n'
+        "</tool_call><|im_end|>"
+    )
+    prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    oa, an = _clients(server)
+    for mode in (None, "incremental"):
+        for pieces in (list(text), [text]):
+            server.scenario = Scenario("qwen3", prefix, text, pieces, STRICT_TOOLS, mode)  # type: ignore[attr-defined]
+            kwargs = dict(model="m", messages=[{"role": "user", "content": "hi"}], tools=STRICT_TOOLS)
+            with oa.chat.completions.stream(**kwargs) as stream:
+                for _ in stream:
+                    pass
+                [call] = stream.get_final_completion().choices[0].message.tool_calls
+            assert call.function.parsed_arguments == {"query": "a\ufffdb", "tags": ["\ufffd"]}
+            with an.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as s:
+                for _ in s:
+                    pass
+                [block] = [b for b in s.get_final_message().content if b.type == "tool_use"]
+            assert block.input == {"query": "a\ufffdb", "tags": ["\ufffd"]}
+
+
+def test_blocks_keep_the_order_in_which_the_model_interleaves_text_and_calls(server: ThreadingHTTPServer) -> None:
+    # reasoning, text, a call, more text, another call: Anthropic content blocks and Responses output items
+    # come in that order (not grouped by kind), under any chunking and either tool-call mode
+    text = (
+        "<think>\nTwo lookups.\n</think>\n\nFirst the weather.\n"
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
+        "Then the search.\n"
+        '<tool_call>\n{"name": "search", "arguments": {"query": "Louvre"}}\n</tool_call><|im_end|>'
+    )
+    prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    oa, an = _clients(server)
+    for mode in (None, "incremental"):
+        for pieces in _chunkings(text, 3).values():
+            server.scenario = Scenario("qwen3", prefix, text, pieces, TOOLS, mode)  # type: ignore[attr-defined]
+            want = _expected(server.scenario)  # type: ignore[attr-defined]
+            with an.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as s:
+                for _ in s:
+                    pass
+                msg = s.get_final_message()
+            assert [b.type for b in msg.content] == ["thinking", "text", "tool_use", "text", "tool_use"]
+            assert [b.text.strip() for b in msg.content if b.type == "text"] == ["First the weather.", "Then the search."]
+            assert [(b.name, b.input) for b in msg.content if b.type == "tool_use"] == want["calls"]
+            with oa.responses.stream(model="m", input="hi") as rs:
+                for _ in rs:
+                    pass
+                response = rs.get_final_response()
+            kinds = [item.type for item in response.output]
+            assert kinds == ["reasoning", "message", "function_call", "message", "function_call"]
+            assert [(i.name, json.loads(i.arguments)) for i in response.output if i.type == "function_call"] == want[
+                "calls"
+            ]

@@ -1,13 +1,16 @@
 """`hf-response-templates serve`: the ASGI server on uvicorn, a tiny local model, the official clients.
 
-A random 1-layer Llama and a byte-level BPE tokenizer (built here, nothing downloaded) are saved with
+A 1-layer Llama and a byte-level BPE tokenizer (built here, nothing downloaded) are saved with
 `save_pretrained` together with Qwen3's chat template and the shipped ``qwen3`` response template, loaded back
 the way the command loads a folder, and served on 127.0.0.1 (a free port, uvicorn in a thread, bounded waits,
 always shut down). A logits processor (the app factory's test hook) forces the model to write a known answer
 with reasoning, text and a tool call; the official `openai` client (Chat Completions streamed and not, ``n``
 and usage, Responses streamed and not) and `anthropic` client (Messages streamed and not) must each rebuild
-the message `parse_response` gives for that text. Also: 400s that name the field, ``/v1/models``, the token
-limit inside a tool call, and a client that disconnects mid-stream does not hang the worker.
+the message `parse_response` gives for that text. The saved weights themselves write a tool call (a bigram
+model), which the ``serve`` command, run as a user runs it, must answer with. A second tiny model with Mistral
+Small 3.2's chat template writes ``[CALL_ID]`` ids, which every client must get. Also: 400s that name the
+field, ``/v1/models``, the token limit inside a tool call, and a client that disconnects mid-stream does not
+hang the worker.
 """
 
 from __future__ import annotations
@@ -112,22 +115,48 @@ class Served:
         return anthropic.Anthropic(base_url=self.base_url, api_key="unused", max_retries=0, timeout=30)
 
 
-def _tiny_llama(tok: Any) -> Any:
+def _tiny_llama(tok: Any, tied: bool = True) -> Any:
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-        num_key_value_heads=1, max_position_embeddings=1024, tie_word_embeddings=True,
+        num_key_value_heads=1, max_position_embeddings=1024, tie_word_embeddings=tied,
         pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=None,
     )
     return LlamaForCausalLM(config)
 
 
+#: What the saved model writes, as one added token, when the command serves it (no logits processor there)
+COMMAND_CALL = '{"name": "get_weather", "arguments": {"city": "Rome"}}'
+
+
+def _write_by_bigrams(model: Any, chain: list[int]) -> None:
+    """Make greedy decoding follow ``chain``: the layer adds nothing to the residual stream (its output
+    projections are zero), so the logits depend on the current token only, and token ``chain[k]`` is
+    embedded as the k-th unit vector, which the output head maps to ``chain[k + 1]``."""
+    assert len(set(chain[:-1])) == len(chain) - 1 <= model.config.hidden_size, chain
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+        model.model.embed_tokens.weight.zero_()
+        model.lm_head.weight.zero_()
+        for k, (token, following) in enumerate(zip(chain, chain[1:])):
+            model.model.embed_tokens.weight[token, k] = 1.0
+            model.lm_head.weight[following, k] = 1.0
+
+
 def _save_tiny_model(folder: Any) -> None:
     tok = byte_level_tokenizer()
+    tok.add_tokens([COMMAND_CALL])
     tok.chat_template = chat_template("Qwen-Qwen3-0.6B.jinja")
     tok.response_template = get_template("qwen3")
     tok.save_pretrained(folder)
-    _tiny_llama(tok).save_pretrained(folder)
+    model = _tiny_llama(tok, tied=False)
+    prompt = tok.apply_chat_template(MESSAGES, tools=TOOLS, add_generation_prompt=True, tokenize=True, return_dict=True)
+    answer = tok.encode(f"<tool_call>{COMMAND_CALL}</tool_call>", add_special_tokens=False)
+    assert len(answer) == 3
+    _write_by_bigrams(model, [prompt["input_ids"][-1], *answer, tok.eos_token_id])
+    model.save_pretrained(folder)
 
 
 @pytest.fixture(scope="module")
@@ -539,7 +568,7 @@ def test_a_generation_failing_mid_stream_ends_the_stream_with_an_error(served: S
 
 
 def test_the_command_serves_the_folder(command: tuple[subprocess.Popen, int], folder: Path) -> None:
-    # the README's one command, as a user runs it: the random model answers within --max-new-tokens
+    # the README's one command, as a user runs it: the saved model writes a tool call (`_write_by_bigrams`)
     process, port = command
     deadline = time.monotonic() + 90
     while True:
@@ -559,7 +588,13 @@ def test_the_command_serves_the_folder(command: tuple[subprocess.Popen, int], fo
     assert [m.id for m in client.models.list().data] == [folder.name]
     chunks = list(client.chat.completions.create(model="m", messages=MESSAGES, tools=TOOLS, stream=True))
     assert chunks[0].choices[0].delta.role == "assistant"
-    assert chunks[-1].choices[0].finish_reason in ("length", "stop", "tool_calls")
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+    with client.chat.completions.stream(model="m", messages=MESSAGES, tools=TOOLS) as stream:
+        for _ in stream:
+            pass
+        [call] = stream.get_final_completion().choices[0].message.tool_calls
+    assert (call.function.name, json.loads(call.function.arguments)) == ("get_weather", {"city": "Rome"})
+    assert call.id.startswith("call_")
 
 
 def test_the_command_refuses_a_missing_folder(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
