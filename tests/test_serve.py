@@ -140,7 +140,7 @@ def _write_by_bigrams(model: Any, chain: list[int]) -> None:
             layer.mlp.down_proj.weight.zero_()
         model.model.embed_tokens.weight.zero_()
         model.lm_head.weight.zero_()
-        for k, (token, following) in enumerate(zip(chain, chain[1:])):
+        for k, (token, following) in enumerate(zip(chain[:-1], chain[1:], strict=True)):
             model.model.embed_tokens.weight[token, k] = 1.0
             model.lm_head.weight[following, k] = 1.0
 
