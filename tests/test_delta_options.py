@@ -104,6 +104,20 @@ def test_list_formats_never_finish_call_i_before_the_list_parses_in_validated_mo
         )
         acc = accumulate_deltas(_flat(per_feed))
         assert "tool_calls" not in acc and acc["unparsed"][0]["field"] == "tool_calls"
+    # the same through events (what serve feeds from its ResponseStreamer), one piece at a time
+    for text, calls in ((GRANITE_LIST_BROKEN_LATE, 0), (GRANITE_LIST_BROKEN_LATE.replace(" oops", ""), 2)):
+        parser = ResponseParser(template, GRANITE, tools=TOOLS, trace=True)
+        ds = DeltaStream.for_events(template, tools=STRICT_TOOLS)
+        assert ds.tool_call_streaming == "validated"
+        deltas = ds.feed_events(parser.initial_events)
+        for ch in text:
+            if parser.current_field == "tool_calls":
+                assert not [d for d in deltas if "tool_calls" in d]  # nothing while the list is open
+            deltas += ds.feed_events(parser.feed(ch))
+        deltas += ds.finish(events=parser.finalize()[1])
+        acc = accumulate_deltas(deltas)
+        assert len(acc.get("tool_calls", [])) == calls and all("error" not in c for c in acc.get("tool_calls", []))
+        assert len(ds.tool_call_ids) == calls
     good = GRANITE_LIST_BROKEN_LATE.replace(" oops", "")
     ds, per_feed = _stream(template, GRANITE, good, tool_call_streaming="validated")
     assert not [d for field, deltas in per_feed if field == "tool_calls" for d in deltas]
