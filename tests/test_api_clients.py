@@ -4,8 +4,11 @@ A stdlib HTTP server on 127.0.0.1 (a random free port) replays a fixed generatio
 `DeltaStream` (Chat Completions, streamed or not, ``n`` choices, usage), `MessagesStream` (Anthropic
 Messages) or `ResponsesStream` (OpenAI Responses), cut into the pieces the test chose. Each client's own
 accumulator must rebuild the message `parse_response` gives for the same text: over every shipped template
-with a tool call (and a few without), one-character, random and whole-text chunkings, normal outputs and
-outputs cut inside a tool call, strict and non-strict tools. No model and no network beyond 127.0.0.1.
+with a tool call (and a few without), one-character, random and whole-text chunkings, normal outputs,
+outputs cut inside a tool call and malformed ones (JSON lists broken after a complete call, a bad call before
+a good one), strict and non-strict tools, coalesced deltas; tool-call ids are unique and the model's own
+where it wrote them (streamed and not). Also: lone surrogates through the SDK's strict helper, and the order
+of blocks when text and calls interleave. No model and no network beyond 127.0.0.1.
 """
 
 from __future__ import annotations
