@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_response_templates import ResponseParser, parse_response
+from hf_response_templates import ResponseParser, load_template, parse_response
 from hf_response_templates.delimiters import _literal_leads, _partial_leads
 from hf_response_templates.errors import ResponseParseError
 from hf_response_templates.library import get_template, list_templates
+from hf_response_templates.template import _anchor_texts
 
 BODIES = [
     '{"name": "get_weather", "arguments": {"city": "Paris"}}',
@@ -165,3 +166,29 @@ def test_remove_pattern_without_its_text_leaves_the_text_and_with_it_removes_it(
     tpl = {"start_anchor": "<s>", "fields": {"content": {"content": "text", "content_args": {"remove_pattern": r"<\|channel>(?:thought)?"}}}}
     assert parse_response("a <|chan b", tpl, prefix="") == {"content": "a <|chan b"}
     assert parse_response("a <|channel>thought b", tpl, prefix="") == {"content": "a  b"}
+
+
+ANCHORS = [r"\[/INST\]|\[/TOOL_RESULTS\]", r"<a>|<a>b", r"<｜Assistant｜>(?:</think>)?|<x>", "aa|b", "ab|ba", r"<x>\s*"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(ANCHORS),
+       st.lists(st.sampled_from([*"ab<>x[]/INST|", "[/INST]", "<a>b", "<｜Assistant｜>", "</think>"]), max_size=12))
+def test_a_start_anchor_of_fixed_texts_is_cut_where_its_last_match_ends(source, parts):
+    # `cut_prefix` finds the last match of an alternation of non-overlapping fixed texts with `str.rfind`;
+    # it must cut where the last of the pattern's own matches (left to right) ends
+    import regex
+
+    prefix = "".join(parts)
+    tpl = load_template({"start_anchor_pattern": source, "fields": {"content": {}}})
+    last = None
+    for m in regex.finditer(source, prefix, flags=regex.DOTALL):
+        last = m
+    assert tpl.cut_prefix(prefix) == (prefix if last is None else prefix[last.end():])
+
+
+def test_only_alternations_of_fixed_texts_that_cannot_overlap_are_cut_by_rfind():
+    assert _anchor_texts(r"\[/INST\]|\[/TOOL_RESULTS\]") == ("[/INST]", "[/TOOL_RESULTS]")
+    assert _anchor_texts(r"<｜Assistant｜>(?:</think>)?") == ("<｜Assistant｜>", "<｜Assistant｜></think>")
+    for source in ("aa|b", "ab|ba", r"<x>\s*", "^abc", "a(?=b)", "abc|", "(?i)abc", r"<x>[^<]*</x>"):
+        assert _anchor_texts(source) is None, source
