@@ -452,6 +452,11 @@ class Watch:
         window is searched about once per finder. Earliest, then longest."""
         finders = self.lit_finders
         nxt = memo.get(self)
+        if len(finders) == 1:  # (the usual case: one literal, or literals sharing their first character)
+            if nxt is None or (nxt[0] is not None and nxt[0][0] < pos):
+                nxt = memo[self] = (_next_of(finders[0], window, pos),)
+            hit = nxt[0]
+            return None if hit is None else (hit[0], hit[0] + len(hit[1]), self.lit_lookup[hit[1]])
         if nxt is None:
             nxt = memo[self] = [_next_of(f, window, pos) for f in finders]
         best = None
