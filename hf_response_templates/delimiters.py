@@ -415,7 +415,7 @@ class Watch:
                 found = seen[1]
             else:
                 lead = leads.get(d)
-                if lead.__class__ is tuple:  # several fixed texts: one C-level search for any of them
+                if lead.__class__ is tuple:  # several fixed texts: a C-level search per first character (`_finders`)
                     found = _search_leads(d, window, pos + 1, self.lead_finders[d], timeout)
                 elif lead is not None:
                     # Every match starts with `lead`: try only where `str.find` sees it. Written here, not

@@ -509,7 +509,7 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         or any(f.content == "xml-inline" or f.markup is not None for f in fields),
         policy=policy,
         _snapshot=spec,
-        anchor_texts=_anchor_texts(anchor.source) if anchor.literals is None or len(anchor.literals) > 1 else None,
+        anchor_texts=_anchor_texts(anchor.pattern.pattern) if anchor.pattern is not None else None,
     )
 
 
