@@ -324,11 +324,11 @@ class Markup:
     `{"start", "end", "text": "Paris", "sources": "0:[1]"}` is reported.
     """
 
-    __slots__ = ("pattern", "keep", "groups", "first")
+    __slots__ = ("pattern", "keep", "groups", "first", "leads")
 
     def __init__(self, pattern: regex.Pattern):
-        # local: a structural helper shared with the delimiter prefilters
-        from .delimiters import _first_chars
+        # local: structural helpers shared with the delimiter prefilters
+        from .delimiters import _first_chars, _literal_leads
 
         self.pattern = pattern
         self.keep = pattern.groupindex.get("keep")
@@ -337,6 +337,9 @@ class Markup:
         #: the characters a match can start with, as one string (None if unknown): a chunk without any of
         #: them, with nothing held, is clean as it is (no regex search)
         self.first = "".join(sorted(chars)) if chars else None
+        #: fixed texts every match starts with (None if unknown): a text holding none of them has no match, so
+        #: `sub` returns it without a regex search (a timed `regex` search costs ~2 µs even when it finds nothing)
+        self.leads = _literal_leads(pattern.pattern) if isinstance(pattern.pattern, str) else None
 
     def kept(self, m: Any) -> str:
         """What a match leaves in the text."""
@@ -344,6 +347,13 @@ class Markup:
 
     def sub(self, text: str) -> str:
         """`text` with every match replaced by its kept text."""
+        leads = self.leads
+        if leads is not None:
+            for lead in leads:
+                if lead in text:
+                    break
+            else:
+                return text
         timeout = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
         try:
             if self.pattern.search(text, timeout=timeout) is None:  # the common case: no markup at all

@@ -167,6 +167,22 @@ class ResponseParser:
         regex_budget: float | None = None,
         policy: _policy.ParsePolicy | Mapping[str, str] | None = None,
     ):
+        cut = self._setup(template, prefix, tools, trace, regex_timeout, regex_budget, policy)
+        if cut:
+            self._run(cut, self.initial_events, False)
+
+    def _setup(
+        self,
+        template: Mapping[str, Any] | ResponseTemplate,
+        prefix: str | None,
+        tools: Iterable[Any] | None,
+        trace: bool,
+        regex_timeout: float | None,
+        regex_budget: float | None,
+        policy: _policy.ParsePolicy | Mapping[str, str] | None,
+    ) -> str:
+        """Everything `__init__` does but running the cut prefix, which it returns (one-shot parsing runs it
+        with the generation, at the end of the stream: one scan of both instead of two)."""
         tpl = load_template(template)
         pol = None
         if policy is not None or tpl.policy is not None:  # the default policy runs no policy code at all
@@ -246,8 +262,7 @@ class ResponseParser:
         else:
             cut = tpl.cut_prefix(prefix)
         self._gen_start = len(cut)  # stream offsets below this are in the prefix
-        if cut:
-            self._run(cut, self.initial_events, False)
+        return cut
 
     def __reduce__(self) -> tuple:
         # pickle / copy.deepcopy / multiprocessing: the template's source and the state (see _pickling.py)
@@ -949,8 +964,10 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
-    parser = ResponseParser(template, prefix, tools=tools, regex_timeout=regex_timeout, regex_budget=regex_budget,
-                            policy=policy)
+    parser = ResponseParser.__new__(ResponseParser)
+    cut = parser._setup(template, prefix, tools, False, regex_timeout, regex_budget, policy)
+    if cut:
+        text = cut + text  # (the stream: `feed` of the cut prefix then of the text, chunking invariance)
     if text:
         # The whole generation is here, so it is also the end of the stream: no delimiter can be
         # partial, and regex delimiters need no partial matching (which can cost ~0.2 µs per

@@ -129,6 +129,10 @@ class ResponseTemplate:
     has_regex: bool  # some delimiter, the start anchor or a content parser runs a regex (timed by the parser)
     policy: ParsePolicy | None  # the template's "policy" key (None: the neutral defaults; see policy.py)
     _snapshot: dict[str, Any]  # a private deep copy of the dict this was compiled from (see load_template)
+    #: The texts of a start anchor whose every match is one of a few fixed texts that cannot overlap
+    #: (`\[/INST\]|\[/TOOL_RESULTS\]`), or None: `cut_prefix` finds its last match with `str.rfind` (see
+    #: `_anchor_texts`) instead of iterating over every match in the prompt.
+    anchor_texts: tuple[str, ...] | None = None
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -161,6 +165,14 @@ class ResponseTemplate:
             lit = anchor.literals[0]
             i = prefix.rfind(lit)
             return prefix if i < 0 else prefix[i + len(lit) :]
+        texts = self.anchor_texts
+        if texts is not None:
+            i = max([prefix.rfind(t) for t in texts])
+            if i < 0:
+                return prefix
+            # the last match starts at the last text found (no match overlaps another); which of the texts
+            # found there is the match (one may start another) is the pattern's to say
+            return prefix[anchor.fast.match(prefix, i).end() :]
         last = None
         try:
             if len(prefix) <= anchor.untimed_search:  # proven bounded here: no timeout (`regex_safety`)
@@ -187,6 +199,35 @@ class ResponseTemplate:
 
     def __repr__(self) -> str:
         return f"ResponseTemplate(fields={list(self.field_names)}, implicit={getattr(self.implicit_field, 'name', None)!r})"
+
+
+def _anchor_texts(source: str) -> tuple[str, ...] | None:
+    """The fixed texts that are every match of regex `source`, if it is nothing but an alternation of them
+    and no two of them overlap (no text starts inside another, or inside an occurrence of itself):
+    then its matches found left to right are all the occurrences of the texts, so the last one starts
+    where the last of them does. None otherwise, or when the standard library's `re` would read `source`
+    differently (see `delimiters.stdlib_equivalent`)."""
+    from .delimiters import _leads_of, _Unknown, stdlib_equivalent
+    from .regex_safety import strict_parse
+
+    parsed = strict_parse(source)
+    if parsed is None or stdlib_equivalent(source) is None:
+        return None
+    try:
+        found = _leads_of(parsed)
+    except _Unknown:
+        return None
+    if not found or not all(whole for _, whole in found):
+        return None  # some match goes on past fixed text
+    texts = tuple(sorted({t for t, _ in found}))
+    if not all(texts):
+        return None
+    for a in texts:
+        for b in texts:
+            for k in range(1, len(a)):
+                if b.startswith(a[k:]) or a[k:].startswith(b):
+                    return None  # `b` can start inside `a`
+    return texts
 
 
 _cache: OrderedDict[str, ResponseTemplate] = OrderedDict()
@@ -468,6 +509,7 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         or any(f.content == "xml-inline" or f.markup is not None for f in fields),
         policy=policy,
         _snapshot=spec,
+        anchor_texts=_anchor_texts(anchor.pattern.pattern) if anchor.pattern is not None else None,
     )
 
 
