@@ -261,9 +261,22 @@ def test_the_spaced_prefilter_finds_something_in_every_chunk_a_match_starts_in(n
                 starts = any(text.startswith(lit, i) for lit in d.literals)
             else:
                 starts = d.pattern.match(text, i) is not None
-            # a chunk holding the start: the shortest ones (larger chunks with the same end hold them)
+            # a chunk holding the start: the shortest ones (larger chunks with the same end hold them); the
+            # watch's prefilter finds something there, and so does the delimiter's own (`Watch.own_search`)
+            own = watch.own_search.get(d)
             for cut in range(i + 1, len(text) + 1) if starts else ():
                 assert watch.first_search(text[i:cut]) is not None, (d.source, text, i, cut)
+                assert own is None or own(text[i:cut]) is not None, (d.source, text, i, cut)
+
+
+def test_a_scan_for_one_delimiter_skips_the_regex_search_of_another():
+    watch = _watch("llama4-json", "late_idle_watch")  # the JSON open (a regex) and `<|eot|>`, `<|eom|>`
+    (json_open,) = watch.regexes
+    assert json_open in watch.own_search
+    assert watch.own_search[json_open]("a < b") is None and watch.own_search[json_open]("} {") is not None
+    assert watch.first_search("a < b") is not None  # scanned: `<` may start `<|eot|>`
+    assert watch.scan("a < b", 0, False, -1, frozenset(), frozenset(), None) == 5
+    assert watch.scan("a <|eo", 0, False, -1, frozenset(), frozenset(), None) == 2  # the literal is held
 
 
 @pytest.mark.parametrize("name", ["gpt-oss", "llama4-json", "deepseek-r1", "internlm2"])
