@@ -927,19 +927,25 @@ def _run_class(av: Any) -> frozenset[str] | None:
     op, value = body[0]
     if op is C.LITERAL:
         return frozenset(chr(value))
-    if op is not C.IN:
-        return None
+    chars = _small_class(value) if op is C.IN else None
+    return None if chars is None else frozenset(chars)
+
+
+def _small_class(items: Any) -> set[str] | None:
+    """The characters of a parsed `IN` class of literals, narrow ranges and `\\s` (`regex`'s: 25
+    characters), or None (a negated class, `\\w`, `\\d`, `\\S`, a wide range...)."""
+    C = _sre_constants
     chars: set[str] = set()
-    for kind, v in value:
+    for kind, value in items:
         if kind is C.LITERAL:
-            chars.add(chr(v))
-        elif kind is C.RANGE and v[1] - v[0] < _MAX_FIRST_CHARS:
-            chars.update(chr(c) for c in range(v[0], v[1] + 1))
-        elif kind is C.CATEGORY and v is C.CATEGORY_SPACE:
+            chars.add(chr(value))
+        elif kind is C.RANGE and value[1] - value[0] < _MAX_FIRST_CHARS:
+            chars.update(chr(c) for c in range(value[0], value[1] + 1))
+        elif kind is C.CATEGORY and value is C.CATEGORY_SPACE:
             chars |= _SPACE_CHARS
         else:
             return None
-    return frozenset(chars)
+    return chars
 
 
 def _spaced_prefilter(delimiters: Any) -> Any | None:
@@ -1044,16 +1050,9 @@ class _FirstWalk:
         if op is C.LITERAL:
             return {chr(av)}, False
         if op is C.IN:
-            chars: set[str] = set()
-            for kind, value in av:
-                if kind is C.LITERAL:
-                    chars.add(chr(value))
-                elif kind is C.RANGE and value[1] - value[0] < _MAX_FIRST_CHARS:
-                    chars.update(chr(c) for c in range(value[0], value[1] + 1))
-                elif kind is C.CATEGORY and value is C.CATEGORY_SPACE:
-                    chars |= _SPACE_CHARS  # `regex`'s \s: 25 characters
-                else:  # NEGATE, CATEGORY (\w, \d, \S, ...), wide ranges
-                    raise _Unknown
+            chars = _small_class(av)
+            if chars is None:  # NEGATE, CATEGORY (\w, \d, \S, ...), wide ranges
+                raise _Unknown
             return chars, False
         if op is C.SUBPATTERN:
             _group, add_flags, _del_flags, sub = av

@@ -114,12 +114,14 @@ LLAMA3_TEXTS = [
     '[{"name": "f", "arguments": {"a": 1}}]', ' [{"name": "f", "arguments": {}}]', 'x [{"name": "f"}]', "[1, 2]"])])
 @given(data=st.data())
 def test_streamed_equals_one_shot_across_offset_0(name, texts, data):
-    tpl = dict(_shipped())[name]
     text = data.draw(st.sampled_from(texts))
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    _assert_streamed_as_one_shot(dict(_shipped())[name], text, data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
+
+
+def _assert_streamed_as_one_shot(tpl, text, cuts):
     parser = ResponseParser(tpl, "")
     at = 0
-    for c in [*cuts, len(text)]:
+    for c in [*sorted(cuts), len(text)]:
         parser.feed(text[at:c])
         at = c
     assert parser.finalize()[0] == parse_response(text, tpl, prefix="", strict=False)
@@ -282,12 +284,5 @@ def test_a_scan_for_one_delimiter_skips_the_regex_search_of_another():
 @pytest.mark.parametrize("name", ["gpt-oss", "llama4-json", "deepseek-r1", "internlm2"])
 @given(data=st.data())
 def test_spaced_templates_stream_as_one_shot(name, data):
-    tpl = dict(_shipped())[name]
     text = "".join(data.draw(st.lists(st.sampled_from(PIECES[name]), max_size=20)))
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
-    parser = ResponseParser(tpl, "")
-    at = 0
-    for c in [*cuts, len(text)]:
-        parser.feed(text[at:c])
-        at = c
-    assert parser.finalize()[0] == parse_response(text, tpl, prefix="", strict=False)
+    _assert_streamed_as_one_shot(dict(_shipped())[name], text, data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
