@@ -229,6 +229,14 @@ def test_watches_with_spaced_delimiters_have_a_prefilter(name, which):
         assert watch.first_search(chunk) is None  # prose chunks are skipped
     for chunk in ("the ", "x\n", "\n\n", " a\t"):
         assert watch.first_search(chunk) is not None  # a space at the end may start a match
+    # at the end of the stream the rest of the text is one long chunk: the alternation would cost more than
+    # the scans it skips there (one-shot parsing keeps its literal leads instead)
+    assert watch.end_search is None
+
+
+def test_other_watches_use_their_prefilter_at_the_end_of_the_stream_too():
+    watch = dict(_shipped())["mistral-small-3.1"].late_idle_watch  # `<` or `[`
+    assert watch.first_search is not None and watch.end_search is watch.first_search
 
 
 def test_gpt_oss_prefilter_skips_a_t_but_not_to_equals():
