@@ -115,7 +115,8 @@ LLAMA3_TEXTS = [
 @given(data=st.data())
 def test_streamed_equals_one_shot_across_offset_0(name, texts, data):
     text = data.draw(st.sampled_from(texts))
-    _assert_streamed_as_one_shot(dict(_shipped())[name], text, data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=6))
+    _assert_streamed_as_one_shot(dict(_shipped())[name], text, cuts)
 
 
 def _assert_streamed_as_one_shot(tpl, text, cuts):
@@ -248,15 +249,18 @@ def test_gpt_oss_prefilter_skips_a_t_but_not_to_equals():
 
 
 PIECES = {
-    "gpt-oss": [" to=functions.f<|channel|>commentary json<|message|>", " ", "\n", "to", "=", "to=", "functions.", "f", "t", "x", "<|channel|>", "commentary", " json",
-                "<|message|>", '{"a": 1}', "<|call|>", "<|start|>assistant", "<|end|>", "<|channel|>final",
-                "<|channel|>analysis", "<|return|>", "<|constrain|>"],
-    "llama4-json": ['} ;\n{"name": ', "}  <|eot|>", " ", "\n", ";", "{", "}", '"name"', ":", '{"name": "f", "parameters": {}}', "x", "<|eot|>",
-                    "<|eom|>", "<|python_start|>", "<|python_end|>", '"parameters": {"a": 1}}'],
-    "deepseek-r1": ["\n```\n<｜tool▁call▁end｜>", " ", "\n", "`", "```", "```json", "x", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>",
-                    "<｜tool▁call▁begin｜>", "function", "<｜tool▁sep｜>", "f", '{"a": 1}', "<｜end▁of▁sentence｜>"],
-    "internlm2": ["}\n }\n<|action_end|>", " ", "\n", "}", "{", "x", "<|action_end|>", '{"name": "f", "parameters": {"a": 1', "<|action_start|>",
-                  "<|plugin|>"],
+    "gpt-oss": [" to=functions.f<|channel|>commentary json<|message|>", " ", "\n", "to", "=", "to=", "functions.",
+                "f", "t", "x", "<|channel|>", "commentary", " json", "<|message|>", '{"a": 1}', "<|call|>",
+                "<|start|>assistant", "<|end|>", "<|channel|>final", "<|channel|>analysis", "<|return|>",
+                "<|constrain|>"],
+    "llama4-json": ['} ;\n{"name": ', "}  <|eot|>", " ", "\n", ";", "{", "}", '"name"', ":",
+                    '{"name": "f", "parameters": {}}', "x", "<|eot|>", "<|eom|>", "<|python_start|>",
+                    "<|python_end|>", '"parameters": {"a": 1}}'],
+    "deepseek-r1": ["\n```\n<｜tool▁call▁end｜>", " ", "\n", "`", "```", "```json", "x", "<｜tool▁call▁end｜>",
+                    "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "function", "<｜tool▁sep｜>", "f", '{"a": 1}',
+                    "<｜end▁of▁sentence｜>"],
+    "internlm2": ["}\n }\n<|action_end|>", " ", "\n", "}", "{", "x", "<|action_end|>",
+                  '{"name": "f", "parameters": {"a": 1', "<|action_start|>", "<|plugin|>"],
 }
 
 
@@ -293,4 +297,5 @@ def test_a_scan_for_one_delimiter_skips_the_regex_search_of_another():
 @given(data=st.data())
 def test_spaced_templates_stream_as_one_shot(name, data):
     text = "".join(data.draw(st.lists(st.sampled_from(PIECES[name]), max_size=20)))
-    _assert_streamed_as_one_shot(dict(_shipped())[name], text, data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
+    _assert_streamed_as_one_shot(dict(_shipped())[name], text, cuts)

@@ -86,11 +86,12 @@ def test_the_rewrite_matches_what_the_old_pattern_did(name, field, key, old, pie
     text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=24)))
     for pos in range(len(text) + 1):
         for partial in (False, True):
-            assert _result(after.search(text, pos, partial=partial)) == _result(before.search(text, pos, partial=partial))
-            assert _result(after.match(text, pos, partial=partial)) == _result(before.match(text, pos, partial=partial))
+            for call in ("search", "match"):
+                got = getattr(after, call)(text, pos, partial=partial)
+                assert _result(got) == _result(getattr(before, call)(text, pos, partial=partial)), (call, partial)
 
 
-#: For each rewrite, a text (and a position) where the old pattern's match attempt is quadratic and finds nothing.
+#: For each rewrite, a text (and a position) where the old pattern's match attempt is quadratic and fails.
 HOSTILE = {
     "deepseek-r1.open_pattern": lambda n: ("<｜tool▁call▁begin｜>function<｜tool▁sep｜>f" + " " * n + "x", 0),
     "glm-4.6.open_pattern": lambda n: ("<tool_call>f" + " " * n + "x<x>", 0),
