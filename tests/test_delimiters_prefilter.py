@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import scaled
 
 from hf_response_templates import ResponseParser, get_template, load_template, parse_response
 from hf_response_templates.delimiters import ANCHOR_ALL, ANCHOR_NONE, ANCHOR_SOME, _spaced_leads, _start_chars
@@ -265,6 +266,7 @@ PIECES = {
 
 
 @pytest.mark.parametrize("name, which", SPACED, ids=SPACED_IDS)
+@settings(max_examples=scaled(40))  # every start and every cut of each text: ~50 ms an example
 @given(data=st.data())
 def test_the_spaced_prefilter_finds_something_in_every_chunk_a_match_starts_in(name, which, data):
     watch = _watch(name, which)
