@@ -197,6 +197,8 @@ class Watch:
         "held_search",
         "late",
         "prefilter",
+        "own_search",
+        "end_search",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -277,15 +279,40 @@ class Watch:
         self.first_char = self.first_search = None
         # With `prefilter=False`, the prefilter is kept here instead (`None`: no character is known to be safe).
         self.held_search = None
-        if not prefilter:
+        if firsts is not None and " " in firsts:
+            # (`\s*<x>`, gpt-oss's `\s*to=`): most chunks hold a space, so a set of first characters would
+            # rarely skip one; a space can only start a match followed by the fixed text after it, or at the
+            # end of the text (`_spaced_prefilter`; `scan_end` still uses the set to try matches at `pos`).
+            # (Not at the end of the stream: there a chunk is the whole rest of the text, which the alternation
+            # costs ~20 ns a character to search, and it rarely skips a scan; `end_search` stays None.)
+            spaced = _spaced_prefilter(delimiters)
+            if not prefilter:
+                self.held_search = spaced
+            else:
+                self.first_search = spaced
+        elif not prefilter:
             if firsts:
                 self.held_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
-        elif firsts is not None and " " in firsts:
-            pass  # (`\s*<x>`): most chunks hold a space, a prefilter would rarely skip one; `scan_end` uses the set
         elif firsts is not None and len(firsts) == 1:
             self.first_char = next(iter(firsts))
         elif firsts:
             self.first_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
+        self.end_search = self.first_search if firsts is None or " " not in firsts else None
+        # Each regex of a watch of several gets a prefilter of its own: a scan made for another delimiter (a
+        # `<` in prose, for Llama 4's `<|eot|>`) then skips this one's `regex` search (1-8 µs with partial
+        # matching) where it cannot start. Not where it may match at offset 0 (`^`), nor without a prefilter.
+        self.own_search: dict[Delimiter, Any] = {}
+        if prefilter and firsts is not None and len(self.delimiters) > 1:
+            for d in self.regexes:
+                f = d.first_chars
+                if not f or (early and d.anchored):
+                    continue
+                if " " in f:
+                    own = _spaced_prefilter([d])
+                else:
+                    own = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(f)) + "]").search
+                if own is not None:
+                    self.own_search[d] = own
 
     def scan(
         self,
@@ -332,7 +359,11 @@ class Watch:
             if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
                 found = seen[1]
             else:
-                found = _search_regex(d, window, pos, False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
+                own = self.own_search.get(d)
+                if own is not None and own(window, pos) is None:
+                    found = None  # no match (nor partial one) of `d` can start in `window[pos:]`
+                else:
+                    found = _search_regex(d, window, pos, False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
                 if memo is not None and d in self.reusable:
                     memo[d] = (pos, found)
             if found is None:
@@ -384,7 +415,7 @@ class Watch:
         if self.first_char is not None:
             if window.find(self.first_char, pos) < 0:
                 return n
-        elif self.first_search is not None and self.first_search(window, pos) is None:
+        elif self.end_search is not None and self.end_search(window, pos) is None:
             return n
         best: tuple | None = None
         if self.lit_find is not None:
@@ -883,6 +914,155 @@ class _Unknown(Exception):
     pass
 
 
+#: `_spaced_leads` keeps fixed texts at most this long (a prefix of a lead is a lead too: coarser, still sound).
+_MAX_SPACED_TEXT = 8
+#: At most this many (run, text) forms for `_spaced_leads` (more: no prefilter).
+_MAX_SPACED_FORMS = 12
+
+Form = tuple  # tuple[frozenset[str] | None, str]: (characters of a leading run, or None; the fixed text after it)
+
+
+@lru_cache(maxsize=1024)
+def _spaced_leads(source: str) -> frozenset[Form] | None:
+    """How every match of regex `source` past stream offset 0 starts, for a prefilter that survives a leading
+    `\\s*` (gpt-oss's `\\s*to=`, Llama 4's `\\s*<\\|eot\\|>`): `(run, text)` forms, each saying "a run of
+    characters of `run` (maybe none; None: no run), then `text`". None if unknown (some match may start with
+    no fixed text after its run, or a construct the walk does not read).
+
+    Read from `regex_safety.tolerant_parse` as `_literal_leads` reads it (literals, groups, alternations,
+    optional parts), plus: a repeat of one small character class (`\\s*`, `[ \\t]+`, `\\s{0,4}`) before any
+    fixed text is the run; lookaheads give the text ahead (`(?=\\s*\\{)` is the form (spaces, "{")); other
+    assertions are read past; an alternative that starts with `^` / `\\A` matches nothing past offset 0.
+
+    Why it is enough: a match starting at `i` in a text either has its fixed text in it (so the text holds
+    that text, or its first character), or runs into the text's end inside the run or the fixed text (so the
+    text ends with a run character, or with a proper prefix of the fixed text). See `_spaced_prefilter`."""
+    parsed = tolerant_parse(source)
+    if parsed is None:
+        return None
+    try:
+        found = _spaced_of(parsed)
+    except _Unknown:
+        return None
+    forms = frozenset((run, text) for run, text, _more in found)
+    if not forms or any(not text for _run, text in forms):
+        return None
+    return forms
+
+
+def _spaced_of(items: Any) -> set[tuple[frozenset[str] | None, str, bool]]:
+    """(run, fixed text, whether more fixed text may follow) for a parsed sequence (`_spaced_leads`)."""
+    C = _sre_constants
+    out: set[tuple[frozenset[str] | None, str, bool]] = {(None, "", True)}
+    for op, av in items:
+        if not any(more for _r, _t, more in out):
+            break
+        run_chars = _run_class(av) if op in _REPEATS else None
+        if op is C.LITERAL:
+            step = {(None, chr(av), True)}
+        elif op is C.SUBPATTERN and not av[1] & _stdre.IGNORECASE:
+            step = _spaced_of(av[3])
+        elif op is C.BRANCH:
+            step = set().union(*(_spaced_of(alt) for alt in av[1]))
+        elif op in _REPEATS and av[0] == 0 and av[1] == 1:
+            step = {(None, "", True)} | _spaced_of(av[2])
+        elif run_chars is not None:
+            step = {(run_chars, "", True)}
+        elif op is C.ASSERT and av[0] >= 0:  # a lookahead: the text ahead starts as its match does
+            step = {(run, text, False) for run, text, _more in _spaced_of(av[1])}
+        elif op is C.AT and av in _START_ANCHORS:
+            step = set()  # past offset 0, nothing matches on this path
+        elif op is C.ASSERT or op is C.ASSERT_NOT or op is C.AT:
+            step = {(None, "", True)}  # a lookbehind, negative lookahead or other anchor: zero width
+        else:
+            step = {(None, "", False)}
+        new = set()
+        for run, text, more in out:
+            if not more:
+                new.add((run, text, False))
+                continue
+            for run2, text2, more2 in step:
+                if text and run2 is not None:  # a run after fixed text: the fixed text ends here
+                    new.add((run, text, False))
+                    continue
+                lead = run if run2 is None else run2 if run is None else run | run2  # (runs in a row: one run)
+                joined = text + text2
+                new.add((lead, joined[:_MAX_SPACED_TEXT], more2 and len(joined) < _MAX_SPACED_TEXT))
+        out = new
+        if len(out) > _MAX_SPACED_FORMS:
+            raise _Unknown
+    return out
+
+
+def _run_class(av: Any) -> frozenset[str] | None:
+    """The characters of a repeat of one small character class (`\\s*`, `[ \\t]+`, `x{0,4}`), or None."""
+    C = _sre_constants
+    body = av[2]
+    if len(body) != 1:
+        return None
+    op, value = body[0]
+    if op is C.LITERAL:
+        return frozenset(chr(value))
+    chars = _small_class(value) if op is C.IN else None
+    return None if chars is None else frozenset(chars)
+
+
+def _small_class(items: Any) -> set[str] | None:
+    """The characters of a parsed `IN` class of literals, narrow ranges and `\\s` (`regex`'s: 25
+    characters), or None (a negated class, `\\w`, `\\d`, `\\S`, a wide range...)."""
+    C = _sre_constants
+    chars: set[str] = set()
+    for kind, value in items:
+        if kind is C.LITERAL:
+            chars.add(chr(value))
+        elif kind is C.RANGE and value[1] - value[0] < _MAX_FIRST_CHARS:
+            chars.update(chr(c) for c in range(value[0], value[1] + 1))
+        elif kind is C.CATEGORY and value is C.CATEGORY_SPACE:
+            chars |= _SPACE_CHARS
+        else:
+            return None
+    return chars
+
+
+def _spaced_prefilter(delimiters: Any) -> Any | None:
+    """A `re` search such that no (partial) match of any of `delimiters` past stream offset 0 can start in a
+    text it finds nothing in (`Watch.first_search` for watches whose delimiters may start with a space), or
+    None when some delimiter's starts are unknown (`_spaced_leads`).
+
+    It looks for: the first character of each fixed text, or the whole text where that character is a letter,
+    digit or space (`to=` for gpt-oss's `\\s*to=`: a `t` is in most prose); and, at the end of the text, a
+    character of a leading run or a proper prefix of such a whole text (`to` may become `to=`)."""
+    chars: set[str] = set()
+    words: set[str] = set()
+    runs: set[str] = set()
+    for d in delimiters:
+        if d.literals is not None:
+            forms: Any = {(None, lit[:_MAX_SPACED_TEXT]) for lit in d.literals}
+        else:
+            forms = _spaced_leads(d.source)
+            if forms is None:
+                return None
+        for run, text in forms:
+            if run is not None:
+                runs |= run
+            if text[0].isalnum() or text[0].isspace():
+                words.add(text)
+            else:
+                chars.add(text[0])
+    # a text that starts with another one is dropped (where it is, or begins to be, so is the shorter one)
+    words = {w for w in words if not any(w != v and w.startswith(v) for v in words)}
+    parts = []
+    if chars:
+        parts.append("[" + "".join(_stdre.escape(c) for c in sorted(chars)) + "]")
+    parts.extend(_stdre.escape(w) for w in sorted(words))
+    ends = sorted({_stdre.escape(w[:i]) for w in words for i in range(1, len(w))})
+    if runs:
+        ends.insert(0, "[" + "".join(_stdre.escape(c) for c in sorted(runs)) + "]")
+    if ends:
+        parts.append("(?:" + "|".join(ends) + ")\\Z")
+    return _stdre.compile("|".join(parts)).search if parts else None
+
+
 #: Zero-width assertions that only look ahead (`$`, `\Z`): they do not need text before the match.
 _FORWARD_ANCHORS = frozenset(
     a for a in (getattr(_sre_constants, n, None) for n in ("AT_END", "AT_END_STRING", "AT_END_LINE")) if a is not None
@@ -946,16 +1126,9 @@ class _FirstWalk:
         if op is C.LITERAL:
             return {chr(av)}, False
         if op is C.IN:
-            chars: set[str] = set()
-            for kind, value in av:
-                if kind is C.LITERAL:
-                    chars.add(chr(value))
-                elif kind is C.RANGE and value[1] - value[0] < _MAX_FIRST_CHARS:
-                    chars.update(chr(c) for c in range(value[0], value[1] + 1))
-                elif kind is C.CATEGORY and value is C.CATEGORY_SPACE:
-                    chars |= _SPACE_CHARS  # `regex`'s \s: 25 characters
-                else:  # NEGATE, CATEGORY (\w, \d, \S, ...), wide ranges
-                    raise _Unknown
+            chars = _small_class(av)
+            if chars is None:  # NEGATE, CATEGORY (\w, \d, \S, ...), wide ranges
+                raise _Unknown
             return chars, False
         if op is C.SUBPATTERN:
             _group, add_flags, _del_flags, sub = av
