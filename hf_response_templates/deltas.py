@@ -278,7 +278,10 @@ class DeltaStream(ToolCallDeltas):
                 if kind == "text":
                     return self._text_chunk(r, ev)
                 if kind == "tool" and r.captures is not None:
-                    return self._partial_chunk(r, ev["text"])
+                    text = ev["text"]
+                    if r.follow is not None and r.partial.hold(text):
+                        return []  # (it cannot complete a member of the arguments: see `JsonPartial.hold`)
+                    return self._partial_chunk(r, text)
         return self._route(events)
 
     def _route(self, events: list) -> list[dict[str, Any]]:
@@ -326,7 +329,31 @@ class DeltaStream(ToolCallDeltas):
                 if r.sink is not None:
                     r.sink.str_idx = len(r.sink.str_chunks)  # (the pieces appended while it sat there were sent)
                     r.sink = None
-                if p.feed(text) is True:
+                res = p.feed(text)
+                call = r.follow
+                if call is not None:  # the partial parser writes the arguments object out (`JsonPartial.follow`)
+                    if res is True:  # (the text went whole into its open string, needing no escaping)
+                        if text.isascii() or _SURROGATE.search(text) is None:
+                            r.sink = call
+                            call.str_chunks = p.open_string(p.following)
+                            parts = call.parts
+                            parts.append(text)
+                            if len(parts) >= _COMPACT_AT:
+                                parts[:] = ["".join(parts)]
+                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                    elif p.following is not None:
+                        if not res:
+                            return out
+                        parts = call.parts
+                        if not res.isascii() or len(parts) >= _COMPACT_AT:
+                            self._send(call, res, out)  # (surrogates, compaction)
+                            return out
+                        parts.append(res)
+                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+                    self._followed(r, text, res, out)
+                    if r.follow is not None:
+                        return out
+                elif res is True:
                     # the text went whole into the open string value and needs no JSON escaping: if that
                     # string is an argument streaming, the text is the fragment
                     call = r.streaming
@@ -620,7 +647,9 @@ class DeltaStream(ToolCallDeltas):
                 if r.sink is not None:
                     r.sink.str_idx = len(r.sink.str_chunks)
                     r.sink = None
-                r.partial.feed(text)
+                res = r.partial.feed(text)
+                if r.follow is not None:
+                    self._followed(r, text, res, out)
             r.dirty = True
             return
         key = r.key
