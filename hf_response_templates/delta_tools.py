@@ -251,7 +251,7 @@ class ToolCallDeltas:
                 r.streaming = call
         if r.streaming is call:
             self._stream_string(call, out)
-        if props is None and not call.stuck:
+        if props is None and r.followable and not call.stuck:
             self._try_follow(r, call, frame, p)
 
     def _try_follow(self, r: _Region, call: _Call, frame: Any, p: Any) -> None:
@@ -259,6 +259,7 @@ class ToolCallDeltas:
         and this stream stands where it does: every member sent whole, or all of the open string sent."""
         follow = getattr(p, "follow", None)
         if follow is None:
+            r.followable = False
             return
         n, keys = call.members, frame.keys
         if call.str_key is None:
@@ -271,10 +272,13 @@ class ToolCallDeltas:
             and p.open_string(frame) is call.str_chunks
         ):
             return
-        if follow(frame):
+        done = follow(frame)
+        if done:
             r.follow = call
             call.str_key = None
             r.streaming = None
+        elif done is None:
+            r.followable = False
 
     def _followed(self, r: _Region, text: str, res: Any, out: list[dict]) -> None:
         """After a `feed` of the partial parser while it writes the arguments out: send what it wrote; once it

@@ -20,7 +20,8 @@ One interface for every content format that streams tool-call arguments (``json`
   characters of an open string (or whitespace) arrive.
 * ``broken``: the text can no longer be a prefix of a valid body (nothing more becomes stable).
 * ``snapshot()``: a copy of the partial value, open strings included (for display).
-* ``follow(frame)`` (optional; ``json`` has it): write the members of the open object ``frame`` out as
+* ``follow(frame)`` (optional; ``json`` has it; None: never for this parser): write the members of the open
+  object ``frame`` out as
   ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from where the reader
   stands. While `following` is that frame, ``feed`` returns the text those members add (a ``str``, possibly
   empty, or True as above: then ``text`` itself); once `following` is None again (the object closed, or text
@@ -236,15 +237,16 @@ class JsonPartial:
                 node.append(text)
         return value
 
-    def follow(self, frame: Frame) -> bool:
+    def follow(self, frame: Frame) -> bool | None:
         """Write out the members of the open object `frame` from now on (see the module docs); False if the
         reader does not stand where that can start: `frame` must be the innermost open container, a dict,
         with the reader between two of its members (or before the first) or in its open string value, and
-        nothing held back but a cut escape of that string. Standard JSON only (no dialect options)."""
+        nothing held back but a cut escape of that string. None: never (a dialect: bare keys, custom string
+        delimiters, which json.dumps does not write)."""
+        if self._unquoted or self._delims:
+            return None
         if (
             self.broken
-            or self._unquoted
-            or self._delims
             or not self.stack
             or self.stack[-1] is not frame
             or not frame.is_dict
