@@ -297,7 +297,9 @@ class DeltaStream(ToolCallDeltas):
                     return self._text_chunk(r, ev)
                 if kind == "tool" and r.captures is None:
                     return self._slow(events)
-                return self._partial_chunk(r, ev["text"]) if r.follow is None else self._follow_chunk(r, ev["text"])
+                if r.follow is not None:
+                    return self._follow_chunk(r, ev["text"])
+                return self._partial_chunk(r, ev["text"])
         return self._slow(events)
 
     def _text_chunk(self, r: _Region, ev: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -20,13 +20,15 @@ One interface for every content format that streams tool-call arguments (``json`
   characters of an open string (or whitespace) arrive.
 * ``broken``: the text can no longer be a prefix of a valid body (nothing more becomes stable).
 * ``snapshot()``: a copy of the partial value, open strings included (for display).
-* ``follow(frame)`` (optional; ``json`` has it; None: never for this parser): write the members of the open
-  object ``frame`` out as
+* ``follow(frame)`` (optional; ``json`` has it): write the members of the open object ``frame`` out as
   ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from where the reader
-  stands. While `following` is that frame, ``feed`` returns the text those members add (a ``str``, possibly
-  empty, or True as above: then ``text`` itself); once `following` is None again (the object closed, or text
-  it does not write that way: spaces, floats, nested objects, escaped keys), `followed` is how many of its
-  members that text held whole, and the reader goes on as usual.
+  stands (False: not from here; None: never, for this parser). While `following` is that frame, ``feed``
+  returns the text those members add (a ``str``, possibly empty; or True as above: then ``text`` itself), and
+  ``hold(text)`` keeps text that can neither complete a member nor open its string value, for less than a
+  ``feed`` costs (True: kept). Members whose text is json.dumps's (integers, literals, floats as ``repr``
+  writes them, strings, flat lists of scalars, keys without escapes) are read with string operations; at
+  anything else (spaces, nested objects, ``1e5``, escaped keys), and at the object's end, `following` becomes
+  None, `followed` is how many of its members the text written held whole, and the reader goes on as usual.
 
 `partial_parser(content, args)` makes the parser for a content format, or None if it has none.
 """
@@ -92,7 +94,6 @@ _ESCAPE = re.compile(
 )
 _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)?)?")
 _HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
-_LITERALS = {"true": True, "false": False, "null": None}
 _LITERALS = {"true": True, "false": False, "null": None}
 _scan_value = json.JSONDecoder().scan_once  # one JSON value at an index (the C scanner): (value, end)
 _encode_value = json.JSONEncoder(ensure_ascii=False).encode  # == json.dumps(value, ensure_ascii=False)

@@ -25,14 +25,19 @@ scalars = (
     | st.booleans()
     | st.integers(-(10**15), 10**15)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(st.characters(codec="utf-16", exclude_categories=("Cs",)) | st.sampled_from('"\\\n\t/,:}]["'), max_size=10)
+    | st.text(
+        st.characters(codec="utf-16", exclude_categories=("Cs",)) | st.sampled_from('"\\\n\t/,:}]["'),
+        max_size=10,
+    )
 )
 values = st.recursive(
     scalars,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=6,
 )
-arguments = st.dictionaries(st.text(st.sampled_from('ab",:}\\ é\n'), max_size=4) | st.just("k"), values, max_size=6)
+arguments = st.dictionaries(
+    st.text(st.sampled_from('ab",:}\\ é\n'), max_size=4) | st.just("k"), values, max_size=6
+)
 # how the model writes its JSON: as json.dumps does (the fast path), or otherwise (the general reader)
 DUMPS = [
     lambda v: json.dumps(v, ensure_ascii=False),
@@ -46,7 +51,7 @@ def _cuts(data: st.DataObject, text: str) -> list[str]:
     if data.draw(st.booleans()):
         return list(text)
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=20))))
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)]) if b > a]
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if b > a]
 
 
 def _follow(pieces: list[str], use_hold: bool = True) -> tuple[JsonPartial, str, list[tuple[str, int]]]:
@@ -93,7 +98,9 @@ def _check(args: dict, body_args: str, pieces: list[str], use_hold: bool = True)
 
 @settings(max_examples=400, deadline=None)
 @given(args=arguments, dumps=st.sampled_from(DUMPS), use_hold=st.booleans(), data=st.data())
-def test_any_arguments_any_writing_any_chunking_write_out_json_dumps_members(args, dumps, use_hold, data) -> None:
+def test_any_arguments_any_writing_any_chunking_write_out_json_dumps_members(
+    args, dumps, use_hold, data
+) -> None:
     body_args = dumps(args)
     pieces = _cuts(data, '{"name": "f", "arguments": ' + body_args + "}")
     _check(args, body_args, pieces, use_hold)
@@ -102,7 +109,10 @@ def test_any_arguments_any_writing_any_chunking_write_out_json_dumps_members(arg
 @settings(max_examples=200, deadline=None)
 @given(
     args=st.dictionaries(
-        st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"), exclude_characters='"\\'), max_size=5),
+        st.text(
+            st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"), exclude_characters='"\\'),
+            max_size=5,
+        ),
         st.none()
         | st.booleans()
         | st.integers()
@@ -215,7 +225,8 @@ def test_arguments_stream_member_by_member_while_followed() -> None:
         seen.append((i, sent))
     at = {s: i for i, s in reversed(seen)}
     assert at['{"city": "Par'] < text.index("is")  # the string streams
-    assert at['{"city": "Paris", "days": 12'] <= text.index('"tags"') + 1  # the number, once the next key starts
+    # the number, once the next key starts
+    assert at['{"city": "Paris", "days": 12'] <= text.index('"tags"') + 1
     assert reassemble(deltas)["tool_calls"][0]["function"]["name"] == "f"
 
 
