@@ -193,6 +193,7 @@ class _Region:
     __slots__ = (
         "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
         "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast", "sink",
+        "follow", "followable",
     )  # fmt: skip
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
@@ -220,6 +221,10 @@ class _Region:
         # that call's open string with nothing held back, so text without '"', '\\' or control characters
         # would only be appended to the string's pieces (`open_string`): the stream appends it itself
         self.sink: _Call | None = None
+        # The call whose open arguments object the partial parser writes out itself (`JsonPartial.follow`): its
+        # `feed` returns the next fragment of the arguments
+        self.follow: _Call | None = None
+        self.followable = True  # False: its partial parser can never follow (see `ToolCallDeltas._try_follow`)
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

@@ -132,7 +132,7 @@ class ToolCallDeltas:
 
     def _update_tool(self, r: _Region, out: list[dict]) -> None:
         """Announce the calls whose name is known and send the arguments that became stable."""
-        if self._validated:
+        if self._validated or r.follow is not None:  # (following: the partial parser's feed wrote it all)
             return
         p = r.partial
         if p is not None:
@@ -251,6 +251,45 @@ class ToolCallDeltas:
                 r.streaming = call
         if r.streaming is call:
             self._stream_string(call, out)
+        if props is None and r.followable and not call.stuck:
+            self._try_follow(r, call, frame, p)
+
+    def _try_follow(self, r: _Region, call: _Call, frame: Any, p: Any) -> None:
+        """Let the partial parser write the rest of the arguments object out (`JsonPartial.follow`), if it can
+        and this stream stands where it does: every member sent whole, or all of the open string sent."""
+        follow = getattr(p, "follow", None)
+        if follow is None:
+            r.followable = False
+            return
+        n, keys = call.members, frame.keys
+        if call.str_key is None:
+            if n != len(keys):
+                return
+        elif not (
+            r.streaming is call
+            and n == len(keys) - 1
+            and call.str_idx == len(call.str_chunks)
+            and p.open_string(frame) is call.str_chunks
+        ):
+            return
+        done = follow(frame)
+        if done:
+            r.follow = call
+            call.str_key = None
+            r.streaming = None
+        elif done is None:
+            r.followable = False
+
+    def _followed(self, r: _Region, text: str, res: Any, out: list[dict]) -> None:
+        """After a `feed` of the partial parser while it writes the arguments out: send what it wrote; once it
+        stopped, go on from the members it wrote."""
+        call = r.follow
+        piece = text if res is True else res
+        if piece:
+            self._send(call, piece, out)
+        if r.partial.following is None:
+            call.members = r.partial.followed
+            r.follow = None
 
     def _stream_string(self, call: _Call, out: list[dict]) -> None:
         chunks = call.str_chunks

@@ -272,12 +272,17 @@ class DeltaStream(ToolCallDeltas):
                         if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
                             chunks[:] = ["".join(chunks)]
                         return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-                    return self._partial_chunk(r, text)
+                    return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
             elif ev["type"] == "region_chunk" and self._started:
                 kind = r.kind
                 if kind == "text":
                     return self._text_chunk(r, ev)
                 if kind == "tool" and r.captures is not None:
+                    if r.follow is not None:
+                        text = ev["text"]
+                        if r.partial.hold(text):
+                            return []  # (it cannot complete a member of the arguments: see `JsonPartial.hold`)
+                        return self._follow_chunk(r, text)
                     return self._partial_chunk(r, ev["text"])
         return self._route(events)
 
@@ -292,6 +297,8 @@ class DeltaStream(ToolCallDeltas):
                     return self._text_chunk(r, ev)
                 if kind == "tool" and r.captures is None:
                     return self._slow(events)
+                if r.follow is not None:
+                    return self._follow_chunk(r, ev["text"])
                 return self._partial_chunk(r, ev["text"])
         return self._slow(events)
 
@@ -367,6 +374,41 @@ class DeltaStream(ToolCallDeltas):
                         r.version = p.version  # a change deeper than the open arguments object: nothing to send
                         return out
             if r.kind == "tool":
+                self._update_tool(r, out)
+        except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+            self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+        return out if len(out) < 2 else _merge(out)
+
+    def _follow_chunk(self, r: _Region, text: str) -> list[dict[str, Any]]:
+        """A chunk of the open tool region while its partial parser writes the arguments out (`JsonPartial.follow`):
+        what its `feed` returns is the fragment."""
+        out: list[dict] = []
+        try:
+            p = r.partial
+            call = r.follow
+            if r.sink is not None:
+                r.sink = None  # (while following, the parser knows what was appended to its open string)
+            res = p.feed(text)
+            if res is True:  # (the text went whole into its open string, needing no escaping)
+                if text.isascii() or _SURROGATE.search(text) is None:
+                    r.sink = call
+                    call.str_chunks = p.open_string(p.following)
+                    parts = call.parts
+                    parts.append(text)
+                    if len(parts) >= _COMPACT_AT:
+                        parts[:] = ["".join(parts)]
+                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+            elif p.following is not None:
+                if not res:
+                    return out
+                parts = call.parts
+                if not res.isascii() or len(parts) >= _COMPACT_AT:
+                    self._send(call, res, out)  # (surrogates, compaction)
+                    return out
+                parts.append(res)
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+            self._followed(r, text, res, out)
+            if r.follow is None:  # it stopped: from the members it wrote on, as usual
                 self._update_tool(r, out)
         except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
             self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
@@ -632,7 +674,9 @@ class DeltaStream(ToolCallDeltas):
                 if r.sink is not None:
                     r.sink.str_idx = len(r.sink.str_chunks)
                     r.sink = None
-                r.partial.feed(text)
+                res = r.partial.feed(text)
+                if r.follow is not None:
+                    self._followed(r, text, res, out)
             r.dirty = True
             return
         key = r.key

@@ -20,6 +20,15 @@ One interface for every content format that streams tool-call arguments (``json`
   characters of an open string (or whitespace) arrive.
 * ``broken``: the text can no longer be a prefix of a valid body (nothing more becomes stable).
 * ``snapshot()``: a copy of the partial value, open strings included (for display).
+* ``follow(frame)`` (optional; ``json`` has it): write the members of the open object ``frame`` out as
+  ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from where the reader
+  stands (False: not from here; None: never, for this parser). While `following` is that frame, ``feed``
+  returns the text those members add (a ``str``, possibly empty; or True as above: then ``text`` itself), and
+  ``hold(text)`` keeps text that can neither complete a member nor open its string value, for less than a
+  ``feed`` costs (True: kept). Members whose text is json.dumps's (integers, literals, floats as ``repr``
+  writes them, strings, flat lists of scalars, keys without escapes) are read with string operations; at
+  anything else (spaces, nested objects, ``1e5``, escaped keys), and at the object's end, `following` becomes
+  None, `followed` is how many of its members the text written held whole, and the reader goes on as usual.
 
 `partial_parser(content, args)` makes the parser for a content format, or None if it has none.
 """
@@ -33,6 +42,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hf_response_templates.content import DEFAULT_REGEX_TIMEOUT, MAX_NESTING, get_content_parser
+
+_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # json.dumps of a str
 
 __all__ = [
     "MISSING",
@@ -83,6 +94,17 @@ _ESCAPE = re.compile(
 )
 _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)?)?")
 _HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_LITERALS = {"true": True, "false": False, "null": None}
+_scan_value = json.JSONDecoder().scan_once  # one JSON value at an index (the C scanner): (value, end)
+_encode_value = json.JSONEncoder(ensure_ascii=False).encode  # == json.dumps(value, ensure_ascii=False)
+# `follow`: what the start of a member held back waits for (`JsonPartial.hold`): text with none of these
+# characters, and fewer `"` than the quotes still to come, cannot complete the member or open its string
+# value. From a member's end on: the third quote (that opens its string value, or else the next key, which
+# comes after a scalar value's end), or the end of the object or of a list value; in a list value: its end;
+# in a number or literal cut by the end of the text: its end
+_WAIT_MEMBER = frozenset("}]")
+_WAIT_LIST = frozenset("]")
+_WAIT_TOKEN = frozenset(",}")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "r": "\r", "b": "\b", "f": "\f"}
 
 # modes
@@ -111,6 +133,11 @@ class JsonPartial:
         "_unquoted",
         "_delims",
         "_openers",
+        "following",
+        "followed",
+        "wait",
+        "quotes",
+        "pending",
     )
 
     def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
@@ -127,6 +154,11 @@ class JsonPartial:
         self._unquoted = unquoted_keys
         self._delims = tuple(tuple(p) for p in string_delims)
         self._openers = "".join({p[0][0] for p in self._delims if p[0]})
+        self.following: Frame | None = None  # the object whose members `feed` writes out (see `follow`)
+        self.followed = 0  # its members written whole when `following` ended
+        self.wait: frozenset | None = None  # while following: what `pending` waits for (see `hold`)
+        self.quotes = 0  # while following: the quotes still to come before the pending member's value opens
+        self.pending: list[str] = []  # while following: the start of its next member, not complete yet
 
     # -- the interface ---------------------------------------------------------------------------
 
@@ -141,6 +173,8 @@ class JsonPartial:
                 return None
         if self.broken or not text:
             return None
+        if self.following is not None:
+            return self._follow_feed(text)
         if self._carry:
             text = self._carry + text
             self._carry = ""
@@ -203,6 +237,195 @@ class JsonPartial:
             else:
                 node.append(text)
         return value
+
+    def follow(self, frame: Frame) -> bool | None:
+        """Write out the members of the open object `frame` from now on (see the module docs); False if the
+        reader does not stand where that can start: `frame` must be the innermost open container, a dict,
+        with the reader between two of its members (or before the first) or in its open string value, and
+        nothing held back but a cut escape of that string. None: never (a dialect: bare keys, custom string
+        delimiters, which json.dumps does not write)."""
+        if self._unquoted or self._delims:
+            return None
+        if (
+            self.broken
+            or not self.stack
+            or self.stack[-1] is not frame
+            or not frame.is_dict
+            or frame.pending_key is not None
+        ):
+            return False
+        mode = self._mode
+        if mode == _STR:
+            if self._is_key or frame.open_key is None:
+                return False
+        elif self._carry or not (mode == _AFTER or mode == _KEY_FIRST and not frame.keys):
+            return False
+        self.following = frame
+        if mode == _STR:
+            self.wait = None
+        else:
+            self._hold_at("", 0)
+        return True
+
+    def hold(self, text: str) -> bool:
+        """While `following`: keep `text` (in `pending`, read with the next text fed) if it can neither
+        complete the member being written nor open its string value; True if it was kept. Cheaper than
+        `feed` for such text: a set test and a count."""
+        wait = self.wait
+        if wait is None or not wait.isdisjoint(text):
+            return False
+        q = self.quotes
+        if q:
+            c = text.count('"')
+            if c >= q:
+                return False
+            self.quotes = q - c
+        self.pending.append(text)
+        return True
+
+    def _hold_at(self, s: str, i: int) -> None:
+        """Keep `s[i:]`, the start of a member (or the text before it), and what it waits for."""
+        rest = s[i:] if i else s
+        if rest:
+            self.pending.append(rest)
+            self.wait, self.quotes = _WAIT_MEMBER, max(3 - rest.count('"'), 1)
+        else:
+            self.wait, self.quotes = _WAIT_MEMBER, 3
+
+    def _follow_feed(self, text: str) -> str:
+        """`feed` while `following`: the text the followed object's members add, as json.dumps writes it."""
+        out: list[str] = []
+        try:
+            if self._carry:
+                text = self._carry + text
+                self._carry = ""
+            i = 0
+            if self._mode == _STR:  # its open string value
+                chunks = self._chunks
+                start = len(chunks)  # (the pieces before were written out, by `feed` or by the caller)
+                i = self._string(text, 0)
+                if len(chunks) > start:
+                    new = chunks[start] if len(chunks) == start + 1 else "".join(chunks[start:])
+                    out.append(_encode_string(new)[1:-1])
+                if self._mode == _STR:
+                    return out[0] if out else ""
+                out.append('"')
+            pending = self.pending
+            if pending:
+                pending.append(text[i:] if i else text)
+                text = "".join(pending)
+                pending.clear()
+                i = 0
+            self._follow_members(text, i, out)
+        except (ValueError, RecursionError):
+            self.broken = True
+            self._mode = _DEAD
+            self.following = None
+            self.wait = None
+            return ""  # (as without `follow`: nothing of a text that breaks the body is sent)
+        return out[0] if len(out) == 1 else "".join(out)
+
+    def _follow_members(self, s: str, i: int, out: list[str]) -> None:
+        """Read whole members of the followed object from `s[i:]` (see `follow`); hold back a partial one in
+        `pending` (`wait`: the characters it waits for); hand what is not written as json.dumps would to the
+        general reader."""
+        frame = self.following
+        node, keys = frame.node, frame.keys
+        n = len(s)
+        while i < n:
+            if keys:  # `, "key": value`
+                if not s.startswith(', "', i):
+                    if len(s) - i < 3 and ', "'.startswith(s[i:]):
+                        return self._hold_at(s, i)
+                    return self._unfollow(s, i)
+                k = i + 3
+            elif s[i] == '"':
+                k = i + 1
+            else:
+                return self._unfollow(s, i)
+            q = s.find('"', k)
+            if q < 0:
+                return self._hold_at(s, i)
+            key = s[k:q]
+            v = q + 3
+            if not s.startswith('": ', q):
+                if len(s) - q < 3 and '": '.startswith(s[q:]):
+                    return self._hold_at(s, i)
+                return self._unfollow(s, i)
+            if v >= n:
+                return self._hold_at(s, i)
+            if key in node or _encode_string(key) != s[k - 1 : q + 1]:
+                return self._unfollow(s, i)  # (a duplicate, or a key with escapes)
+            c = s[v]
+            if c == '"':  # a string opens: the reader reads it (escapes included)
+                keys.append(key)
+                frame.open_key = key
+                self.version += 1
+                frame.version += 1
+                self._mode = _STR
+                self._is_key = False
+                chunks = self._chunks = []
+                out.append(s[i : v + 1])
+                i = self._string(s, v + 1)
+                if chunks:
+                    out.append(_encode_string(chunks[0] if len(chunks) == 1 else "".join(chunks))[1:-1])
+                if self._mode == _STR:
+                    self.wait = None
+                    return
+                out.append('"')
+                continue
+            if c == "[":
+                if s.find("]", v) < 0:
+                    self.pending.append(s[i:])
+                    self.wait, self.quotes = _WAIT_LIST, 0
+                    return
+                try:
+                    value, j = _scan_value(s, v)
+                except (ValueError, StopIteration):
+                    return self._unfollow(s, i)
+                if type(value) is not list or _encode_value(value) != s[v:j]:
+                    return self._unfollow(s, i)
+            else:
+                j = _TOKEN_RUN.match(s, v).end()
+                if j == n:
+                    self.pending.append(s[i:])
+                    self.wait, self.quotes = _WAIT_TOKEN, 0
+                    return
+                tok = s[v:j]
+                if tok.isdigit():
+                    if tok[0] == "0" and len(tok) > 1:
+                        return self._unfollow(s, i)
+                    value = int(tok)
+                elif tok in _LITERALS:
+                    value = _LITERALS[tok]
+                elif c == "-" and tok[1:].isdigit() and tok[1] != "0":
+                    value = int(tok)
+                elif c in "-0123456789" and "." in tok:
+                    try:
+                        value = float(tok)
+                    except ValueError:
+                        return self._unfollow(s, i)
+                    if float.__repr__(value) != tok:
+                        return self._unfollow(s, i)
+                else:
+                    return self._unfollow(s, i)
+                if s[j] != "," and s[j] != "}":
+                    return self._unfollow(s, i)
+            keys.append(key)
+            node[key] = value
+            self.version += 1
+            frame.version += 1
+            self._mode = _AFTER
+            out.append(s[i:j])
+            i = j
+        self._hold_at("", 0)
+
+    def _unfollow(self, s: str, i: int) -> None:
+        """Stop following; the general reader reads `s[i:]`."""
+        self.followed = len(self.following.keys)
+        self.following = None
+        self.wait = None
+        self._run(s[i:])
 
     # -- the reader ------------------------------------------------------------------------------
 
