@@ -331,28 +331,27 @@ class ResponseParser:
                 trigger = watch.lead_trigger
                 if trigger is not None:
                     clear = trigger(text) is None
-                    if not clear:  # (the checks of `_run`'s fast path, done)
-                        self._scan(text, events, False)
-                        return events
                 elif self._vend is not None:
                     # A region that ends where its JSON value ends: its watch has no prefilter (`held_search`
                     # instead), so that no text gets past the scanner; here no delimiter starts in `text` and
-                    # the scanner says the value goes on. Otherwise `_run` asks it again (same answer).
+                    # the scanner says the value goes on. Otherwise `_scan` asks it again (same answer).
                     held = watch.held_search
                     clear = held is not None and held(text) is None and self._vend.scan(
                         text, 0, len(text), self._consumed, False) == -1
-            if clear:
-                body = self._body
-                body.append(text)
-                if len(body) >= self._compact_at:
-                    self._compact_body()
-                cur = self._current
-                self._consumed += len(text)
-                if cur.markup is not None:
-                    self._markup_chunk(cur, text, events)
-                    return events
-                events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+            if not clear:  # `_run`'s fast path would check the same: scan
+                self._scan(text, events, False)
                 return events
+            body = self._body
+            body.append(text)
+            if len(body) >= self._compact_at:
+                self._compact_body()
+            cur = self._current
+            self._consumed += len(text)
+            if cur.markup is not None:
+                self._markup_chunk(cur, text, events)
+                return events
+            events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+            return events
         self._run(text, events, False)
         return events
 
@@ -521,19 +520,10 @@ class ResponseParser:
         end of the open region's `_body` without keeping context (see `_ctx_at`); take its last characters."""
         end = self._consumed
         need = min(end - self._ctx_at, LOOKBEHIND_CONTEXT)
-        body = self._body
-        parts: list[str] = []
-        i = len(body)
-        while need > 0:
-            i -= 1
-            piece = body[i]
-            if len(piece) > need:
-                piece = piece[-need:]
-            parts.append(piece)
-            need -= len(piece)
-        parts.append(self._ctx)
-        parts.reverse()
-        ctx = "".join(parts)
+        # the last `need` pieces hold at least `need` characters (no piece is empty), and the body at least
+        # the `end - _ctx_at` characters routed since: one C-level join, whatever the chunk sizes
+        tail = "".join(self._body[-need:])[-need:]
+        ctx = self._ctx + tail if need < LOOKBEHIND_CONTEXT else tail
         self._ctx = ctx[-LOOKBEHIND_CONTEXT:] if len(ctx) > LOOKBEHIND_CONTEXT else ctx
         self._ctx_at = end
 
