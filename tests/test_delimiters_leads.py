@@ -220,17 +220,21 @@ LLAMA4_PIECES = ["Hello", " v}", "}", " ", ";", "\n", "{k: 1}", '{"name": "f", "
                  " a<b", "<", "|", "eot", "|>", '{"name"', ": ", '"g", "parameters": {}}']
 
 
-@given(data=st.data())
-def test_llama4_streamed_equals_one_shot(data):
-    tpl = load_template(get_template("llama4-json"))
-    text = "".join(data.draw(st.lists(st.sampled_from(LLAMA4_PIECES), max_size=8)))
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=8)))
+def _streamed_equals_one_shot(tpl, text, data):
+    """Feed `text` cut at drawn places; the message must be the one-shot one."""
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=10)))
     parser = ResponseParser(tpl, "")
     at = 0
     for c in [*cuts, len(text)]:
         parser.feed(text[at:c])
         at = c
     assert parser.finalize()[0] == parse_response(text, tpl, prefix="", strict=False)
+
+
+@given(data=st.data())
+def test_llama4_streamed_equals_one_shot(data):
+    text = "".join(data.draw(st.lists(st.sampled_from(LLAMA4_PIECES), max_size=8)))
+    _streamed_equals_one_shot(load_template(get_template("llama4-json")), text, data)
 
 
 # --------------------------------------------------------------------------- lazy lookbehind context
@@ -267,13 +271,7 @@ def test_a_lookbehind_sees_text_feeds_fast_path_routed():
 @given(text=st.lists(st.sampled_from(["a", "b", "c", "X", "</m>", " ", "<", "abc"]), max_size=16).map("".join),
        data=st.data())
 def test_lookbehind_streamed_equals_one_shot(text, data):
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=10)))
-    parser = ResponseParser(LOOKBEHIND, "")
-    at = 0
-    for c in [*cuts, len(text)]:
-        parser.feed(text[at:c])
-        at = c
-    assert parser.finalize()[0] == parse_response(text, LOOKBEHIND, prefix="", strict=False)
+    _streamed_equals_one_shot(LOOKBEHIND, text, data)
 
 
 def test_context_is_synced_from_a_compacted_body():
