@@ -231,6 +231,7 @@ class Watch:
         "behind",
         "reach",
         "guarded",
+        "lead_texts",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -336,6 +337,13 @@ class Watch:
                 break
             texts.update(d.partial_leads)
         self.lead_trigger = _lead_trigger(tuple(texts)) if texts and prefilter and firsts is not None else None
+        # When every delimiter here starts by consuming its fixed text (literals, `Delimiter.bare_leads`), a
+        # beginning of one that ends a chunk is a partial match for sure: `feed()` holds it without a scan.
+        self.lead_texts = (
+            frozenset(texts)
+            if self.lead_trigger is not None and texts and all(d.bare_leads for d in self.regexes)
+            else None
+        )
         self.first_char = self.first_search = None
         # With `prefilter=False`, the prefilter is kept here instead (`None`: no character is known to be safe).
         self.held_search = None

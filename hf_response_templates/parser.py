@@ -330,7 +330,18 @@ class ResponseParser:
             if not clear:
                 trigger = watch.lead_trigger
                 if trigger is not None:
-                    clear = trigger(text) is None
+                    found = trigger(text)
+                    clear = found is None
+                    if not clear and found.end() == len(text) and watch.lead_texts is not None:
+                        i = found.start()
+                        if text[i:] not in watch.lead_texts:
+                            # Only the beginning of a fixed text, at the end (` <` of `<|im_end|>`): a partial
+                            # match for sure, and nothing can start before it. Hold it, route the rest.
+                            self._buf = text[i:]
+                            if not i:
+                                return events
+                            text = text[:i]
+                            clear = True
                 elif self._vend is not None:
                     # A region that ends where its JSON value ends: its watch has no prefilter (`held_search`
                     # instead), so that no text gets past the scanner; here no delimiter starts in `text` and

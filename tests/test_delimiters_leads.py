@@ -2,8 +2,9 @@
 scan, each pinned by a test that fails without it, and streaming still equal to one-shot for any chunking.
 
 * `Watch.lead_trigger`: a chunk with a delimiter's first character but none of the fixed texts delimiters
-  start with (nor a beginning of one at its end) is released by `feed()` without a scan; held text (`<`)
-  joins the next chunk the same way.
+  start with (nor a beginning of one at its end) is released by `feed()` without a scan; a beginning of one
+  at its end is held without a scan when every delimiter consumes its fixed text first (`Watch.lead_texts`),
+  and held text (`<`) joins the next chunk the same way.
 * `_search_by_leads`: a regex with fixed leading texts is tried only where one of them is; a beginning of a
   bare lead at the end of the window is a partial match without any regex call.
 * `Delimiter.guard` / `Watch.behind`: llama4's `(?<=\\})\\s*;?\\s*(?=\\{...)` starts right after a `}`, so
@@ -75,13 +76,23 @@ def test_a_chunk_with_a_first_character_but_no_lead_is_not_scanned(scans, name, 
                                               ("gigachat3", " f", "(x)"), ("gemma3-pythonic", " <", "= 2")])
 def test_held_text_joins_the_next_chunk_without_a_scan(scans, name, held, then):
     parser = _open(name)
-    first = parser.feed(held)
-    assert _chunks(first) == held[:-1]  # the last character may begin a delimiter: held
+    assert parser._watch.lead_texts is not None  # every delimiter consumes its fixed text first
     scans.calls = 0
+    first = parser.feed(held)
+    assert _chunks(first) == held[:-1]  # the last character begins a delimiter: held, without a scan
     events = parser.feed(then)
     assert scans.calls == 0
     assert _chunks(events) == held[-1] + then
     assert parser.finalize()[0]["content"] == "Hello" + held + then
+
+
+def test_a_beginning_of_a_lookbehind_guarded_lead_is_left_to_the_scan(scans):
+    """Gemma 4's `(?<=<channel\\|>\\s{0,2})call:` is not bare: a `c` ending a chunk may be no partial match."""
+    parser = _open("gemma4")
+    assert parser._watch.lead_texts is None
+    scans.calls = 0
+    assert _chunks(parser.feed(" c")) == " c"  # the regex says no partial match here: nothing held
+    assert scans.calls == 1
 
 
 def test_the_lead_trigger_finds_leads_and_their_beginnings_at_the_end():
