@@ -324,11 +324,11 @@ class Markup:
     `{"start", "end", "text": "Paris", "sources": "0:[1]"}` is reported.
     """
 
-    __slots__ = ("pattern", "keep", "groups", "first", "leads")
+    __slots__ = ("pattern", "keep", "groups", "first", "leads", "trigger")
 
     def __init__(self, pattern: regex.Pattern):
         # local: structural helpers shared with the delimiter prefilters
-        from .delimiters import _first_chars, _literal_leads
+        from .delimiters import _first_chars, _lead_trigger, _literal_leads, _partial_leads
 
         self.pattern = pattern
         self.keep = pattern.groupindex.get("keep")
@@ -340,6 +340,18 @@ class Markup:
         #: fixed texts every match starts with (None if unknown): a text holding none of them has no match, so
         #: `sub` returns it without a regex search (a timed `regex` search costs ~2 µs even when it finds nothing)
         self.leads = _literal_leads(pattern.pattern) if isinstance(pattern.pattern, str) else None
+        #: for a chunk that has one of them: a search for the fixed texts every match starts with, or a
+        #: beginning of one at the end of the chunk (None if unknown); no find: the chunk is clean too
+        self.trigger = _lead_trigger(_partial_leads(pattern.pattern)) if chars else None
+
+    def plain(self, text: str) -> bool:
+        """Whether no match (nor the beginning of one) can start in `text` (a chunk with nothing held)."""
+        first = self.first
+        if first is None:
+            return False
+        if text.find(first) < 0 if len(first) == 1 else not any(c in text for c in first):
+            return True
+        return self.trigger is not None and self.trigger(text) is None
 
     def kept(self, m: Any) -> str:
         """What a match leaves in the text."""
@@ -412,9 +424,7 @@ class MarkupStream:
         """The clean text of `text` (and of what was held before it) that later text cannot change."""
         if self.off:
             return ""
-        first = markup.first
-        if not self.held and first is not None and (text.find(first) < 0 if len(first) == 1 else
-                                                    not any(c in text for c in first)):
+        if not self.held and markup.plain(text):
             self.sent += len(text)
             return text
         held = self.held + text if self.held else text

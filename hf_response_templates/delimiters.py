@@ -139,6 +139,23 @@ class Delimiter:
     #: one of them (`_partial_leads`), or None if unknown: a partial match `regex` reports that fits none
     #: of them is false (issue 19) and holds nothing back.
     partial_leads: tuple[str, ...] | None = field(init=False, repr=False)
+    #: A stdlib search for where a match of the regex can start, from `partial_leads`: one of them, or a
+    #: beginning of one that ends the text (`_lead_trigger`); None without leads. Streaming tries the regex
+    #: only there (`_search_by_leads`), not with a partial-matching search over the whole window.
+    lead_search: Any = field(init=False, repr=False)
+    #: The prefilter's characters, for the watch (`_guard_chars`): `(at, behind)`, a match starts at one of
+    #: `at` or right after one of `behind` (the end of a lookbehind: `}` for `(?<=\})\s*(?=\{)`); None if
+    #: unknown.
+    guard: tuple[frozenset[str], frozenset[str]] | None = field(init=False, repr=False)
+    #: Whether every match starts by consuming one of `partial_leads`, nothing (no lookaround, no anchor)
+    #: before it: then a beginning of one at the end of the window is a partial match, no regex needed.
+    bare_leads: bool = field(init=False, repr=False)
+    #: For a regex without `lead_search`: a stdlib search for the guard's characters (None if unknown or
+    #: whitespace is among them), and how far before the search position to look (1 with `behind`
+    #: characters): while streaming, the regex only searches from the first one found, and not at all
+    #: without one (`Watch.scan`).
+    guard_search: Any = field(init=False, repr=False)
+    guard_reach: int = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         groupindex = self.pattern.groupindex if self.pattern is not None else {}
@@ -156,7 +173,21 @@ class Delimiter:
             firsts, anchored = {lit[0] for lit in self.literals or ()}, ANCHOR_NONE
         object.__setattr__(self, "first_chars", frozenset(firsts) if firsts is not None else None)
         object.__setattr__(self, "anchored", anchored)
-        object.__setattr__(self, "partial_leads", _partial_leads(self.source) if regex_ else None)
+        leads = _partial_leads(self.source) if regex_ else None
+        object.__setattr__(self, "partial_leads", leads)
+        object.__setattr__(self, "lead_search", _lead_trigger(leads) if leads else None)
+        object.__setattr__(self, "bare_leads", leads is not None and _literal_leads(self.source) == leads)
+        if not regex_:
+            guard = (self.first_chars, frozenset()) if self.first_chars is not None else None
+        elif leads is not None:  # the leads give the second prefilter (`Watch.lead_trigger`): no lookbehind guard
+            guard = (self.first_chars, frozenset()) if self.first_chars is not None else None
+        else:
+            guard = _guard_chars(self.source)
+        object.__setattr__(self, "guard", guard)
+        chars = guard[0] | guard[1] if guard is not None and regex_ and leads is None else None
+        usable = bool(chars) and not chars & _SPACE_CHARS
+        object.__setattr__(self, "guard_search", _char_search(chars) if usable else None)
+        object.__setattr__(self, "guard_reach", 1 if usable and guard[1] else 0)
 
 
 def _nested_prefixes(literal: str) -> str:
@@ -199,6 +230,11 @@ class Watch:
         "prefilter",
         "own_search",
         "end_search",
+        "lead_trigger",
+        "behind",
+        "reach",
+        "guarded",
+        "lead_texts",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -238,13 +274,32 @@ class Watch:
         # A delimiter that can match at stream offset 0 only (`^\s*...`, `\A`) is left out of the prefilter
         # of a `late` watch (the one used once the stream has moved past offset 0); until then (`early`), a
         # watch with one has no prefilter.
+        # A delimiter may be guarded by the character before its match instead (the end of a leading
+        # lookbehind, `Delimiter.guard`): then a chunk after one that ends with such a character is scanned
+        # too (`behind`, the parser's `_rescan`), and scans look one character back (`reach`).
         firsts: set[str] | None = set()
+        behind: set[str] = set()
+        plain: set[str] | None = set()  # the characters a match can start with (`first_set`)
+        for d in delimiters:
+            g = d.guard
+            if g is None or (early and d.anchored):
+                firsts = None
+                break
+            firsts |= g[0] | g[1]
+            behind |= g[1]
         for d in delimiters:
             f = d.first_chars
             if f is None or (early and d.anchored):
-                firsts = None
+                plain = None
                 break
-            firsts |= f
+            plain |= f
+        #: The regexes searched only from their guard's first character (`Delimiter.guard_search`); not those
+        #: with an alternative anchored at offset 0 while the stream may be there.
+        self.guarded = frozenset(
+            d for d in self.regexes if d.guard_search is not None and not (early and d.anchored)
+        )
+        self.behind = frozenset(behind) if firsts is not None and behind and prefilter else None
+        self.reach = 1 if self.behind else 0
         #: This watch once the stream has moved past offset 0 (set by the template; itself if the same).
         self.late: Watch | None = self
         # A regex result found from `pos` stays the answer from any later position up to its start (in
@@ -275,7 +330,25 @@ class Watch:
             if (lead := _literal_leads(d.source) or d.partial_leads) is not None
         }
         self.lead_finders = {d: _finders(lead) for d, lead in self.leads.items() if lead.__class__ is tuple}
-        self.first_set = frozenset(firsts) if firsts is not None else None
+        self.first_set = frozenset(plain) if plain is not None else None
+        # The second prefilter, for text that has one of those characters: a search for the fixed texts every
+        # delimiter here starts with (literals, `Delimiter.partial_leads`) or a beginning of one at the end
+        # of the text; no find means no delimiter (nor a partial one) starts in the text. Not with a
+        # lookbehind guard (such a delimiter has no leads), nor without a prefilter.
+        texts: set[str] | None = set(lookup)
+        for d in self.regexes:
+            if d.partial_leads is None or (early and d.anchored):
+                texts = None
+                break
+            texts.update(d.partial_leads)
+        self.lead_trigger = _lead_trigger(tuple(texts)) if texts and prefilter and firsts is not None else None
+        # When every delimiter here starts by consuming its fixed text (literals, `Delimiter.bare_leads`), a
+        # beginning of one that ends a chunk is a partial match for sure: `feed()` holds it without a scan.
+        self.lead_texts = (
+            frozenset(texts)
+            if self.lead_trigger is not None and texts and all(d.bare_leads for d in self.regexes)
+            else None
+        )
         self.first_char = self.first_search = None
         # With `prefilter=False`, the prefilter is kept here instead (`None`: no character is known to be safe).
         self.held_search = None
@@ -287,11 +360,11 @@ class Watch:
             # costs ~20 ns a character to search, and it rarely skips a scan; `end_search` stays None.)
             spaced = _spaced_prefilter(delimiters)
             if not prefilter:
-                self.held_search = spaced
+                self.held_search = None if behind else spaced
             else:
                 self.first_search = spaced
         elif not prefilter:
-            if firsts:
+            if firsts and not behind:
                 self.held_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
         elif firsts is not None and len(firsts) == 1:
             self.first_char = next(iter(firsts))
@@ -333,10 +406,13 @@ class Watch:
         if eos:
             return self.scan_end(window, pos, zw_at, zw_fired, disabled, timeout, memo)
         n = len(window)
+        back = pos - self.reach if pos else 0  # a lookbehind guard's character may be the last one routed
         if self.first_char is not None:
-            if window.find(self.first_char, pos) < 0:
+            if window.find(self.first_char, back) < 0:
                 return n
-        elif self.first_search is not None and self.first_search(window, pos) is None:
+        elif self.first_search is not None and self.first_search(window, back) is None:
+            return n
+        if self.lead_trigger is not None and self.lead_trigger(window, pos) is None:
             return n
         hold = n
         best: tuple | None = None
@@ -358,6 +434,14 @@ class Watch:
             seen = memo.get(d) if memo is not None else None
             if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
                 found = seen[1]
+            elif d in self.guarded:
+                # No match starts before the first of the guard's characters (or right after it, for a
+                # lookbehind's): search from there, or not at all (a `regex` search costs 1.5-2 µs).
+                g = d.guard_search(window, pos - d.guard_reach if pos else 0)
+                found = None if g is None else _search_regex(
+                    d, window, max(pos, g.start()), False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
+                if memo is not None and d in self.reusable:
+                    memo[d] = (pos, found)
             else:
                 own = self.own_search.get(d)
                 if own is not None and own(window, pos) is None:
@@ -412,10 +496,11 @@ class Watch:
             return (lit[0], lit[1], lit[2], None) if lit is not None else n
         if pos >= n and not self.zero_width:
             return n
+        back = pos - self.reach if pos else 0  # a lookbehind guard's character may be the last one routed
         if self.first_char is not None:
-            if window.find(self.first_char, pos) < 0:
+            if window.find(self.first_char, back) < 0:
                 return n
-        elif self.end_search is not None and self.end_search(window, pos) is None:
+        elif self.end_search is not None and self.end_search(window, back) is None:
             return n
         best: tuple | None = None
         if self.lit_find is not None:
@@ -520,6 +605,8 @@ def _search_regex(
     that starts more than `MAX_DELIMITER_LENGTH` characters before the end of the window could only
     become such a match: it holds nothing back. So the held text stays bounded, and each scan of a stream
     costs at most about `MAX_DELIMITER_LENGTH` characters of regex work beyond the new text."""
+    if not eos and d.lead_search is not None:
+        return _search_by_leads(d, window, pos, zw_at, timeout)
     pat = d.pattern
     leads = d.partial_leads
     n = len(window)
@@ -570,19 +657,7 @@ def _search_regex(
             earlier = _earlier_partial(pat, window, max(pos, lo), start, timeout, leads)
             if earlier is not None:
                 return earlier, n, None, True
-        if end == n:
-            return start, end, None, True  # at the edge: more text could extend or move the match
-        if start == end and d.mixed_width:
-            # `(?:<think>\s*|^)` on "<th": `regex` reports the complete zero-width match, yet with more text
-            # the consuming alternative may win; wait while one can still run into the end of the window.
-            longer = pat.fullmatch(window, start, partial=True, timeout=timeout)
-            if longer is not None and longer.partial and start >= lo and _fits_leads(window, start, leads):
-                return start, end, None, True
-        # A match before the edge can still rely on the edge (`$` before a final newline, lookaheads).
-        probe = pat.match(window + "\x00", start, timeout=timeout)
-        if probe is None or probe.span() != (start, end) or probe.groupdict() != m.groupdict():
-            return start, end, None, True
-        return start, end, _groups(d, m), False
+        return _settle(d, window, m, lo, timeout)
     except TimeoutError:
         raise DelimiterTimeout(d, window[pos:]) from None
 
@@ -609,6 +684,75 @@ def _next_of(finder: Any, window: str, pos: int) -> tuple[int, str] | None:
         return (i, finder) if i >= 0 else None
     m = finder(window, pos)
     return (m.start(), m.group()) if m is not None else None
+
+
+def _settle(d: Delimiter, window: str, m: Any, lo: int, timeout: float | None) -> tuple[int, int, dict | None, bool]:
+    """`_search_regex` for a complete match `m` while streaming: final, or pending on text still to come."""
+    pat = d.pattern
+    start, end = m.span()
+    if end == len(window):
+        return start, end, None, True  # at the edge: more text could extend or move the match
+    if start == end and d.mixed_width:
+        # `(?:<think>\s*|^)` on "<th": `regex` reports the complete zero-width match, yet with more text
+        # the consuming alternative may win; wait while one can still run into the end of the window.
+        longer = pat.fullmatch(window, start, partial=True, timeout=timeout)
+        if longer is not None and longer.partial and start >= lo and _fits_leads(window, start, d.partial_leads):
+            return start, end, None, True
+    # A match before the edge can still rely on the edge (`$` before a final newline, lookaheads).
+    probe = pat.match(window + "\x00", start, timeout=timeout)
+    if probe is None or probe.span() != (start, end) or probe.groupdict() != m.groupdict():
+        return start, end, None, True
+    return start, end, _groups(d, m), False
+
+
+def _search_by_leads(
+    d: Delimiter, window: str, pos: int, zw_at: int, timeout: float | None
+) -> tuple[int, int, dict | None, bool] | None:
+    """`_search_regex` while streaming, for a regex whose every match starts with one of a few fixed texts
+    (`Delimiter.partial_leads`): the regex is tried (partial matching) only where `d.lead_search` sees one
+    of them, or a beginning of one that ends the window, in order, so the first answer is the earliest
+    match or partial match. Same answers as the partial-matching search over the window, which costs
+    1.5-2 µs per call with the `regex` module even where no lead is (10-15x a stdlib search)."""
+    pat = d.pattern
+    n = len(window)
+    lo = n - MAX_DELIMITER_LENGTH  # a pending match starting before this is too long to be a delimiter
+    find = d.lead_search
+    f = find(window, pos)
+    try:
+        while f is not None:
+            i = f.start()
+            if f.end() == n and d.bare_leads and window[i:] not in d.partial_leads:  # type: ignore[operator]
+                return i, n, None, True  # the beginning of a lead ends the window: a partial match
+            m = pat.match(window, i, partial=True, timeout=None if n - i <= d.untimed_match else timeout)
+            if m is not None:
+                end = m.end()
+                if m.partial:
+                    if i >= lo:
+                        return i, n, None, True
+                elif not (i == end == zw_at or end - i > MAX_DELIMITER_LENGTH):
+                    return _settle(d, window, m, lo, None if n - i <= d.untimed_match else timeout)
+            f = find(window, i + 1)
+    except TimeoutError:
+        raise DelimiterTimeout(d, window[pos:]) from None
+    return None
+
+
+def _char_search(chars: frozenset[str] | set[str]) -> Any:
+    """The `search` of a stdlib regex for any of `chars`."""
+    return _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(chars)) + "]").search
+
+
+def _lead_trigger(texts: tuple[str, ...] | None) -> Any:
+    """The `search` of a stdlib regex finding the first place where one of `texts` is, or where a proper
+    beginning of one ends the text (`<|t` for `<|tool_call>`); None without texts."""
+    if not texts:
+        return None
+    ordered = sorted(set(texts), key=lambda t: (-len(t), t))
+    source = "|".join(_stdre.escape(t) for t in ordered)
+    longer = [t for t in ordered if len(t) > 1]
+    if longer:
+        source += "|(?:" + "|".join(_nested_prefixes(t) for t in longer) + r")\Z"
+    return _stdre.compile(source).search
 
 
 def _search_leads(
@@ -811,6 +955,65 @@ def _start_chars(source: str) -> tuple[frozenset[str] | None, int]:
     if nullable or len(chars) > _MAX_FIRST_CHARS:
         return None, anchored
     return frozenset(chars), anchored
+
+
+@lru_cache(maxsize=1024)
+def _guard_chars(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """`Delimiter.guard` of regex `source`: `(at, behind)` such that every match past stream offset 0 starts
+    at a character of `at` or right after one of `behind`, or None if unknown.
+
+    Per top-level alternative: the characters it can start with (`_start_chars`), or, when it starts with a
+    lookbehind that cannot match the empty string and those are unknown, hold whitespace or are more, the
+    characters that lookbehind's match can end with: `}` for llama4's `(?<=\\})\\s*;?\\s*(?=\\{\\s*"name")`,
+    whose own first characters (`\\s`, `;`, `{`) are in nearly every chunk. An alternative anchored at `^` /
+    `\\A` adds nothing (see `_start_chars`)."""
+    parsed = tolerant_parse(source)
+    if parsed is None:
+        return None
+    C = _sre_constants
+    items = list(parsed)
+    alternatives = items[0][1][1] if len(items) == 1 and items[0][0] is C.BRANCH else [items]
+    at: set[str] = set()
+    behind: set[str] = set()
+    try:
+        for alternative in alternatives:
+            walk = _FirstWalk()
+            try:
+                chars: set[str] | None
+                chars, nullable = walk.sequence(alternative)
+                if nullable or len(chars) > _MAX_FIRST_CHARS:
+                    chars = None
+            except _Unknown:
+                chars = None
+            if chars is not None and walk.anchored and not chars:
+                continue  # only at offset 0
+            last = _lookbehind_ends(alternative)
+            if last is not None and (chars is None or len(last) < len(chars) or chars & _SPACE_CHARS):
+                behind |= last
+            elif chars is None:
+                return None
+            else:
+                at |= chars
+    except _Unknown:
+        return None
+    return frozenset(at), frozenset(behind)
+
+
+def _lookbehind_ends(items: Any) -> set[str] | None:
+    """The characters the match of a lookbehind that `items` (a parsed alternative) starts with, before
+    anything is consumed, can end with; None if there is none, or it may match the empty string, or unknown."""
+    C = _sre_constants
+    for op, av in items:
+        if op is C.ASSERT and av[0] < 0:
+            walk = _FirstWalk(reverse=True)
+            try:
+                chars, nullable = walk.sequence(av[1])
+            except _Unknown:
+                return None
+            return None if nullable or not chars else chars
+        if op not in (C.ASSERT, C.ASSERT_NOT):
+            return None
+    return None
 
 
 def _widths(source: str) -> tuple[int, int] | None:
@@ -1107,12 +1310,14 @@ def _needs_context(source: str) -> bool:
 class _FirstWalk:
     """`_start_chars`' walk: (first characters, can match empty) of parsed regex items; notes `^` / `\\A`."""
 
-    def __init__(self) -> None:
+    def __init__(self, reverse: bool = False) -> None:
         self.anchored = False
+        #: walk from the end: the characters a match can end with (`_lookbehind_ends`); no assertions then
+        self.reverse = reverse
 
     def sequence(self, items: Any) -> tuple[set[str], bool]:
         chars: set[str] = set()
-        for op, av in items:
+        for op, av in reversed(items) if self.reverse else items:
             first, nullable = self.item(op, av)
             chars |= first
             if len(chars) > _MAX_FIRST_CHARS:
@@ -1148,13 +1353,15 @@ class _FirstWalk:
             return first, nullable or low == 0
         if op is _ATOMIC_GROUP:
             return self.sequence(av)
+        if self.reverse and (op is C.AT or op is C.ASSERT or op is C.ASSERT_NOT):
+            raise _Unknown  # (an anchor or assertion inside a lookbehind)
         if op is C.AT:
             if av in _START_ANCHORS:  # matches nothing past offset 0 (no MULTILINE)
                 self.anchored = True
                 return set(), False
             return set(), True
         if op is C.ASSERT and av[0] > 0:  # a lookahead: the text here starts as its match does
-            inner = _FirstWalk()
+            inner = _FirstWalk(self.reverse)
             first, nullable = inner.sequence(av[1])
             self.anchored = self.anchored or inner.anchored
             return (first, False) if not nullable else (set(), True)
