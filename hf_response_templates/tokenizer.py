@@ -581,6 +581,8 @@ def _window_text(tokenizer: Any, prompt: list[int], anchor: Any) -> str | None:
     `_anchor_search`). None: the whole prompt must be decoded."""
     if anchor is None or len(prompt) <= _ANCHOR_WINDOW:
         return None
+    literal: str | None
+    search: Callable[[str, int], bool] | None
     if isinstance(anchor, str):
         literal, search = anchor, None
     else:
@@ -590,10 +592,10 @@ def _window_text(tokenizer: Any, prompt: list[int], anchor: Any) -> str | None:
         if literal is None and search is None:
             return None
     window = prompt[-_ANCHOR_WINDOW:]
-    head, text = _decode_many(tokenizer, [window[: _JOINT_TOKENS], window])
-    if search is None:
+    head, text = _decode_many(tokenizer, [window[:_JOINT_TOKENS], window])
+    if literal is not None:
         return text if text.rfind(literal) > len(head) else None
-    return text if search(text, len(head)) else None
+    return text if search is not None and search(text, len(head)) else None
 
 
 _BACKREF = re.compile(r"\\[1-9]")
@@ -663,8 +665,9 @@ def _decode_pairs(
 
     Each distinct prompt is decoded once (a prefix broadcast over a batch, or equal rows of a batched
     prompt), then only its last tokens again together with each response (`_joint_split`). With the
-    template's start `anchor` (see `_window_text`), a prompt whose last tokens hold it is decoded from there only
-    (`_window_text`): the prefix text is then the end of the prompt's, which parses the same."""
+    template's start `anchor` (literal, or a regex of bounded match length), a prompt whose last tokens hold
+    it is decoded from there only (`_window_text`): the prefix text is then the end of the prompt's, which
+    parses the same."""
     pad, eos = _pad_ids(tokenizer)
     prompt_texts: dict[Any, str] = {}  # a prompt's ids (its identity for one row) -> its text
     single = len(responses) == 1
@@ -833,7 +836,9 @@ class ResponseTemplateMixin:
         if type(response) is list and type(prefix) is list and _plain_ids(response) and _plain_ids(prefix):
             # one sequence of plain ints and its prompt (`generate(...)[0].tolist()`, `encode`): what
             # `_normalize` / `_pair_up` would give, without their per-call checks
-            responses, batched, paired = [response], False, [prefix]
+            responses: list[_Item] = [response]
+            paired: list[_Item] = [prefix]
+            batched = False
         else:
             responses, batched = _normalize(response, "response")
             prefixes, prefix_batched = _normalize(prefix, "prefix")
