@@ -835,7 +835,39 @@ def _gemma4_args(body: str) -> Any:
     return loads("".join(parts))
 
 
-_GEMMA4_CALL = re.compile(r"<\|tool_call>(?:call)?:([^{<]+)(?=\{)|(?<=<channel\|>)\s{0,2}call:([^{<\s]+)(?=\{)")
+_GEMMA4_OPEN = re.compile(r"<\|tool_call>(?:call)?:([^{<]+)(?=\{)|<channel\|>\s{0,2}call:([^{<\s]+)(?=\{)")
+
+
+class _Gemma4Call:
+    """The call-open regex, tried only where `str.find` sees `<|tool_call>` or `<channel|>` (a search of the
+    regex itself would try its lookbehind at every character); `start()` leaves `<channel|>` to the text."""
+
+    @staticmethod
+    def search(s: str, pos: int = 0) -> re.Match | None:
+        while True:
+            a, b = s.find("<|tool_call>", pos), s.find("<channel|>", pos)
+            at = min(a, b) if a >= 0 and b >= 0 else max(a, b)
+            if at < 0:
+                return None
+            m = _GEMMA4_OPEN.match(s, at)
+            if m is not None:
+                return _Gemma4Match(m, at + 10 if m.group(2) is not None else at)
+            pos = at + 1
+
+
+class _Gemma4Match:
+    def __init__(self, m: re.Match, start: int) -> None:
+        self._m, self._start = m, start
+        self.group = m.group
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._m.end()
+
+
+_GEMMA4_CALL = _Gemma4Call
 
 
 def _gemma4() -> Floor:
