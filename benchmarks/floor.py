@@ -530,36 +530,6 @@ def reasoning_then(
     return parse
 
 
-def _split_calls(s: str, msg: dict, first: str, begin: str, end: str, one: Callable[[str], dict], section_end: str = "") -> str:
-    """Calls from the first `first` on: each `begin BODY end` read by `one`; the text before is the answer
-    (and any text after `section_end`)."""
-    a = s.find(first)
-    if a < 0:
-        return s
-    rest = s[a:]
-    after = ""
-    if section_end:
-        z = rest.rfind(section_end)
-        if z >= 0:
-            rest, after = rest[:z], rest[z + len(section_end) :]
-    calls = []
-    for part in rest.split(begin)[1:]:
-        e = part.find(end)
-        calls.append(one(part[:e] if e >= 0 else part))
-    if calls:
-        msg["tool_calls"] = calls
-    return s[:a] + after
-
-
-def _params(body: str, open_: str, mid: str, close: str) -> dict:
-    """`open_ KEY mid VALUE close` pairs as {key: value} (values as written)."""
-    args = {}
-    for p in body.split(open_)[1:]:
-        k, _, v = p.partition(mid)
-        args[k] = v[: v.find(close)]
-    return args
-
-
 # DeepSeek V3.1: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>
 _DS_TOOL = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>")
 
