@@ -20,7 +20,8 @@ Sections (``--only``, comma-separated):
   seconds are sampled (``~``: windows of token chunks spread over the stream, see bench_parsing.py).
 * ``oneshot``: ``parse_response`` over responses of 200-2,000 characters with the template dict reused,
   a fresh dict per call, and each side's precompiled template (native's best case); ``tools=`` off and on
-  (reused dict). With ``floor``: the CPython floor of ``floor.py`` (the least work giving the same message).
+  (reused dict). With ``floor``: the CPython floor of ``floor.py`` (the least work giving the same message;
+  every template has one). ``floor`` without ``oneshot``: the reused-dict rows only, ours / native / floor.
 * ``tokenizer``: ``tokenizer.parse_response(ids, prefix=ids)`` with a ~40-token and a ~2,300-token prompt
   and a ~300-token response, this package's method against Transformers' own (same tokenizer); ``decode``
   is what decoding prompt + response once in the ``tokenizers`` backend costs (the floor of this path).
@@ -193,7 +194,8 @@ def _oneshot(parse, cases, tpls, with_tools: bool) -> None:
         parse(case.text, tpl, prefix=case.prefix, tools=case.tools if with_tools else None)
 
 
-def bench_oneshot(names, count, repeats, log, with_floor: bool) -> list[dict]:
+def bench_oneshot(names, count, repeats, log, with_floor: bool, only_reused: bool = False) -> list[dict]:
+    """One-shot rows per template; `only_reused`: the template-dict-reused variant only (``--only floor``)."""
     rows = []
     log(
         f"\n## One-shot parse_response, {count} responses of 200-2,000 characters per template "
@@ -229,7 +231,7 @@ def bench_oneshot(names, count, repeats, log, with_floor: bool) -> list[dict]:
                 cases = kept
                 same = "yes" if agree == len(kept) else f"NO ({len(kept) - agree} of {len(kept)} differ)"
         n = len(cases)
-        fresh = [copy.deepcopy(tpl) for _ in range(n * repeats)]
+        fresh = [] if only_reused else [copy.deepcopy(tpl) for _ in range(n * repeats)]
         floor_fn = _floor.floor_for(name) if (with_floor and _floor is not None) else None
         if floor_fn is not None:
             for c in cases:
@@ -242,6 +244,8 @@ def bench_oneshot(names, count, repeats, log, with_floor: bool) -> list[dict]:
             ("precompiled", [compiled] * n, [native_compiled] * n, False),
             ("reused, tools=", [tpl] * n, [tpl] * n, True),
         ]
+        if only_reused:
+            variants = variants[:1]
         for label, ours_tpls, nat_tpls, with_tools in variants:
             if label == "fresh dict":  # a new copy for every call of every repeat, built before timing
                 def ours_run():
@@ -447,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
         out["stream"] = bench_stream(names, sizes, tok, args.repeats, args.native_budget, log)
     if "oneshot" in only:
         out["oneshot"] = bench_oneshot(names, count, args.repeats, log, "floor" in only)
+    elif "floor" in only:  # the floor column alone: one-shot with the template dict reused
+        out["oneshot"] = bench_oneshot(names, count, args.repeats, log, True, only_reused=True)
     if "tokenizer" in only:
         out["tokenizer"] = bench_tokenizer(names, tok, args.repeats, log)
     summarize(out, log)

@@ -3,19 +3,21 @@
 
 For each kind of response format, a hand-written parser specialised to one template's delimiters:
 ``str.rfind`` for the start anchor, ``str.find`` / ``str.partition`` / ``str.split`` for the regions,
-``json.loads`` for JSON bodies, nothing else -- no streaming, no error reporting, no validation, no
-handling of the edge cases the real templates handle (a floor is only right on well-formed outputs like
-the benchmark's). It is what a one-off script for one model would do, and so the cost below which a
-general template engine cannot go. Every floor is checked to give exactly our message (untyped: no
-``tools=``; generated tool-call ids left out) on every benchmark input of its template, or the script
-stops.
+``json.loads`` (or ``JSONDecoder.raw_decode`` where text may follow a value) for JSON bodies (pythonic call
+lists and Gemma 4's arguments rewritten to JSON by one ``re.sub`` first), and a compiled ``re`` only where
+the template's delimiter is a regex that plain string search cannot read (Gemma 4's calls, Gemma 3's list
+end, Llama's `{"name":` lookahead) --
+no streaming, no error reporting, no validation, no handling of the edge cases the real templates handle
+(a floor is only right on well-formed outputs like the benchmark's). It is what a one-off script for one
+model would do, and so the cost below which a general template engine cannot go. Every shipped template
+has one (41, of 19 kinds). Every floor is checked to give exactly our message (untyped: no ``tools=``;
+generated tool-call ids left out) on every benchmark input of its template, or the script stops.
 
-    python benchmarks/floor.py                   # all templates with a floor: ours vs floor, one-shot
+    python benchmarks/floor.py                   # every template: ours vs floor, one-shot
     python benchmarks/floor.py --templates qwen3,gpt-oss --responses 100
 
-``bench_all.py`` prints the same floor column beside its one-shot rows. Templates whose format needs
-regex-level matching to be read correctly (Gemma 4's argument syntax, pythonic call lists, ...) have no
-floor here; the table says so.
+``bench_all.py`` prints the same floor column beside its one-shot rows (``--only floor``: the reused-dict
+rows only).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -298,32 +301,48 @@ def mistral(think: bool = False) -> Floor:
             s = _reasoning(s, msg, ("reasoning_content", "[THINK]", "[/THINK]"), None)
         a = s.find("[TOOL_CALLS]")
         if a >= 0:
-            calls = []
+            calls, after = [], []
             for part in s[a:].split("[TOOL_CALLS]")[1:]:
                 name, sep, args = part.partition("[ARGS]")
                 if not sep:  # NAME{json}
                     i = part.find("{")
                     name, args = part[:i], part[i:]
-                calls.append(_call(name.partition("[CALL_ID]")[0], loads(args)))
+                value, end = _decode_json(args, len(args) - len(args.lstrip()))
+                after.append(args[end:])  # text after the arguments is the answer's
+                calls.append(_call(name.partition("[CALL_ID]")[0], value))
             msg["tool_calls"] = calls
-            s = s[:a]
+            s = s[:a] + "".join(after)
         return _answer(msg, s)
 
     return parse
 
 
 def llama3_json(anchor: str = "<|start_header_id|>assistant<|end_header_id|>\n\n") -> Floor:
-    """Llama 3.x: either an answer or one `{"name": ..., "parameters": {...}}` object, then `<|eot_id|>`."""
+    """Llama 3.x: either an answer or `{"name": ..., "parameters": {...}}` objects (`;` between), text after
+    them going back to the answer, then `<|eot_id|>`."""
 
     def parse(text: str, prefix: str) -> dict:
-        s = _after_anchor(prefix, anchor) + text
-        s = _cut(s, ("<|eot_id|>", "<|eom_id|>")).strip()
-        if s.startswith("{") and s.endswith("}"):
-            obj = loads(s)
-            return {"role": "assistant", "tool_calls": [_call(obj["name"], obj.get("parameters", obj.get("arguments")))]}
-        return {"role": "assistant", "content": s} if s else {"role": "assistant"}
+        s = _cut(_after_anchor(prefix, anchor) + text, ("<|eot_id|>", "<|eom_id|>"))
+        t = s.lstrip()
+        while t.startswith("<|python_tag|>"):
+            t = t[14:].lstrip()
+        if not _JSON_CALL.match(t):
+            return _answer({"role": "assistant"}, s)
+        calls, i = [], 0
+        while True:
+            obj, i = _decode_json(t, i)
+            calls.append(_call(obj["name"], obj["parameters"] if "parameters" in obj else obj["arguments"]))
+            rest = t[i:].lstrip()
+            if not rest.startswith(";"):
+                break
+            i = len(t) - len(rest[1:].lstrip())
+        return _answer({"role": "assistant", "tool_calls": calls}, t[i:])
 
     return parse
+
+
+_decode_json = json.JSONDecoder().raw_decode
+_JSON_CALL = re.compile(r'\{\s*(?:"type"\s*:\s*"function"\s*,\s*)?"name"\s*:')
 
 
 # --------------------------------------------------------------------------- the table
@@ -401,6 +420,655 @@ FLOORS["deepseek-r1"] = _kimi(
     close="\n```<｜tool▁call▁end｜>",
     think=("reasoning_content", "<think>", "</think>"),
     anchor2="<｜tool▁outputs▁end｜>",
+)
+
+
+# --------------------------------------------------------------------------- the other kinds (issue 19: every template)
+
+
+
+def _after_any(prefix: str, anchors: tuple[str, ...]) -> str:
+    """The prefix after the last of any of `anchors` (a regex alternation of literals, read with rfind)."""
+    best, end = -1, 0
+    for a in anchors:
+        i = prefix.rfind(a)
+        if i > best:
+            best, end = i, i + len(a)
+    return prefix[end:] if best >= 0 else prefix
+
+
+def _cut_first(s: str, ends: tuple[str, ...]) -> str:
+    """`s` up to the earliest of `ends`."""
+    cut = len(s)
+    for end in ends:
+        e = s.find(end, 0, cut)
+        if e >= 0:
+            cut = e
+    return s[:cut]
+
+
+def _json_calls(body: str) -> list[dict]:
+    """A JSON list (or one object) of {"name", "arguments"} calls."""
+    obj = loads(body)
+    return [_call(c["name"], c["arguments"]) for c in (obj if isinstance(obj, list) else (obj,))]
+
+
+def tagged_list(
+    anchors: tuple[str, ...],
+    ends: tuple[str, ...],
+    call_open: str | tuple[str, ...],
+    call_close: str | None,
+    think: tuple[str, str, tuple[str, ...]] | None = None,
+    strip_open: tuple[str, ...] = (),
+    marker: str | None = None,
+) -> Floor:
+    """Reasoning `open ... close` (any of several closes), an answer, then one region `call_open [json list]
+    call_close` (Apriel, Hunyuan, Granite 3.3, Mistral Small 3.1: `[TOOL_CALLS] [...]`)."""
+    opens = (call_open,) if isinstance(call_open, str) else call_open
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_any(prefix, anchors) + text
+        msg: dict[str, Any] = {"role": "assistant"}
+        if think is not None:
+            key, open_, closes = think
+            st = s.lstrip()
+            if st.startswith(open_):
+                st = st[len(open_) :]
+                b, skip = len(st), 0
+                for c in closes:
+                    i = st.find(c)
+                    if 0 <= i < b or (i == b and len(c) > skip):
+                        b, skip = i, len(c)
+                r = st[:b].strip()
+                if r:
+                    msg[key] = r
+                s = st[b + skip :]
+        if marker is not None and s.lstrip().startswith(marker):
+            s = s.lstrip()[len(marker) :]
+        a, opened = -1, ""
+        for o in opens:
+            i = s.find(o)
+            if i >= 0 and (a < 0 or i < a):
+                a, opened = i, o
+        if a >= 0:
+            e = s.find(call_close, a) if call_close else -1
+            body = s[a + len(opened) : e if e >= 0 else len(s)]
+            rest = s[:a] + (s[e + len(call_close) :] if e >= 0 else "")
+            body = _cut_first(body, ends)
+            msg["tool_calls"] = _json_calls(body)
+            s = rest
+        s = _cut_first(s, ends)
+        for w in strip_open:
+            s = s.replace(w, "")
+        return _answer(msg, s)
+
+    return parse
+
+
+def reasoning_then(
+    anchors: tuple[str, ...],
+    think: tuple[str, str, str] | None,
+    calls: Callable[[str, dict], str],
+    ends: tuple[str, ...],
+    calls_start: str | None = None,
+    skip_after_anchor: str | None = None,
+) -> Floor:
+    """The common shape: after the start anchor, a leading reasoning block (which also ends where
+    `calls_start` begins), then the answer cut at the first end token, tool calls taken out of it by `calls`
+    (which returns the text left)."""
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_any(prefix, anchors) + text
+        if skip_after_anchor is not None and s.startswith(skip_after_anchor):
+            s = s[len(skip_after_anchor) :]
+        msg: dict[str, Any] = {"role": "assistant"}
+        if think is not None:
+            s = _reasoning(s, msg, think, calls_start)
+        s = calls(s, msg)
+        return _answer(msg, _cut_first(s, ends))
+
+    return parse
+
+
+# DeepSeek V3.1: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>
+_DS_TOOL = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>")
+
+
+def _ds31_calls(s: str, msg: dict) -> str:
+    section, begin, sep, end = _DS_TOOL
+    a = s.find(begin)
+    if a < 0:
+        return s
+    head = s[:a]
+    if head.endswith(section):
+        head = head[: -len(section)]
+    calls = []
+    for part in s[a:].split(begin)[1:]:
+        name, _, body = part.partition(sep)
+        calls.append(_call(name, loads(body[: body.find(end)])))
+    msg["tool_calls"] = calls
+    return head
+
+
+# DeepSeek V3.2 / V4 DSML: <｜DSML｜invoke name="N"><｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>
+def _dsml_calls(calls_tag: str, typed: bool) -> Callable[[str, dict], str]:
+    inv, par, par_end = '<｜DSML｜invoke name="', '<｜DSML｜parameter name="', "</｜DSML｜parameter>"
+
+    def take(s: str, msg: dict) -> str:
+        a = s.find(inv)
+        if a < 0:
+            return s
+        head = s[:a].rstrip()
+        if head.endswith(calls_tag):
+            head = head[: -len(calls_tag)]
+        calls = []
+        for part in s[a:].split(inv)[1:]:
+            name, _, body = part.partition('">')
+            args: dict[str, Any] = {}
+            for p in body[: body.find("</｜DSML｜invoke>")].split(par)[1:]:
+                attrs, _, v = p.partition(">")
+                v = v[: v.find(par_end)]
+                key, _, string = attrs.partition('" string="')
+                if typed and string == 'false"':
+                    try:
+                        v = loads(v)
+                    except ValueError:
+                        pass
+                args[key.rstrip('"')] = v
+            calls.append(_call(name, args))
+        msg["tool_calls"] = calls
+        return head
+
+    return take
+
+
+# MiniMax M2: <minimax:tool_call><invoke name="N"><parameter name="K">V</parameter></invoke></minimax:tool_call>
+def _minimax_calls(s: str, msg: dict) -> str:
+    a = s.find('<invoke name="')
+    if a < 0:
+        return s
+    head = s[:a].rstrip()
+    if head.endswith("<minimax:tool_call>"):
+        head = head[:-19]
+    calls = []
+    for part in s[a:].split('<invoke name="')[1:]:
+        name, _, body = part.partition('">')
+        body = body[: body.find("</invoke>")]
+        args = {}
+        for p in body.split('<parameter name="')[1:]:
+            k, _, v = p.partition('">')
+            args[k] = v[: v.find("</parameter>")]
+        calls.append(_call(name, args))
+    msg["tool_calls"] = calls
+    return head
+
+
+# GLM-4.7: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>
+def _glm47_calls(s: str, msg: dict) -> str:
+    a = s.find("<tool_call>")
+    if a < 0:
+        return s
+    calls = []
+    for part in s[a:].split("<tool_call>")[1:]:
+        part = part[: part.find("</tool_call>")]
+        name, _, rest = part.partition("<arg_key>")
+        args = {}
+        for kv in rest.split("<arg_key>") if rest else ():
+            k, _, v = kv.partition("</arg_key>")
+            args[k] = v[v.find("<arg_value>") + 11 : v.find("</arg_value>")]
+        calls.append(_call(name.strip(), args))
+    msg["tool_calls"] = calls
+    return s[:a]
+
+
+# Kimi K2 Thinking: <|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{json}<|tool_call_end|>
+def _kimi_thinking_calls(s: str, msg: dict) -> str:
+    begin = "<|tool_call_begin|>"
+    a = s.find(begin)
+    if a < 0:
+        return s
+    head = s[:a].rstrip()
+    if head.endswith("<|tool_calls_section_begin|>"):
+        head = head[:-28]
+    calls = []
+    for part in s[a:].split(begin)[1:]:
+        cid, _, body = part.partition("<|tool_call_argument_begin|>")
+        cid = cid.strip()
+        name = cid.removeprefix("functions.").rsplit(":", 1)[0]
+        c = _call(name, loads(body[: body.find("<|tool_call_end|>")]))
+        c["id"] = cid
+        calls.append(c)
+    msg["tool_calls"] = calls
+    return head
+
+
+def _kimi_k3() -> Floor:
+    """Kimi K3: <|open|>think<|sep|>...<|close|>think<|sep|>, <|open|>response<|sep|>...<|close|>response<|sep|>,
+    <|open|>tools<|sep|> <|open|>call tool="N"<|sep|><|open|>argument key="K" ...<|sep|>V<|close|>argument<|sep|>..."""
+    anchor = '<|open|>message role="assistant"<|sep|>'
+    arg = '<|open|>argument key="'
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_anchor(prefix, anchor) + text
+        msg: dict[str, Any] = {"role": "assistant"}
+        for key, name in (("reasoning_content", "think"), ("content", "response")):
+            o, c = f"<|open|>{name}<|sep|>", f"<|close|>{name}<|sep|>"
+            a = s.find(o)
+            if a >= 0:
+                b = s.find(c, a)
+                v = s[a + len(o) : b if b >= 0 else len(s)].strip()
+                if v:
+                    msg[key] = v
+        a = s.find('<|open|>call tool="')
+        if a >= 0:
+            calls = []
+            for part in s[a:].split('<|open|>call tool="')[1:]:
+                name, _, body = part.partition('"')
+                body = body[: body.find("<|close|>call<|sep|>")]
+                args = {}
+                for p in body.split(arg)[1:]:
+                    k, _, v = p.partition('"')
+                    v = v[v.find("<|sep|>") + 7 :]
+                    args[k] = v[: v.find("<|close|>argument<|sep|>")]
+                calls.append(_call(name, args))
+            msg["tool_calls"] = calls
+        return msg
+
+    return parse
+
+
+#: One token of a pythonic call list that JSON writes differently: a string, `name(`, `key=`, a Python
+#: constant, a closing parenthesis. Everything else (numbers, `[`, `{`, `,`, `:`) is already JSON.
+_PY_TOKEN = re.compile(
+    r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|([A-Za-z_][\w.-]*)\s*\(|([A-Za-z_]\w*)\s*=|(None|True|False)\b|\)"""
+)
+_PY_CONST = {"None": "null", "True": "true", "False": "false"}
+
+
+def _py_token(m: re.Match) -> str:
+    tok = m.group()
+    if m.group(1) is not None:
+        return f'["{m.group(1)}", {{'
+    if m.group(2) is not None:
+        return f'"{m.group(2)}":'
+    if m.group(3) is not None:
+        return _PY_CONST[tok]
+    if tok == ")":
+        return "}]"
+    if tok[0] == "'":
+        return json.dumps(tok[1:-1], ensure_ascii=False)
+    return tok
+
+
+def _python_calls(src: str) -> list[dict]:
+    """`[f(a=1), g.h(b='x')]` rewritten to JSON (`[["f", {"a": 1}], ...]`) by one `re.sub`, then `json.loads`."""
+    return [_call(name, args) for name, args in loads(_PY_TOKEN.sub(_py_token, src))]
+
+
+_LIST_END = re.compile(r"\)\s*\]")
+
+
+def pythonic(anchor: str, ends: tuple[str, ...], lead: str | None = None, region: tuple[str, str] | None = None,
+             think: tuple[str, str, str] | None = None, call_ends: tuple[str, ...] | None = None) -> Floor:
+    """Pythonic call lists: at the start of the answer (after optional whitespace and a `lead` tag), up to
+    the end token, or up to the list's end (`)]`, Gemma 3: text may follow); or in a `region` tag pair (LFM2)."""
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_anchor(prefix, anchor) + text
+        msg: dict[str, Any] = {"role": "assistant"}
+        if think is not None:
+            s = _reasoning(s, msg, think, region[0] if region else None)
+        if region is not None:
+            a = s.find(region[0])
+            if a >= 0:
+                b = s.find(region[1], a)
+                msg["tool_calls"] = _python_calls(s[a + len(region[0]) : b])
+                s = s[:a] + s[b + len(region[1]) :]
+            return _answer(msg, _cut_first(s, ends))
+        t = s.lstrip()
+        if lead is not None and t.startswith(lead):
+            t = t[len(lead) :].lstrip()
+        if t.startswith("[") and t[1:].lstrip()[:1].isidentifier():
+            if lead is None and ends == ("<end_of_turn>",):  # Gemma 3: the list ends at `)]`
+                m = _LIST_END.search(t)
+                if m:
+                    msg["tool_calls"] = _python_calls(t[: m.end()])
+                    return _answer(msg, _cut_first(t[m.end() :], ends))
+            t = _cut_first(t, call_ends or ends)
+            msg["tool_calls"] = _python_calls(t)
+            return msg
+        return _answer(msg, _cut_first(s, ends))
+
+    return parse
+
+
+def json_list_at_start(anchor: str, ends: tuple[str, ...], lead: str | None = None) -> Floor:
+    """xLAM: the whole answer is `[{"name", "arguments"}, ...]` when it starts with one; Phi-4-mini:
+    `functools[...]` after the answer (`lead`)."""
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _cut_first(_after_anchor(prefix, anchor) + text, ends)
+        if lead is not None:
+            a = s.find(lead)
+            if a >= 0 and s[a + len(lead) :].lstrip().startswith("["):
+                msg = {"role": "assistant", "tool_calls": _json_calls(s[a + len(lead) :])}
+                return _answer(msg, s[:a])
+            return _answer({"role": "assistant"}, s)
+        t = s.lstrip()
+        if t.startswith("[") and t[1:].lstrip().startswith("{"):
+            return {"role": "assistant", "tool_calls": _json_calls(t)}
+        return _answer({"role": "assistant"}, s)
+
+    return parse
+
+
+def _llama4_json() -> Floor:
+    """Llama 4 JSON: `{"name": ..., "parameters": ...}` objects (`;` or whitespace between) at the start."""
+    anchor, ends = "<|header_start|>assistant<|header_end|>\n\n", ("<|eot|>", "<|eom|>")
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_anchor(prefix, anchor) + text
+        t = s.lstrip()
+        if t.startswith("<|python_start|>"):
+            t = t[16:].lstrip()
+        if not _JSON_CALL.match(t):
+            return _answer({"role": "assistant"}, _cut_first(s, ends))
+        calls, i = [], 0
+        while True:
+            obj, i = _decode_json(t, i)
+            calls.append(_call(obj["name"], obj["parameters"] if "parameters" in obj else obj["arguments"]))
+            rest = t[i:].lstrip()
+            if rest.startswith(";"):
+                rest = rest[1:].lstrip()
+            if not _JSON_CALL.match(rest):
+                break
+            i = len(t) - len(rest)
+        msg = {"role": "assistant", "tool_calls": calls}
+        rest = t[i:].lstrip()
+        if rest.startswith("<|python_end|>"):
+            rest = rest[14:]
+        return _answer(msg, _cut_first(rest, ends))
+
+    return parse
+
+
+_GEMMA_KEY = re.compile(r"([{,])([^\s{}\[\]:,\"]+):")
+
+
+def _gemma4_args(body: str) -> Any:
+    """Gemma 4's argument syntax: bare keys, `<|"|>` string quotes -> JSON (keys quoted outside strings)."""
+    parts = body.split('<|"|>')
+    for i in range(0, len(parts), 2):
+        parts[i] = _GEMMA_KEY.sub(r'\1"\2":', parts[i])
+    for i in range(1, len(parts), 2):
+        parts[i] = json.dumps(parts[i], ensure_ascii=False)
+    return loads("".join(parts))
+
+
+_GEMMA4_OPEN = re.compile(r"<\|tool_call>(?:call)?:([^{<]+)(?=\{)|<channel\|>\s{0,2}call:([^{<\s]+)(?=\{)")
+
+
+class _Gemma4Call:
+    """The call-open regex, tried only where `str.find` sees `<|tool_call>` or `<channel|>` (a search of the
+    regex itself would try its lookbehind at every character); `start()` leaves `<channel|>` to the text."""
+
+    @staticmethod
+    def search(s: str, pos: int = 0) -> re.Match | None:
+        while True:
+            a, b = s.find("<|tool_call>", pos), s.find("<channel|>", pos)
+            at = min(a, b) if a >= 0 and b >= 0 else max(a, b)
+            if at < 0:
+                return None
+            m = _GEMMA4_OPEN.match(s, at)
+            if m is not None:
+                return _Gemma4Match(m, at + 10 if m.group(2) is not None else at)
+            pos = at + 1
+
+
+class _Gemma4Match:
+    def __init__(self, m: re.Match, start: int) -> None:
+        self._m, self._start = m, start
+        self.group = m.group
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._m.end()
+
+
+_GEMMA4_CALL = _Gemma4Call
+
+
+def _gemma4() -> Floor:
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_any(prefix, ("<|turn>model\n", "<tool_response|>")) + text
+        msg: dict[str, Any] = {"role": "assistant"}
+        st = s.lstrip()
+        for open_ in ("<|channel>thought", "<|channel>"):
+            if st.startswith(open_):
+                st = st[len(open_) :]
+                b = st.find("<channel|>")
+                m = _GEMMA4_CALL.search(st)
+                if m and (b < 0 or m.start() < b):
+                    r, s = st[: m.start()], st[m.start() :]
+                elif b >= 0:
+                    r, s = st[:b], st[b + 10 :]
+                else:
+                    r, s = st, ""
+                r = r.replace("<|channel>thought", "").replace("<|channel>", "").strip()
+                if r:
+                    msg["reasoning_content"] = r
+                if b >= 0 and (m is None or m.start() > b):
+                    s = "<channel|>" + s  # a call right after the close may be written `call:NAME{`
+                break
+        calls, out, pos = [], [], 0
+        while True:
+            m = _GEMMA4_CALL.search(s, pos)
+            if m is None:
+                break
+            out.append(s[pos : m.start()])
+            name = m.group(1) or m.group(2)
+            body_end = _gemma4_end(s, m.end())
+            calls.append(_call(name, _gemma4_args(s[m.end() : body_end[0]])))
+            pos = body_end[1]
+        out.append(s[pos:])
+        rest = "".join(out)
+        if calls:
+            msg["tool_calls"] = calls
+        return _answer(msg, _cut_first(rest, ("<turn|>", "<|tool_response>")).replace("<channel|>", ""))
+
+    return parse
+
+
+def _gemma4_end(s: str, start: int) -> tuple[int, int]:
+    """(end of a call's body, where the text after it starts): `<tool_call|>`, or before `<|tool_response>` /
+    `<turn|>`."""
+    a = s.find("<tool_call|>", start)
+    b = _cut_first(s[start:], ("<|tool_response>", "<turn|>"))
+    if a >= 0 and a - start <= len(b):
+        return a, a + 12
+    return start + len(b), start + len(b)
+
+
+def _functiongemma() -> Floor:
+    """FunctionGemma: `<start_function_call>call:NAME{k:<escape>V<escape>,...}<end_function_call>`."""
+    begin = "<start_function_call>"
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_anchor(prefix, "<start_of_turn>model") + text
+        msg: dict[str, Any] = {"role": "assistant"}
+        a = s.find(begin)
+        if a >= 0:
+            calls = []
+            pieces = s[a:].split(begin)
+            for part in pieces[1:]:
+                head, _, body = part.partition("{")
+                body = body[: body.rfind("}", 0, body.find("<end_function_call>"))]
+                bits = body.split("<escape>")
+                args = {bits[i].lstrip(",").rstrip(":"): bits[i + 1] for i in range(0, len(bits) - 1, 2)}
+                calls.append(_call(head.strip().removeprefix("call:"), args))
+            msg["tool_calls"] = calls
+            tail = pieces[-1][pieces[-1].find("<end_function_call>") + 19 :]
+            s = s[:a] + tail
+        return _answer(msg, _cut_first(s, ("<end_of_turn>",)))
+
+    return parse
+
+
+def _gigachat3() -> Floor:
+    """GigaChat 3: the answer, then `<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{"name", "arguments"}`."""
+    call = "function call<|role_sep|>"
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_anchor(prefix, "assistant<|role_sep|>\n") + text
+        msg: dict[str, Any] = {"role": "assistant"}
+        a = s.find(call)
+        if a >= 0:
+            head = s[:a].rstrip()
+            if head.endswith("<|message_sep|>"):
+                head = head[:-15]
+            body = _cut_first(s[a + len(call) :], ("<|message_sep|>", "</s>"))
+            msg["tool_calls"] = [{"type": "function", "function": loads(body)}]
+            s = head
+        return _answer(msg, _cut_first(s, ("<|message_sep|>", "</s>")))
+
+    return parse
+
+
+def _internlm2() -> Floor:
+    """InternLM2: `<|action_start|><|plugin|>{"name": N, "parameters"|"arguments": {...}}<|action_end|>`."""
+    begin, end = "<|action_start|><|plugin|>", "<|action_end|>"
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_anchor(prefix, "<|im_start|>assistant\n") + text
+        msg: dict[str, Any] = {"role": "assistant"}
+        out, calls, pos = [], [], 0
+        while True:
+            a = s.find(begin, pos)
+            e = s.find("<|im_end|>", pos)
+            if a < 0 or 0 <= e < a:
+                out.append(s[pos : e if e >= 0 else len(s)])
+                break
+            out.append(s[pos:a])
+            b = s.find(end, a)
+            obj = loads(s[a + len(begin) : b])
+            calls.append(_call(obj["name"], obj["parameters"] if "parameters" in obj else obj["arguments"]))
+            pos = b + len(end)
+        if calls:
+            msg["tool_calls"] = calls
+        return _answer(msg, "".join(out))
+
+    return parse
+
+
+def _cohere() -> Floor:
+    """Command R7B: `<|START_THINKING|>plan<|END_THINKING|>`, `<|START_ACTION|>[{tool_name, parameters}]<|END_ACTION|>`,
+    `<|START_RESPONSE|>answer<|END_RESPONSE|>` (or `_TEXT`), up to `<|END_OF_TURN_TOKEN|>`."""
+    regions = (
+        ("tool_plan", "<|START_THINKING|>", "<|END_THINKING|>"),
+        ("tool_calls", "<|START_ACTION|>", "<|END_ACTION|>"),
+        ("content", "<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+        ("content", "<|START_TEXT|>", "<|END_TEXT|>"),
+    )
+
+    def parse(text: str, prefix: str) -> dict:
+        s = _after_anchor(prefix, "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>") + text
+        s = _cut_first(s, ("<|END_OF_TURN_TOKEN|>",))
+        msg: dict[str, Any] = {"role": "assistant"}
+        for key, open_, close in regions:
+            a = s.find(open_)
+            if a < 0:
+                continue
+            b = s.find(close, a)
+            if b < 0:
+                b = s.find("<|END_", a + len(open_))  # a region closed by the other kind's end (`_TEXT` / `_RESPONSE`)
+            body = s[a + len(open_) : b if b >= 0 else len(s)]
+            if key == "tool_calls":
+                msg[key] = [_call(c["tool_name"], c["parameters"]) for c in loads(body)]
+            elif body.strip():
+                msg[key] = body.strip()
+        return msg
+
+    return parse
+
+
+
+def _granite33() -> Floor:
+    inner = tagged_list(
+        ("",),
+        ("</response>", "<|end_of_text|>"),
+        ("<|tool_call|>", "<tool_call>"),
+        "<|end_of_text|>",
+        ("reasoning_content", "<think>", ("</think><response>", "</think>\n<response>", "</think>\n\n<response>", "</think>")),
+    )
+
+    def parse(text: str, prefix: str) -> dict:
+        i = prefix.rfind("<|start_of_role|>assistant")  # the anchor is `...assistant[^<]*<|end_of_role|>`
+        if i >= 0:
+            prefix = prefix[prefix.find("<|end_of_role|>", i) + 15 :]
+        return inner(text, prefix)
+
+    return parse
+
+
+_LLAMA3 = "<|start_header_id|>assistant<|end_header_id|>\n\n"
+_LLAMA4 = "<|header_start|>assistant<|header_end|>\n\n"
+_DS_END = ("<｜end▁of▁sentence｜>",)
+
+FLOORS.update(
+    {
+        "apriel-1.5": tagged_list(
+            ("<|assistant|>\n",), ("[END FINAL RESPONSE]", "<|end|>"), "<tool_calls>", "</tool_calls>",
+            ("reasoning_content", "Here are my reasoning steps:", ("[BEGIN FINAL RESPONSE]",)),
+        ),
+        "hunyuan-a13b": tagged_list(
+            ("<|extra_0|>",), ("</answer>", "<|eos|>"), "<tool_calls>", "</tool_calls>",
+            ("reasoning_content", "<think>", ("</think>\n<answer>\n", "</think>\n<answer>", "</think><answer>\n", "</think><answer>", "</think>")),
+            strip_open=("<answer>",), marker="助手：",
+        ),
+        "granite-3.3": _granite33(),
+        "mistral-small-3.1": tagged_list(("[/INST]", "[/TOOL_RESULTS]"), ("</s>",), "[TOOL_CALLS]", None),
+        "deepseek-v3.1": reasoning_then(
+            ("<｜Assistant｜>", "<｜tool▁output▁end｜>"), _THINK, _ds31_calls, _DS_END, "<｜tool▁call", "</think>"
+        ),
+        "deepseek-v3.2": reasoning_then(
+            ("<｜Assistant｜>", "</function_results>"), _THINK, _dsml_calls("<｜DSML｜function_calls>", True),
+            (*_DS_END, "</｜DSML｜function_calls>"), "<｜DSML｜function_calls>",
+        ),
+        "deepseek-v4": reasoning_then(
+            ("<｜Assistant｜>",), _THINK, _dsml_calls("<｜DSML｜tool_calls>", False),
+            (*_DS_END, "</｜DSML｜tool_calls>"), "<｜DSML｜tool_calls>", "</think>",
+        ),
+        "minimax-m2": reasoning_then(
+            ("]~b]ai\n",), _THINK, _minimax_calls, ("[e~[", "</minimax:tool_call>"), "<minimax:tool_call>"
+        ),
+        "glm-4.7": reasoning_then(
+            ("<|assistant|>",), _THINK, _glm47_calls, ("<|user|>", "<|observation|>", "<|endoftext|>"), "<tool_call>", "</think>"
+        ),
+        "kimi-k2-thinking": reasoning_then(
+            ("<|im_assistant|>assistant<|im_middle|>",), _THINK, _kimi_thinking_calls,
+            ("<|im_end|>", "<|tool_calls_section_end|>"), "<|tool_calls_section_begin|>",
+        ),
+        "kimi-k3": _kimi_k3(),
+        "gemma3-pythonic": pythonic("<start_of_turn>model\n", ("<end_of_turn>",)),
+        "llama3.2-pythonic": pythonic(_LLAMA3, ("<|eot_id|>", "<|eom_id|>"), lead="<|python_tag|>"),
+        "llama4-pythonic": pythonic(
+            _LLAMA4, ("<|eot|>", "<|eom|>"), lead="<|python_start|>", call_ends=("<|python_end|>", "<|eot|>", "<|eom|>")
+        ),
+        "lfm2": pythonic(
+            _CHATML, ("<|im_end|>",), region=("<|tool_call_start|>", "<|tool_call_end|>"), think=("thinking", "<think>", "</think>")
+        ),
+        "xlam-llama": json_list_at_start(_LLAMA3, ("<|eot_id|>", "<|eom_id|>")),
+        "xlam-qwen": json_list_at_start(_CHATML, ("<|im_end|>",)),
+        "phi-4-mini": json_list_at_start("<|assistant|>", ("<|end|>", "<|endoftext|>"), lead="functools"),
+        "llama4-json": _llama4_json(),
+        "gemma4": _gemma4(),
+        "functiongemma": _functiongemma(),
+        "gigachat3": _gigachat3(),
+        "internlm2": _internlm2(),
+        "cohere-command-r7b": _cohere(),
+    }
 )
 
 

@@ -47,6 +47,7 @@ import logging
 import numbers
 import os
 import queue
+import re
 import sys
 import threading
 import weakref
@@ -352,6 +353,16 @@ def _ids(seq: Any, what: str) -> list[int]:
     return out
 
 
+def _plain_ids(seq: list) -> bool:
+    """Whether the non-empty list `seq` holds plain Python ints only (checked in C, see `_ids`)."""
+    if not seq or type(seq[0]) is not int:
+        return False
+    try:
+        return type(sum(seq)) is int
+    except TypeError:
+        return False
+
+
 def _normalize(value: Any, what: str) -> tuple[list[_Item], bool]:
     """One sequence or a batch -> (list of items, batched?). An item is a str or a list of ints."""
     if isinstance(value, str):
@@ -515,7 +526,7 @@ def _strip_prefix_padding(ids: list[int], pad: int | None) -> list[int]:
     start = 0
     while start < len(ids) and ids[start] == pad:
         start += 1
-    return ids[start:]
+    return ids[start:] if start else ids
 
 
 def _strip_response_padding(ids: list[int], pad: int | None, eos: int | None) -> list[int]:
@@ -525,6 +536,8 @@ def _strip_response_padding(ids: list[int], pad: int | None, eos: int | None) ->
     `generate` pads with when there is no pad token) is collapsed to the one EOS the model really wrote.
     """
     end = len(ids)
+    if not end or (ids[-1] != pad and ids[-1] != eos):
+        return ids
     saw_eos = False
     while end and (ids[end - 1] == pad or ids[end - 1] == eos):
         saw_eos = saw_eos or ids[end - 1] == eos
@@ -559,18 +572,74 @@ _JOINT_TOKENS = 8
 _ANCHOR_WINDOW = 64
 
 
-def _window_text(tokenizer: Any, prompt: list[int], anchor: str | None) -> str | None:
+def _window_text(tokenizer: Any, prompt: list[int], anchor: Any) -> str | None:
     """Text standing in for the whole prompt's: the decode of its last `_ANCHOR_WINDOW` tokens, when the
-    literal start `anchor` occurs there after the window's first `_JOINT_TOKENS` tokens (whose text may
-    differ from the whole decode's: a character split at the window's start, a dropped leading space). The
-    text from there on is the end of the whole prompt's text, so its last anchor, and what follows it, are
-    the whole prompt's. None: the whole prompt must be decoded."""
+    start `anchor` (a literal `str`, or the template's start-anchor `Delimiter`) is found there after the
+    window's first `_JOINT_TOKENS` tokens (whose text may differ from the whole decode's: a character split
+    at the window's start, a dropped leading space). The text from there on is the end of the whole
+    prompt's text, so its last anchor, and what follows it, are the whole prompt's (for a regex anchor see
+    `_anchor_search`). None: the whole prompt must be decoded."""
     if anchor is None or len(prompt) <= _ANCHOR_WINDOW:
         return None
+    literal: str | None
+    search: Callable[[str, int], bool] | None
+    if isinstance(anchor, str):
+        literal, search = anchor, None
+    else:
+        literals = anchor.literals
+        literal = literals[0] if literals is not None and len(literals) == 1 else None
+        search = None if literal is not None else _anchor_search(anchor.source, anchor.untimed_search)
+        if literal is None and search is None:
+            return None
     window = prompt[-_ANCHOR_WINDOW:]
     head, text = _decode_many(tokenizer, [window[:_JOINT_TOKENS], window])
-    at = text.rfind(anchor)
-    return text if at > len(head) else None
+    if literal is not None:
+        return text if text.rfind(literal) > len(head) else None
+    return text if search is not None and search(text, len(head)) else None
+
+
+_BACKREF = re.compile(r"\\[1-9]")
+
+
+@functools.lru_cache(maxsize=256)
+def _anchor_search(source: str, untimed: int) -> Callable[[str, int], bool] | None:
+    """For a start-anchor regex whose matches are at most `width` characters long (computed from the
+    pattern), a test `found(text, start)`: does `text` (a window's decode, reliable from `start` on) show
+    the prompt's last anchor match? It does when the first match at or after `start + 1` begins at least
+    `width` characters after `start + 1`: a match of the whole prompt's text that begins before that point
+    ends before it (matches are at most `width` long), so from there the scan of the whole text and the scan
+    of the window find the same matches, and the same last one (`ResponseTemplate.cut_prefix`). One
+    character of slack leaves out a context rule (`^` in multiline mode, `\\b`) that reads the character
+    before `start`. None (decode the whole prompt): unbounded length, lookbehind, back references, or a
+    pattern the standard library's `re` does not read exactly as `regex` does."""
+    from .delimiters import stdlib_equivalent
+
+    if untimed < 0 or "(?<=" in source or "(?<!" in source or "(?P=" in source or "(?(" in source:
+        return None
+    if _BACKREF.search(source):  # back references `\1` (an escaped backslash before a digit is declined too)
+        return None
+    compiled = stdlib_equivalent(source)
+    if compiled is None:
+        return None
+    try:
+        import re._parser as sre_parse  # type: ignore[import-not-found]
+    except ImportError:  # Python < 3.11
+        import sre_parse  # type: ignore[no-redef]
+    try:
+        low, width = sre_parse.parse(source, compiled.flags).getwidth()
+    except Exception:  # noqa: BLE001 - any doubt: decode the whole prompt
+        return None
+    if low < 1 or width > 4096:
+        return None
+    search = compiled.search
+
+    def found(text: str, start: int) -> bool:
+        if len(text) > untimed:  # a window longer than the regex is proven cheap on: decode the whole prompt
+            return False
+        m = search(text, start + 1)
+        return m is not None and m.start() >= start + 1 + width
+
+    return found
 
 
 def _joint_split(tokenizer: Any, prompt: list[int], prompt_text: str, response: list[int]) -> tuple[str, str]:
@@ -590,14 +659,15 @@ def _joint_split(tokenizer: Any, prompt: list[int], prompt_text: str, response: 
 
 
 def _decode_pairs(
-    tokenizer: Any, responses: list[_Item], prefixes: list[_Item], anchor: str | None = None
+    tokenizer: Any, responses: list[_Item], prefixes: list[_Item], anchor: Any = None
 ) -> list[tuple[str, str]]:
     """(prefix text, response text) per item, decoding token ids jointly where both are ids.
 
     Each distinct prompt is decoded once (a prefix broadcast over a batch, or equal rows of a batched
     prompt), then only its last tokens again together with each response (`_joint_split`). With the
-    template's literal start `anchor`, a prompt whose last tokens hold it is decoded from there only
-    (`_window_text`): the prefix text is then the end of the prompt's, which parses the same."""
+    template's start `anchor` (literal, or a regex of bounded match length), a prompt whose last tokens hold
+    it is decoded from there only (`_window_text`): the prefix text is then the end of the prompt's, which
+    parses the same."""
     pad, eos = _pad_ids(tokenizer)
     prompt_texts: dict[Any, str] = {}  # a prompt's ids (its identity for one row) -> its text
     single = len(responses) == 1
@@ -763,15 +833,20 @@ class ResponseTemplateMixin:
         template = _resolve_template(tokenizer, schema)
         if prefix is None:
             raise ValueError(_PREFIX_REQUIRED)
-        responses, batched = _normalize(response, "response")
-        prefixes, prefix_batched = _normalize(prefix, "prefix")
-        paired = _pair_up(responses, batched, prefixes, prefix_batched)
+        if type(response) is list and type(prefix) is list and _plain_ids(response) and _plain_ids(prefix):
+            # one sequence of plain ints and its prompt (`generate(...)[0].tolist()`, `encode`): what
+            # `_normalize` / `_pair_up` would give, without their per-call checks
+            responses: list[_Item] = [response]
+            paired: list[_Item] = [prefix]
+            batched = False
+        else:
+            responses, batched = _normalize(response, "response")
+            prefixes, prefix_batched = _normalize(prefix, "prefix")
+            paired = _pair_up(responses, batched, prefixes, prefix_batched)
         _warn_if_prompt_included(responses, paired)
         _, _, engine_parse, _ = _engine()
-        literals = template.start_anchor.literals
-        anchor = literals[0] if literals is not None and len(literals) == 1 else None
         messages = []
-        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired, anchor)):
+        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired, template.start_anchor)):
             try:
                 messages.append(engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict,
                                              policy=policy))

@@ -263,3 +263,78 @@ def test_pad_and_eos_ids_are_the_tokenizers_own(kind: str) -> None:
 
     fixed = Fixed(tokenizer_object=byte_level_tokenizer().backend_tokenizer, pad_token="<|endoftext|>")
     assert _pad_ids(fixed) == (7, 3)
+
+
+def regex_anchor_template(pattern: str) -> dict:
+    template = verbatim_template()
+    del template["start_anchor"]
+    template["start_anchor_pattern"] = pattern
+    return template
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_long_prompts_with_a_bounded_regex_anchor_are_decoded_from_their_last_tokens(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `start_anchor_pattern` whose matches have a bounded length (DeepSeek's, Mistral's alternations) is
+    looked for in the decode of the prompt's last tokens like a literal anchor: the same messages as the
+    whole decode at every split point, and the whole prompt is not decoded when the anchor is there."""
+    tok = TOKENIZERS[kind]()
+    template = regex_anchor_template(r"<\|im_start\|>assistant\n|<\|im_start\|>tool\n")
+    tok.response_template = template
+    ids = enc(tok, LONG_SYSTEM + TEXT)
+    start = len(enc(tok, LONG_SYSTEM + PROMPT))
+    assert start > 2 * _ANCHOR_WINDOW
+    for i in range(start - _ANCHOR_WINDOW - 4, len(ids) + 1):
+        prefix_text, text = whole_split(tok, ids[:i], ids[i:])
+        assert tok.parse_response(ids[i:], prefix=ids[:i]) == parse_response(text, template, prefix=prefix_text), i
+    seen = decoded_lengths(monkeypatch)
+    tok.parse_response(ids[start:], prefix=ids[:start])
+    assert max(seen) <= max(_ANCHOR_WINDOW, _JOINT_TOKENS + len(ids) - start)
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_a_regex_anchor_match_that_may_start_before_the_decoded_tail_falls_back_to_the_whole_prompt(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`(?:café! ){3}` over a run of "café! ": which matches the scan finds depends on where it starts, so the
+    last match (and the prefilled text after it) in the window's decode is not the whole prompt's at two
+    split points of three. Every match in the window starts within the match length of the window's start,
+    so the whole prompt is decoded, and the message is the whole decode's at every split point."""
+    tok = TOKENIZERS[kind]()
+    template = regex_anchor_template(r"(?:café! ){3}")
+    tok.response_template = template
+    prompt_text = LONG_SYSTEM + PROMPT + "café! " * 60
+    ids = enc(tok, prompt_text + "fine<|im_end|>")
+    start = len(enc(tok, prompt_text))
+    assert start > 2 * _ANCHOR_WINDOW
+    contents = set()
+    for i in range(start - 6, start + 1):
+        prefix_text, text = whole_split(tok, ids[:i], ids[i:])
+        expected = parse_response(text, template, prefix=prefix_text)
+        got = tok.parse_response(ids[i:], prefix=ids[:i])
+        assert got == expected, i
+        contents.add(got["content"])
+    assert len(contents) > 1  # the split points do give different leftovers: the rule is tested
+    seen = decoded_lengths(monkeypatch)
+    tok.parse_response(ids[start:], prefix=ids[:start])
+    assert max(seen) >= start  # the whole prompt
+
+
+def test_regex_anchors_read_from_the_tail_only_when_provably_the_same() -> None:
+    from hf_response_templates.tokenizer import _anchor_search
+
+    assert _anchor_search(r"\[/INST\]|\[/TOOL_RESULTS\]", 1 << 24) is not None
+    assert _anchor_search(r"<｜Assistant｜>(?:</think>)?", 1 << 24) is not None
+    for declined in (
+        r"<\|start_of_role\|>assistant[^<]*<\|end_of_role\|>",  # unbounded length
+        r"(?<=\n)<\|assistant\|>",  # lookbehind
+        r"(?<!x)<\|assistant\|>",
+        r"(<\|a\|>)x\1",  # back reference
+        r"(?P<t><\|a\|>)(?P=t)",
+        r"(?:x)?",  # may match empty text
+        r"\bassistant\b",  # \b: `re` and `regex` read it differently
+        r"\p{L}+:",  # `regex`-only syntax
+    ):
+        assert _anchor_search(declined, 1 << 24) is None, declined
+    assert _anchor_search(r"\[/INST\]", -1) is None  # not proven cheap: never searched untimed
