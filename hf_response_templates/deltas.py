@@ -119,6 +119,7 @@ class DeltaStream(ToolCallDeltas):
             # without a prefix, the engine raises its own message explaining why the prompt is needed
             parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools, trace=model_ids)
         self._parser = parser
+        self._pfeed: Callable[[str], list] = parser.feed if parser is not None else self._no_feed
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
         self._rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
@@ -244,6 +245,43 @@ class DeltaStream(ToolCallDeltas):
         return self._feed(text)
 
     def _feed(self, text: str) -> list[dict[str, Any]]:
+        r = self._open
+        if r is not None:
+            call = r.follow
+            if call is not None and self._started and text:
+                # The partial parser writes the open arguments object out (`JsonPartial.follow`): the hot path,
+                # kept flat. `_pfeed` is the parser's `feed` (it raises in events mode and once finished).
+                events = self._pfeed(text)
+                if len(events) == 1:
+                    ev = events[0]
+                    if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
+                        text = ev["text"]
+                        if r.sink is not None:  # in a string value (see below: `_Region.sink`)
+                            if '"' not in text and "\\" not in text and text.isprintable():
+                                parts = call.parts
+                                parts.append(text)
+                                if len(parts) >= _COMPACT_AT:
+                                    parts[:] = ["".join(parts)]
+                                chunks = call.str_chunks
+                                chunks.append(text)
+                                if len(chunks) >= _COMPACT_AT:
+                                    chunks[:] = ["".join(chunks)]
+                                return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                        else:
+                            p = r.partial
+                            wait = p.wait
+                            if wait is not None and wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
+                                q = p.quotes
+                                if not q:
+                                    p.pending.append(text)
+                                    return []
+                                c = text.count('"')
+                                if c < q:
+                                    p.quotes = q - c
+                                    p.pending.append(text)
+                                    return []
+                        return self._follow_chunk(r, text)
+                return self._route(events)
         parser = self._parser
         if parser is None:
             raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
@@ -493,6 +531,7 @@ class DeltaStream(ToolCallDeltas):
                     in_message=call.done,
                 )
         self._finished = True
+        self._pfeed = self._no_feed
         if finish_reason in (None, "stop"):
             finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
         self.finish_reason = finish_reason
@@ -581,6 +620,11 @@ class DeltaStream(ToolCallDeltas):
         return [self.chunk(d) for d in deltas] + [self.chunk({}, self.finish_reason)]
 
     # ------------------------------------------------------------------ event handling
+
+    def _no_feed(self, text: str) -> list:
+        if self._parser is not None:
+            self._check_open()
+        raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
 
     def _check_open(self) -> None:
         if self._finished:

@@ -97,6 +97,24 @@ _HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
 _LITERALS = {"true": True, "false": False, "null": None}
 _scan_value = json.JSONDecoder().scan_once  # one JSON value at an index (the C scanner): (value, end)
 _encode_value = json.JSONEncoder(ensure_ascii=False).encode  # == json.dumps(value, ensure_ascii=False)
+
+
+def _value_encoder() -> Callable[[Any, int], Any]:
+    """``f(value, 0)``: the pieces of ``json.dumps(value, ensure_ascii=False)`` for a value read from JSON (no
+    cycles), from the C encoder that `json.JSONEncoder.encode` builds per call (here once), else from it."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is not None:
+        try:
+            enc = make(None, None, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+            sample = [1, -2.5, "é\n", True, None, [float("nan")]]
+            if "".join(enc(sample, 0)) == _encode_value(sample):
+                return enc
+        except (TypeError, ValueError):  # (another Python's signature)
+            pass
+    return lambda value, _level: (_encode_value(value),)
+
+
+_encode_pieces = _value_encoder()
 # `follow`: what the start of a member held back waits for (`JsonPartial.hold`): text with none of these
 # characters, and fewer `"` than the quotes still to come, cannot complete the member or open its string
 # value. From a member's end on: the third quote (that opens its string value, or else the next key, which
@@ -383,7 +401,7 @@ class JsonPartial:
                     value, j = _scan_value(s, v)
                 except (ValueError, StopIteration):
                     return self._unfollow(s, i)
-                if type(value) is not list or _encode_value(value) != s[v:j]:
+                if type(value) is not list or "".join(_encode_pieces(value, 0)) != s[v:j]:
                     return self._unfollow(s, i)
             else:
                 j = _TOKEN_RUN.match(s, v).end()
@@ -418,7 +436,7 @@ class JsonPartial:
             self._mode = _AFTER
             out.append(s[i:j])
             i = j
-        self._hold_at("", 0)
+        self.wait, self.quotes = _WAIT_MEMBER, 3  # (`_hold_at("", 0)`)
 
     def _unfollow(self, s: str, i: int) -> None:
         """Stop following; the general reader reads `s[i:]`."""
