@@ -280,6 +280,22 @@ class DeltaStream(ToolCallDeltas):
                                     p.quotes = q - c
                                     p.pending.append(text)
                                     return []
+                            try:  # `_follow_chunk`, inlined for what a member's end writes
+                                res = p.feed(text)
+                                if type(res) is str and p.following is not None:
+                                    if not res:
+                                        return []
+                                    parts = call.parts
+                                    if res.isascii() and len(parts) < _COMPACT_AT:
+                                        parts.append(res)
+                                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+                                    out: list[dict] = []
+                                    self._send(call, res, out)  # (surrogates, compaction)
+                                    return out
+                            except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                                self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                                return []
+                            return self._follow_result(r, call, text, res)
                         return self._follow_chunk(r, text)
                 return self._route(events)
         parser = self._parser
@@ -427,16 +443,7 @@ class DeltaStream(ToolCallDeltas):
             if r.sink is not None:
                 r.sink = None  # (while following, the parser knows what was appended to its open string)
             res = p.feed(text)
-            if res is True:  # (the text went whole into its open string, needing no escaping)
-                if text.isascii() or _SURROGATE.search(text) is None:
-                    r.sink = call
-                    call.str_chunks = p.open_string(p.following)
-                    parts = call.parts
-                    parts.append(text)
-                    if len(parts) >= _COMPACT_AT:
-                        parts[:] = ["".join(parts)]
-                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-            elif p.following is not None:
+            if res is not True and p.following is not None:
                 if not res:
                     return out
                 parts = call.parts
@@ -445,6 +452,26 @@ class DeltaStream(ToolCallDeltas):
                     return out
                 parts.append(res)
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+        except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+            self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+            return out
+        return self._follow_result(r, call, text, res)
+
+    def _follow_result(self, r: _Region, call: Any, text: str, res: Any) -> list[dict[str, Any]]:
+        """`_follow_chunk` after the partial parser's `feed` returned `res`: the text went whole into the open
+        string (True), or following stopped (the members it wrote, then the general path)."""
+        out: list[dict] = []
+        try:
+            if res is True:  # (the text went whole into its open string, needing no escaping)
+                p = r.partial
+                if text.isascii() or _SURROGATE.search(text) is None:
+                    r.sink = call
+                    call.str_chunks = p.open_string(p.following)
+                    parts = call.parts
+                    parts.append(text)
+                    if len(parts) >= _COMPACT_AT:
+                        parts[:] = ["".join(parts)]
+                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
             self._followed(r, text, res, out)
             if r.follow is None:  # it stopped: from the members it wrote on, as usual
                 self._update_tool(r, out)
