@@ -246,9 +246,9 @@ class DeltaStream(ToolCallDeltas):
 
     def _feed(self, text: str) -> list[dict[str, Any]]:
         r = self._open
-        if r is not None:
+        if r is not None and r.follow is not None:
             call = r.follow
-            if call is not None and self._started and text:
+            if self._started and text:
                 # The partial parser writes the open arguments object out (`JsonPartial.follow`): the hot path,
                 # kept flat. `_pfeed` is the parser's `feed` (it raises in events mode and once finished).
                 events = self._pfeed(text)
@@ -306,8 +306,7 @@ class DeltaStream(ToolCallDeltas):
         if not text:
             return self._begin()
         events = parser.feed(text)
-        r = self._open
-        if r is not None and len(events) == 1:
+        if r is not None and len(events) == 1:  # (`r` is still the open region: only the events change it)
             ev = events[0]
             call = r.sink
             if call is not None:
