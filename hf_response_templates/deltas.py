@@ -283,6 +283,11 @@ class DeltaStream(ToolCallDeltas):
                             try:  # `_follow_chunk`, inlined for what a member's end writes
                                 res = p.feed(text)
                                 if type(res) is str and p.following is not None:
+                                    if p.wait is None:  # (following, it waits for nothing: in a string value)
+                                        chunks = p.string_sink()
+                                        if chunks is not None:  # its pieces so far are in `res`: a sink
+                                            r.sink = call
+                                            call.str_chunks = chunks
                                     if not res:
                                         return []
                                     parts = call.parts
@@ -465,7 +470,7 @@ class DeltaStream(ToolCallDeltas):
                 p = r.partial
                 if text.isascii() or _SURROGATE.search(text) is None:
                     r.sink = call
-                    call.str_chunks = p.open_string(p.following)
+                    call.str_chunks = p.string_sink()
                     parts = call.parts
                     parts.append(text)
                     if len(parts) >= _COMPACT_AT:

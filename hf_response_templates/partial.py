@@ -236,6 +236,13 @@ class JsonPartial:
             return self._chunks
         return None
 
+    def string_sink(self) -> list[str] | None:
+        """While `following`: the pieces of its open string value, if text without ``"``, ``\\`` or control
+        characters may be appended to them instead of fed (nothing held back, e.g. a cut escape); else None."""
+        if self._mode != _STR or self._carry or self._is_key or not self.stack or self.stack[-1] is not self.following:
+            return None
+        return self._chunks
+
     def snapshot(self) -> Any:
         if self.value is MISSING and not (self._mode in (_STR, _CSTR) and not self.stack):
             return None
