@@ -25,7 +25,8 @@ One interface for every content format that streams tool-call arguments (``json`
   stands (False: not from here; None: never, for this parser). While `following` is that frame, ``feed``
   returns the text those members add (a ``str``, possibly empty; or True as above: then ``text`` itself), and
   ``hold(text)`` keeps text that can neither complete a member nor open its string value, for less than a
-  ``feed`` costs (True: kept). Members whose text is json.dumps's (integers, literals, floats as ``repr``
+  ``feed`` costs (True: kept); ``string_sink()`` is the open string value's pieces when text may be appended
+  to them instead of fed. Members whose text is json.dumps's (integers, literals, floats as ``repr``
   writes them, strings, flat lists of scalars, keys without escapes) are read with string operations; at
   anything else (spaces, nested objects, ``1e5``, escaped keys), and at the object's end, `following` becomes
   None, `followed` is how many of its members the text written held whole, and the reader goes on as usual.
