@@ -246,63 +246,66 @@ class DeltaStream(ToolCallDeltas):
 
     def _feed(self, text: str) -> list[dict[str, Any]]:
         r = self._open
-        if r is not None and r.follow is not None:
-            call = r.follow
-            if self._started and text:
-                # The partial parser writes the open arguments object out (`JsonPartial.follow`): the hot path,
-                # kept flat. `_pfeed` is the parser's `feed` (it raises in events mode and once finished).
-                events = self._pfeed(text)
-                if len(events) == 1:
-                    ev = events[0]
-                    if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
-                        text = ev["text"]
-                        if r.sink is not None:  # in a string value (see below: `_Region.sink`)
-                            if '"' not in text and "\\" not in text and text.isprintable():
-                                parts = call.parts
-                                parts.append(text)
-                                if len(parts) >= _COMPACT_AT:
-                                    parts[:] = ["".join(parts)]
-                                chunks = call.str_chunks
-                                chunks.append(text)
-                                if len(chunks) >= _COMPACT_AT:
-                                    chunks[:] = ["".join(chunks)]
-                                return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-                        else:
-                            p = r.partial
-                            wait = p.wait
-                            if wait is not None and wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
-                                q = p.quotes
-                                if not q:
-                                    p.pending.append(text)
-                                    return []
-                                c = text.count('"')
-                                if c < q:
-                                    p.quotes = q - c
-                                    p.pending.append(text)
-                                    return []
-                            try:  # `_follow_chunk`, inlined for what a member's end writes
-                                res = p.feed(text)
-                                if type(res) is str and p.following is not None:
-                                    if p.wait is None:  # (following, it waits for nothing: in a string value)
-                                        chunks = p.string_sink()
-                                        if chunks is not None:  # its pieces so far are in `res`: a sink
-                                            r.sink = call
-                                            call.str_chunks = chunks
-                                    if not res:
-                                        return []
-                                    parts = call.parts
-                                    if res.isascii() and len(parts) < _COMPACT_AT:
-                                        parts.append(res)
-                                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
-                                    out: list[dict] = []
-                                    self._send(call, res, out)  # (surrogates, compaction)
-                                    return out
-                            except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
-                                self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+        if r is not None and (r.sink is not None or r.follow is not None) and self._started and text:
+            # The hot paths of a tool region, kept flat: a string argument streaming, or the partial parser
+            # writing the open arguments object out (`JsonPartial.follow`). `_pfeed` is the parser's `feed`
+            # (it raises in events mode and once finished).
+            events = self._pfeed(text)
+            if len(events) == 1:
+                ev = events[0]
+                if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
+                    text = ev["text"]
+                    call = r.sink
+                    if call is not None:
+                        if '"' not in text and "\\" not in text and text.isprintable():
+                            # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
+                            # escaping (printable: no control character, no lone surrogate) is both the next
+                            # piece of that string and its fragment.
+                            parts = call.parts
+                            parts.append(text)
+                            if len(parts) >= _COMPACT_AT:
+                                parts[:] = ["".join(parts)]
+                            chunks = call.str_chunks
+                            chunks.append(text)
+                            if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
+                                chunks[:] = ["".join(chunks)]
+                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                        return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
+                    call = r.follow
+                    p = r.partial
+                    wait = p.wait
+                    if wait is not None and wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
+                        q = p.quotes
+                        if not q:
+                            p.pending.append(text)
+                            return []
+                        c = text.count('"')
+                        if c < q:
+                            p.quotes = q - c
+                            p.pending.append(text)
+                            return []
+                    try:  # `_follow_chunk`, inlined for what a member's end writes
+                        res = p.feed(text)
+                        if type(res) is str and p.following is not None:
+                            if p.wait is None:  # (following, it waits for nothing: in a string value)
+                                chunks = p.string_sink()
+                                if chunks is not None:  # its pieces so far are in `res`: a sink
+                                    r.sink = call
+                                    call.str_chunks = chunks
+                            if not res:
                                 return []
-                            return self._follow_result(r, call, text, res)
-                        return self._follow_chunk(r, text)
-                return self._route(events)
+                            parts = call.parts
+                            if res.isascii() and len(parts) < _COMPACT_AT:
+                                parts.append(res)
+                                return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+                            out: list[dict] = []
+                            self._send(call, res, out)  # (surrogates, compaction)
+                            return out
+                    except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                        self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                        return []
+                    return self._follow_result(r, call, text, res)
+            return self._route(events)
         parser = self._parser
         if parser is None:
             raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
@@ -313,25 +316,7 @@ class DeltaStream(ToolCallDeltas):
         events = parser.feed(text)
         if r is not None and len(events) == 1:  # (`r` is still the open region: only the events change it)
             ev = events[0]
-            call = r.sink
-            if call is not None:
-                if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
-                    text = ev["text"]
-                    if '"' not in text and "\\" not in text and text.isprintable():
-                        # A string argument is streaming and the partial parser sits in it (`_Region.sink`):
-                        # text that needs no JSON escaping (printable: no control character, no lone surrogate)
-                        # is both the next piece of that string and its fragment.
-                        parts = call.parts
-                        parts.append(text)
-                        if len(parts) >= _COMPACT_AT:
-                            parts[:] = ["".join(parts)]
-                        chunks = call.str_chunks
-                        chunks.append(text)
-                        if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
-                            chunks[:] = ["".join(chunks)]
-                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-                    return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
-            elif ev["type"] == "region_chunk" and self._started:
+            if ev["type"] == "region_chunk" and self._started:
                 kind = r.kind
                 if kind == "text":
                     return self._text_chunk(r, ev)
