@@ -6,6 +6,7 @@ Run it from a checkout after ``pip install -e ".[test]"``::
     python benchmarks/bench_deltas.py            # 1k, 100k and 1M characters (about a minute)
     python benchmarks/bench_deltas.py --quick    # 1k and 100k only
     python benchmarks/bench_deltas.py --json out.json
+    python benchmarks/bench_deltas.py --opcodes      # Python opcodes per piece (deterministic), 1k and 10k
 
 What is measured: the same generated text, cut into the same token-sized pieces (1-7 characters, random
 with a fixed seed), is fed (1) to ``ResponseParser(template, prefix).feed`` then ``finalize()``, and (2) to
@@ -164,12 +165,53 @@ def measure(case: str, n: int, repeat: int = 5) -> dict:
     }
 
 
+def count_opcodes(case: str, n: int) -> dict:
+    """Python opcodes executed per piece by `ResponseParser.feed` and by `DeltaStream.feed` (which includes its
+    parser's), the same text and pieces as `measure`: deterministic, unlike CPU time on a loaded machine
+    (``sys.settrace`` with ``f_trace_opcodes``; a call into C counts as the opcodes that make it)."""
+    rng = random.Random(SEED)
+    name, prefix, text = make_case(case, n, rng)
+    template = get_template(name)
+    chunks = pieces(text, rng)
+    counts = []
+    for make in (lambda: ResponseParser(template, prefix).feed, lambda: DeltaStream(template, prefix=prefix, id_seed=0).feed):
+        feed = make()
+        ops = 0
+
+        def trace(frame, event, arg):  # noqa: ANN001, ANN202 - the sys.settrace protocol
+            nonlocal ops
+            frame.f_trace_opcodes = True
+            if event == "opcode":
+                ops += 1
+            return trace
+
+        sys.settrace(trace)
+        try:
+            for c in chunks:
+                feed(c)
+        finally:
+            sys.settrace(None)
+        counts.append(ops / len(chunks))
+    return {"case": case, "chars": len(text), "pieces": len(chunks), "parser_ops": counts[0],
+            "deltas_ops": counts[1], "ratio": counts[1] / counts[0]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="1k and 100k characters only")
     ap.add_argument("--json", help="also write the rows to this file")
     ap.add_argument("--cases", nargs="*", default=list(CASES), choices=CASES)
+    ap.add_argument("--opcodes", action="store_true", help="count Python opcodes per piece instead (1k and 10k)")
     args = ap.parse_args(argv)
+    if args.opcodes:
+        print(f"# Python opcodes per 1-7 character piece (Python {platform.python_version()})")
+        print(f"{'case':15} {'chars':>9} {'pieces':>8} | {'parser':>7} {'deltas':>7} {'ratio':>6}")
+        for case in args.cases:
+            for n in (1_000, 10_000):
+                row = count_opcodes(case, n)
+                print(f"{case:15} {row['chars']:>9} {row['pieces']:>8} | "
+                      f"{row['parser_ops']:7.1f} {row['deltas_ops']:7.1f} {row['ratio']:6.2f}", flush=True)
+        return 0
     sizes = (1_000, 100_000) if args.quick else (1_000, 100_000, 1_000_000)
     print(
         f"# DeltaStream vs ResponseParser, CPU µs per 1-7 character piece, best of 5 (1M: 3), run alternately "

@@ -119,6 +119,7 @@ class DeltaStream(ToolCallDeltas):
             # without a prefix, the engine raises its own message explaining why the prompt is needed
             parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools, trace=model_ids)
         self._parser = parser
+        self._pfeed: Callable[[str], list] = parser.feed if parser is not None else self._no_feed
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
         self._rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
@@ -244,6 +245,67 @@ class DeltaStream(ToolCallDeltas):
         return self._feed(text)
 
     def _feed(self, text: str) -> list[dict[str, Any]]:
+        r = self._open
+        if r is not None and (r.sink is not None or r.follow is not None) and self._started and text:
+            # The hot paths of a tool region, kept flat: a string argument streaming, or the partial parser
+            # writing the open arguments object out (`JsonPartial.follow`). `_pfeed` is the parser's `feed`
+            # (it raises in events mode and once finished).
+            events = self._pfeed(text)
+            if len(events) == 1:
+                ev = events[0]
+                if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
+                    text = ev["text"]
+                    call = r.sink
+                    if call is not None:
+                        if '"' not in text and "\\" not in text and text.isprintable():
+                            # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
+                            # escaping (printable: no control character, no lone surrogate) is both the next
+                            # piece of that string and its fragment.
+                            parts = call.parts
+                            parts.append(text)
+                            if len(parts) >= _COMPACT_AT:
+                                parts[:] = ["".join(parts)]
+                            chunks = call.str_chunks
+                            chunks.append(text)
+                            if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
+                                chunks[:] = ["".join(chunks)]
+                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                        return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
+                    call = r.follow
+                    p = r.partial
+                    wait = p.wait
+                    if wait is not None and wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
+                        q = p.quotes
+                        if not q:
+                            p.pending.append(text)
+                            return []
+                        c = text.count('"')
+                        if c < q:
+                            p.quotes = q - c
+                            p.pending.append(text)
+                            return []
+                    try:  # `_follow_chunk`, inlined for what a member's end writes
+                        res = p.feed(text)
+                        if type(res) is str and p.following is not None:
+                            if p.wait is None:  # (following, it waits for nothing: in a string value)
+                                chunks = p.string_sink()
+                                if chunks is not None:  # its pieces so far are in `res`: a sink
+                                    r.sink = call
+                                    call.str_chunks = chunks
+                            if not res:
+                                return []
+                            parts = call.parts
+                            if res.isascii() and len(parts) < _COMPACT_AT:
+                                parts.append(res)
+                                return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+                            out: list[dict] = []
+                            self._send(call, res, out)  # (surrogates, compaction)
+                            return out
+                    except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                        self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                        return []
+                    return self._follow_result(r, call, text, res)
+            return self._route(events)
         parser = self._parser
         if parser is None:
             raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
@@ -252,28 +314,9 @@ class DeltaStream(ToolCallDeltas):
         if not text:
             return self._begin()
         events = parser.feed(text)
-        r = self._open
-        if r is not None and len(events) == 1:
+        if r is not None and len(events) == 1:  # (`r` is still the open region: only the events change it)
             ev = events[0]
-            call = r.sink
-            if call is not None:
-                if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
-                    text = ev["text"]
-                    if '"' not in text and "\\" not in text and text.isprintable():
-                        # A string argument is streaming and the partial parser sits in it (`_Region.sink`):
-                        # text that needs no JSON escaping (printable: no control character, no lone surrogate)
-                        # is both the next piece of that string and its fragment.
-                        parts = call.parts
-                        parts.append(text)
-                        if len(parts) >= _COMPACT_AT:
-                            parts[:] = ["".join(parts)]
-                        chunks = call.str_chunks
-                        chunks.append(text)
-                        if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
-                            chunks[:] = ["".join(chunks)]
-                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-                    return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
-            elif ev["type"] == "region_chunk" and self._started:
+            if ev["type"] == "region_chunk" and self._started:
                 kind = r.kind
                 if kind == "text":
                     return self._text_chunk(r, ev)
@@ -389,16 +432,7 @@ class DeltaStream(ToolCallDeltas):
             if r.sink is not None:
                 r.sink = None  # (while following, the parser knows what was appended to its open string)
             res = p.feed(text)
-            if res is True:  # (the text went whole into its open string, needing no escaping)
-                if text.isascii() or _SURROGATE.search(text) is None:
-                    r.sink = call
-                    call.str_chunks = p.open_string(p.following)
-                    parts = call.parts
-                    parts.append(text)
-                    if len(parts) >= _COMPACT_AT:
-                        parts[:] = ["".join(parts)]
-                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-            elif p.following is not None:
+            if res is not True and p.following is not None:
                 if not res:
                     return out
                 parts = call.parts
@@ -407,6 +441,26 @@ class DeltaStream(ToolCallDeltas):
                     return out
                 parts.append(res)
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+        except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+            self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+            return out
+        return self._follow_result(r, call, text, res)
+
+    def _follow_result(self, r: _Region, call: Any, text: str, res: Any) -> list[dict[str, Any]]:
+        """`_follow_chunk` after the partial parser's `feed` returned `res`: the text went whole into the open
+        string (True), or following stopped (the members it wrote, then the general path)."""
+        out: list[dict] = []
+        try:
+            if res is True:  # (the text went whole into its open string, needing no escaping)
+                p = r.partial
+                if text.isascii() or _SURROGATE.search(text) is None:
+                    r.sink = call
+                    call.str_chunks = p.string_sink()
+                    parts = call.parts
+                    parts.append(text)
+                    if len(parts) >= _COMPACT_AT:
+                        parts[:] = ["".join(parts)]
+                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
             self._followed(r, text, res, out)
             if r.follow is None:  # it stopped: from the members it wrote on, as usual
                 self._update_tool(r, out)
@@ -493,6 +547,7 @@ class DeltaStream(ToolCallDeltas):
                     in_message=call.done,
                 )
         self._finished = True
+        self._pfeed = self._no_feed
         if finish_reason in (None, "stop"):
             finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
         self.finish_reason = finish_reason
@@ -581,6 +636,11 @@ class DeltaStream(ToolCallDeltas):
         return [self.chunk(d) for d in deltas] + [self.chunk({}, self.finish_reason)]
 
     # ------------------------------------------------------------------ event handling
+
+    def _no_feed(self, text: str) -> list:
+        if self._parser is not None:
+            self._check_open()
+        raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
 
     def _check_open(self) -> None:
         if self._finished:

@@ -25,7 +25,8 @@ One interface for every content format that streams tool-call arguments (``json`
   stands (False: not from here; None: never, for this parser). While `following` is that frame, ``feed``
   returns the text those members add (a ``str``, possibly empty; or True as above: then ``text`` itself), and
   ``hold(text)`` keeps text that can neither complete a member nor open its string value, for less than a
-  ``feed`` costs (True: kept). Members whose text is json.dumps's (integers, literals, floats as ``repr``
+  ``feed`` costs (True: kept); ``string_sink()`` is the open string value's pieces when text may be appended
+  to them instead of fed. Members whose text is json.dumps's (integers, literals, floats as ``repr``
   writes them, strings, flat lists of scalars, keys without escapes) are read with string operations; at
   anything else (spaces, nested objects, ``1e5``, escaped keys), and at the object's end, `following` becomes
   None, `followed` is how many of its members the text written held whole, and the reader goes on as usual.
@@ -97,6 +98,24 @@ _HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
 _LITERALS = {"true": True, "false": False, "null": None}
 _scan_value = json.JSONDecoder().scan_once  # one JSON value at an index (the C scanner): (value, end)
 _encode_value = json.JSONEncoder(ensure_ascii=False).encode  # == json.dumps(value, ensure_ascii=False)
+
+
+def _value_encoder() -> Callable[[Any, int], Any]:
+    """``f(value, 0)``: the pieces of ``json.dumps(value, ensure_ascii=False)`` for a value read from JSON (no
+    cycles), from the C encoder that `json.JSONEncoder.encode` builds per call (here once), else from it."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is not None:
+        try:
+            enc = make(None, None, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+            sample = [1, -2.5, "é\n", True, None, [float("nan")]]
+            if "".join(enc(sample, 0)) == _encode_value(sample):
+                return enc
+        except (TypeError, ValueError):  # (another Python's signature)
+            pass
+    return lambda value, _level: (_encode_value(value),)
+
+
+_encode_pieces = _value_encoder()
 # `follow`: what the start of a member held back waits for (`JsonPartial.hold`): text with none of these
 # characters, and fewer `"` than the quotes still to come, cannot complete the member or open its string
 # value. From a member's end on: the third quote (that opens its string value, or else the next key, which
@@ -217,6 +236,13 @@ class JsonPartial:
         if self._mode in (_STR, _CSTR) and not self._is_key and self.stack and self.stack[-1] is frame:
             return self._chunks
         return None
+
+    def string_sink(self) -> list[str] | None:
+        """While `following`: the pieces of its open string value, if text without ``"``, ``\\`` or control
+        characters may be appended to them instead of fed (nothing held back, e.g. a cut escape); else None."""
+        if self._mode != _STR or self._carry or self._is_key or not self.stack or self.stack[-1] is not self.following:
+            return None
+        return self._chunks
 
     def snapshot(self) -> Any:
         if self.value is MISSING and not (self._mode in (_STR, _CSTR) and not self.stack):
@@ -383,7 +409,7 @@ class JsonPartial:
                     value, j = _scan_value(s, v)
                 except (ValueError, StopIteration):
                     return self._unfollow(s, i)
-                if type(value) is not list or _encode_value(value) != s[v:j]:
+                if type(value) is not list or "".join(_encode_pieces(value, 0)) != s[v:j]:
                     return self._unfollow(s, i)
             else:
                 j = _TOKEN_RUN.match(s, v).end()
@@ -418,7 +444,7 @@ class JsonPartial:
             self._mode = _AFTER
             out.append(s[i:j])
             i = j
-        self._hold_at("", 0)
+        self.wait, self.quotes = _WAIT_MEMBER, 3  # (`_hold_at("", 0)`)
 
     def _unfollow(self, s: str, i: int) -> None:
         """Stop following; the general reader reads `s[i:]`."""
