@@ -407,8 +407,14 @@ class JsonPartial:
                     return
                 try:
                     value, j = _scan_value(s, v)
-                except (ValueError, StopIteration):
-                    return self._unfollow(s, i)
+                except (ValueError, StopIteration) as exc:
+                    at = exc.value if isinstance(exc, StopIteration) else getattr(exc, "pos", -1)
+                    if not (isinstance(at, int) and at >= n) and not str(exc).startswith("Unterminated string"):
+                        return self._unfollow(s, i)
+                    # the list is cut by the end of the text (`["]`, `["x]",`: that `]` was in a string): wait on
+                    self.pending.append(s[i:])
+                    self.wait, self.quotes = _WAIT_LIST, 0
+                    return
                 if type(value) is not list or "".join(_encode_pieces(value, 0)) != s[v:j]:
                     return self._unfollow(s, i)
             else:

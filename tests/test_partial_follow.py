@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_openai_deltas import CHATML, SETTINGS, check_text, chunkings, reassemble, stream_text
@@ -271,3 +272,15 @@ def test_string_sink_is_the_open_value_string_only_when_nothing_is_held_back() -
     sink.append("cd")  # what DeltaStream does with a piece that needs no escaping
     assert p.feed('", "m": 1}') == '", "m": 1' and p.following is None  # (the object's end: the general reader)
     assert p.value["arguments"] == {"k": "ab\ncd", "m": 1}
+
+
+@pytest.mark.parametrize("args", [{"": ["]"]}, {"a": ["x]", 1], "b": 2}, {"k": ["\\]", "]]"]}, {"k": [1, "[", "]"]}])
+def test_a_list_cut_after_a_bracket_inside_one_of_its_strings_is_still_followed(args) -> None:
+    # `["]` holds a `]`, but inside a string: the list is cut, not malformed, so the reader waits for more
+    # instead of handing the rest of the object to the general reader (found by the property test above)
+    body_args = json.dumps(args, ensure_ascii=False)
+    rest = body_args[1:] + "}"
+    for cut in range(1, len(rest)):
+        written, stops = _check(args, body_args, ['{"name": "f", "arguments": {', rest[:cut], rest[cut:]])
+        assert stops == [(body_args[1:-1], len(args))], cut
+        assert written == body_args[1:-1]
