@@ -41,6 +41,7 @@ from . import content as _content
 from . import policy as _policy
 from .delimiters import LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
 from .errors import RegexTimeoutError, ResponseParseError
+from .plan import plan_for
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tools import tool_schemas
 
@@ -1032,8 +1033,17 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
+    tpl = load_template(template)
+    if policy is None and regex_timeout is None and regex_budget is None and prefix.__class__ is str:
+        plan = tpl.oneshot_plan
+        if plan is None:
+            plan = plan_for(tpl)
+        if plan:  # the flat one-shot reading (plan.py); None: this response needs the state machine
+            message = plan.run(text, prefix, tool_schemas(tools) if tools else None)
+            if message is not None:
+                return message
     parser = ResponseParser.__new__(ResponseParser)
-    cut = parser._setup(template, prefix, tools, False, regex_timeout, regex_budget, policy)
+    cut = parser._setup(tpl, prefix, tools, False, regex_timeout, regex_budget, policy)
     if cut:
         text = cut + text  # (the stream: `feed` of the cut prefix then of the text, chunking invariance)
     if text:

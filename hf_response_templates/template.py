@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from dataclasses import field as _dc_field
 from types import MappingProxyType
 from typing import Any
 
@@ -133,6 +134,8 @@ class ResponseTemplate:
     #: (`\[/INST\]|\[/TOOL_RESULTS\]`), or None: `cut_prefix` finds its last match with `str.rfind` (see
     #: `_anchor_texts`) instead of iterating over every match in the prompt.
     anchor_texts: tuple[str, ...] | None = None
+    #: The template's `plan.OneShotPlan` (False: it has none), built by `plan.plan_for` on first use.
+    oneshot_plan: Any = _dc_field(default=None, init=False, repr=False)
 
     @property
     def field_names(self) -> tuple[str, ...]:

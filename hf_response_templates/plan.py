@@ -1,0 +1,228 @@
+"""One-shot plans: `parse_response` without the streaming state machine, where a template allows it.
+
+A `OneShotPlan` is compiled once per compiled template (`plan_for`, cached on the `ResponseTemplate`,
+immutable) and reads one whole generation in a flat loop: the template's own watches find the next
+delimiter (`Watch.scan_end`: `str.find` for literals, compiled-regex matches at the fixed texts a regex
+starts with), and each region's body is a slice of the text between its delimiters, parsed by the field's
+own content parser and transform (`FieldSpec.parse`) and typed by the same `tools.ToolSchemas`. So the
+message is the one `ResponseParser` builds, without what only streaming needs: no parser object, no
+routing of pieces into bodies, no events, no hold-back, no per-delimiter state machine step.
+
+It covers only the ordinary case. `OneShotPlan.run` returns None, and `parse_response` takes the state
+machine instead (so the result is the same by construction), for
+
+* templates it was not compiled for (`plan_for` returns None): a `"policy"` key, a JSON field that ends
+  where its value ends (`"trailing": "stream"`), a `text` field with `remove_pattern` / `report_as`;
+* calls it does not take: `policy=`, `regex_timeout=`, `regex_budget=`, a prefix that is not a `str`, a
+  start anchor regex that would need its timeout on this prompt, a regex timeout set by the caller's
+  context (`content.REGEX_TIMEOUT`);
+* anything unusual met while reading: a region that does not parse, a second value a non-repeating field
+  cannot merge, text outside every region, a required field missing, a delimiter regex that times out, or
+  regex work that took so long that the stream's regex budget would have come into play.
+
+In those cases the state machine runs from the start (a malformed response costs one plan attempt more).
+`tests/test_oneshot_plan.py` checks that the plan is taken for every template it is compiled for and that
+its messages equal the streaming parser's.
+"""
+
+from __future__ import annotations
+
+from time import perf_counter
+from typing import Any
+
+from . import content as _content
+from .delimiters import OPEN, DelimiterTimeout
+
+__all__ = ["OneShotPlan", "plan_for"]
+
+_NONE_FIRED: frozenset = frozenset()
+_NO_DISABLED: frozenset = frozenset()
+
+#: Regex time one plan may spend before it defers to the state machine: the stream's default budget is
+#: `parser.BUDGET_TIMEOUTS` (4) timeouts, and the parser lowers a search's timeout once less than one
+#: timeout is left, so below 3 timeouts of work in all, nothing the budget does can show.
+_REGEX_GUARD = 3.0 * _content.DEFAULT_REGEX_TIMEOUT
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, dict)) and not value)
+
+
+class OneShotPlan:
+    """The one-shot reading of one compiled template (see the module docstring). Immutable; build with
+    `plan_for`."""
+
+    __slots__ = ("_tpl", "_anchor", "_idle", "_closes", "_implicit", "_hold_ws", "_keep", "_required",
+                 "_timed", "_by_name")
+
+    def __init__(self, tpl: Any) -> None:
+        self._tpl = tpl
+        self._anchor = tpl.start_anchor
+        # In one-shot parsing the whole text is one end-of-stream scan, and the parser keeps the watches it
+        # starts with (the early ones) for all of it: the plan uses the same.
+        self._idle = tpl.idle_watch
+        self._closes = tpl.close_watches
+        self._implicit = tpl.implicit_field
+        self._hold_ws = tpl.hold_whitespace
+        self._keep = tpl.default_keys
+        self._required = tpl.required
+        self._timed = tpl.has_regex
+        self._by_name = tpl.by_name
+
+    def run(self, text: str, prefix: str, schemas: Any) -> dict[str, Any] | None:
+        """The message of generation `text` after prompt `prefix`, with tool schemas `schemas` (a
+        `tools.ToolSchemas` or None); None if this response needs the state machine."""
+        anchor = self._anchor
+        if anchor.literals is None and len(prefix) > anchor.untimed_search:
+            return None  # a timed anchor search: its time counts against the budget
+        if _content.REGEX_TIMEOUT.get(_content.DEFAULT_REGEX_TIMEOUT) != _content.DEFAULT_REGEX_TIMEOUT:
+            return None
+        t0 = perf_counter() if self._timed else 0.0
+        tpl = self._tpl
+        cut = tpl.cut_prefix(prefix)
+        gen_start = len(cut)
+        window = cut + text if cut else text
+        n = len(window)
+        message = tpl.new_message()
+        assigned: set[str] = set()
+        more: dict[str, list[str]] | None = None
+        implicit = self._implicit
+        hold_ws = self._hold_ws
+        closes = self._closes
+        by_name = self._by_name
+        idle = self._idle
+        timeout = _content.DEFAULT_REGEX_TIMEOUT
+
+        watch = idle
+        cur = implicit  # the field being written (None: outside every region, or after the message ended)
+        explicit = False
+        opened = False
+        start_at = 0  # where the open region's body starts in `window`
+        captures: dict | None = None
+        zw = -1
+        fired = _NONE_FIRED
+        memo: dict = {}
+        pos = 0
+        regions: list[tuple[Any, int, int, dict | None]] = []  # (field, body start, body end, captures)
+        while watch is not None:
+            try:
+                result = watch.scan_end(window, pos, zw, fired, _NO_DISABLED, timeout, memo)
+            except DelimiterTimeout:
+                return None
+            if result.__class__ is int:
+                start = end = result
+                d = None
+            else:
+                start, end, d, groups = result
+            if start > pos and not explicit:
+                # text in the idle state: the implicit field's (opened by text that is not whitespace, when
+                # whitespace is held), or outside every region (kept in `unparsed` if not whitespace)
+                if cur is not None:
+                    if not opened and not (hold_ws and window[pos:start].isspace()):
+                        opened = True
+                        start_at = pos
+                else:
+                    gap = window[max(pos, gen_start):start]
+                    if gap and not gap.isspace():
+                        return None
+            if d is None:
+                pos = start
+                break
+            if start == end:  # zero width: `d` may not match with zero width here again
+                if end == n and d.kind == OPEN:
+                    pos = start  # nothing opens at the very end of the stream
+                    break
+                fired = (fired if start == zw else _NONE_FIRED) | {d}
+                zw = start
+                memo.clear()
+            if d.kind == OPEN:
+                if opened:  # the implicit region ends where an explicit one opens
+                    regions.append((cur, start_at, start, None))
+                cur = by_name[d.field]
+                explicit = opened = True
+                captures = groups
+                start_at = end
+                watch = closes[cur.index]
+            else:
+                if groups:
+                    captures = {**captures, **groups} if captures else groups
+                if opened:
+                    regions.append((cur, start_at, start, captures))
+                opened = False
+                captures = None
+                if explicit:
+                    explicit = False
+                    cur = implicit
+                    watch = idle
+                else:  # the implicit field's close: the message is over
+                    cur = None
+                    watch = None
+            pos = end
+        if opened:
+            regions.append((cur, start_at, n, captures))
+
+        for field, a, b, caps in regions:
+            try:
+                value = field.parse(window[a:b], caps)
+                if schemas:
+                    value = schemas.type_tool_calls(value)
+            except Exception:  # a region that does not parse: the state machine reports it
+                return None
+            name = field.name
+            first = name not in assigned
+            assigned.add(name)
+            join = field.join
+            if join is not None:
+                if value.__class__ is not str and not isinstance(value, str):
+                    return None
+                if not first:
+                    if more is None:
+                        more = {}
+                    more.setdefault(name, []).extend((join, value))
+                elif name in self._keep and isinstance(message[name], str):
+                    message[name] = message[name] + join + value
+                else:
+                    message[name] = value
+            elif field.repeats:
+                if not first:
+                    message[name].append(value)
+                elif name in self._keep and isinstance(message[name], list):
+                    message[name].append(value)
+                else:
+                    message[name] = [value]
+            elif first or _is_empty(message[name]):
+                message[name] = value
+            elif value == "":
+                pass
+            elif isinstance(value, str) and isinstance(message[name], str):
+                if more is None:
+                    more = {}
+                more.setdefault(name, []).extend(("\n", value))
+            else:
+                return None  # a second value the field cannot merge: reported by the state machine
+        for name in self._required:
+            if name not in assigned:
+                return None
+        if self._timed and perf_counter() - t0 >= _REGEX_GUARD:
+            return None
+        if more:
+            for name, parts in more.items():
+                message[name] = "".join([message[name], *parts])
+        keep = self._keep
+        for name in assigned:
+            if name not in keep and _is_empty(message[name]):
+                del message[name]
+        return message
+
+
+def plan_for(tpl: Any) -> OneShotPlan | None:
+    """The one-shot plan of compiled template `tpl` (built on first use and kept on it), or None if the
+    template has a feature only the state machine reads (see the module docstring)."""
+    plan = tpl.oneshot_plan
+    if plan is None:
+        supported = tpl.policy is None and not any(
+            f.value_end is not None or f.markup is not None or f.report is not None for f in tpl.fields
+        )
+        plan = OneShotPlan(tpl) if supported else False
+        object.__setattr__(tpl, "oneshot_plan", plan)  # (a cache: the template is otherwise immutable)
+    return plan or None

@@ -1,0 +1,168 @@
+"""One-shot plans (`hf_response_templates.plan`): `parse_response`'s flat reading of a whole generation gives
+exactly the streaming parser's message, and it is actually taken (issue 19).
+
+The property tests reuse the generated texts of `test_oneshot_equals_streaming.py` (each template's own
+delimiters, bodies its content parsers read, noise of delimiter characters) and compare the plan's own
+result, when it gives one, with the streaming parser; `parse_response` (plan or fallback) must equal it in
+every case, `unparsed` records, strict errors and `tools=` typing included. The raw model outputs of the
+template tests pin down that the plan is taken, not deferred, for every output the engine reads cleanly.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_response_templates import ResponseParser, load_template, parse_response
+from hf_response_templates.content import REGEX_TIMEOUT
+from hf_response_templates.library import get_template, list_templates
+from hf_response_templates.plan import OneShotPlan, plan_for
+from hf_response_templates.tools import tool_schemas
+from test_oneshot_equals_streaming import TEMPLATES, _streamed, _strict, _without_ids, case
+
+#: The shipped templates the state machine keeps for one-shot parsing, and why.
+NO_PLAN = {
+    "cohere-command-r7b": "remove_pattern",
+    "gemma4": "remove_pattern",
+    "granite-3.3": 'a JSON field with "trailing": "stream"',
+    "llama3": 'a JSON field with "trailing": "stream"',
+    "mistral-small-3.2": 'a JSON field with "trailing": "stream"',
+}
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "n": {"type": "integer"},
+                                         "days": {"type": "integer"}}}}},
+]
+
+_RAW_MODULES = (
+    "test_templates_raw_outputs",
+    "test_templates_raw_outputs_e3",
+    "test_templates_raw_outputs_g1",
+    "test_templates_raw_outputs_g2",
+    "test_templates_raw_outputs_g3",
+)
+RAW_ALL = [(name, prefix, output) for module in _RAW_MODULES
+           for _, name, prefix, output, _ in importlib.import_module(module).CASES]
+RAW = [r for r in RAW_ALL if r[0] not in NO_PLAN]
+
+
+def _plan(name: str) -> OneShotPlan | None:
+    return plan_for(load_template(TEMPLATES[name]))
+
+
+@pytest.mark.parametrize("name", list_templates())
+def test_every_shipped_template_has_a_plan_but_the_listed_ones(name):
+    plan = _plan(name)
+    if name in NO_PLAN:
+        assert plan is None
+    else:
+        assert isinstance(plan, OneShotPlan)
+        assert load_template(TEMPLATES[name]).oneshot_plan is plan  # built once, kept on the template
+
+
+@settings(max_examples=600, deadline=None)
+@given(case(), st.booleans())
+def test_the_plan_gives_the_streaming_message_or_defers(c, with_tools):
+    name, prefix, generation, chunks = c
+    tpl = TEMPLATES[name]
+    tools = TOOLS if with_tools else None
+    streamed, errors = _streamed(tpl, prefix, chunks, tools=tools)
+    plan = _plan(name)
+    if plan is not None:
+        got = plan.run(generation, prefix, tool_schemas(tools) if tools else None)
+        if got is not None:  # the plan only answers for responses the state machine reads without a problem
+            assert not errors and "unparsed" not in streamed
+            assert _without_ids(got) == _without_ids(streamed)
+    oneshot = parse_response(generation, tpl, prefix=prefix, tools=tools, strict=False)
+    assert _without_ids(oneshot) == _without_ids(streamed)
+    raised = _strict(generation, tpl, prefix, tools=tools)
+    assert raised == ((type(errors[0]).__name__, errors[0].field, errors[0].position) if errors else None)
+
+
+@pytest.mark.parametrize("name, prefix, output", RAW, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(RAW)])
+def test_the_plan_is_taken_for_every_raw_model_output_read_cleanly(name, prefix, output):
+    tpl = get_template(name)
+    parser = ResponseParser(tpl, prefix)
+    parser.feed(output)
+    streamed, _ = parser.finalize()
+    got = _plan(name).run(output, prefix, None)
+    if parser.errors:  # (text outside every region, a region that does not parse): the state machine's
+        assert got is None
+    else:
+        assert got is not None, "the plan deferred on a clean output"
+        assert _without_ids(got) == _without_ids(streamed)
+
+
+def test_raw_outputs_cover_every_template_with_a_plan():
+    # (so that the test above runs for each of them), and most of those outputs are read by the plan
+    assert {n for n, _, _ in RAW} == set(list_templates()) - set(NO_PLAN)
+    taken = sum(_plan(n).run(o, p, None) is not None for n, p, o in RAW)
+    assert taken >= 0.9 * len(RAW), (taken, len(RAW))
+
+
+def test_the_plan_defers_on_what_only_the_state_machine_reports():
+    plan = _plan("hermes3")
+    call = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
+    assert plan.run("Hi" + call, "", None) is not None
+    assert plan.run("Hi<tool_call>\n{not json\n</tool_call>", "", None) is None  # a region that does not parse
+    message = parse_response("Hi<tool_call>\n{not json\n</tool_call>", "hermes3", prefix="", strict=False)
+    assert message["unparsed"][0]["field"] == "tool_calls" and message["unparsed"][0]["position"] == 13
+    # text outside every region (a template without an implicit field)
+    tpl = {"start_anchor": "A:", "fields": {"content": {"open": "<c>", "close": "</c>"}}}
+    plan = plan_for(load_template(tpl))
+    assert plan.run("<c>x</c>  \n", "", None) == {"content": "x"}
+    assert plan.run("<c>x</c> stray", "", None) is None
+    assert parse_response("<c>x</c> stray", tpl, prefix="", strict=False)["unparsed"][0]["text"] == " stray"
+    # text the prompt left before the generation is not the model's: not outside every region
+    assert plan.run("<c>x</c>", "A: prompt text", None) == {"content": "x"}
+    # a required field the model never wrote
+    tpl = {"start_anchor": "A:", "fields": {"content": {"close": "<e>"}, "r": {"open": "<r>", "close": "</r>",
+                                                                                   "optional": False}}}
+    assert plan_for(load_template(tpl)).run("hi<e>", "", None) is None
+    with pytest.raises(Exception, match="required"):
+        parse_response("hi<e>", tpl, prefix="")
+    # a second value a non-repeating field cannot merge
+    tpl = {"start_anchor": "A:", "fields": {"j": {"open": "<j>", "close": "</j>", "content": "json"}}}
+    assert plan_for(load_template(tpl)).run('<j>{"a": 1}</j><j>{"b": 2}</j>', "", None) is None
+    assert parse_response('<j>{"a": 1}</j><j>{"b": 2}</j>', tpl, prefix="", strict=False)["j"] == {"a": 1}
+
+
+def test_calls_the_plan_does_not_take_go_to_the_state_machine():
+    tpl = load_template("qwen3")
+    plan = plan_for(tpl)
+    text = "<think>Hm</think>Hi!<|im_end|>"
+    expected = {"role": "assistant", "reasoning_content": "Hm", "content": "Hi!"}
+    assert plan.run(text, "", None) == expected
+    token = REGEX_TIMEOUT.set(0.5)  # a caller's own regex timeout: only the state machine applies it
+    try:
+        assert plan.run(text, "", None) is None
+        assert parse_response(text, tpl, prefix="") == expected
+    finally:
+        REGEX_TIMEOUT.reset(token)
+    assert parse_response(text, tpl, prefix="", regex_timeout=0.5) == expected
+    with pytest.raises(ValueError, match="prefix"):
+        parse_response(text, tpl)
+    with pytest.raises(TypeError, match="prefix"):
+        parse_response(text, tpl, prefix=[1, 2])
+
+
+def test_a_template_with_a_policy_key_has_no_plan():
+    tpl = {**get_template("qwen3"), "policy": {"text_after_tool_calls": "unparsed"}}
+    assert plan_for(load_template(tpl)) is None
+
+
+def test_join_and_repeated_text_fields_merge_as_the_state_machine_does():
+    tpl = {"start_anchor": "A:", "defaults": {"role": "assistant", "notes": "pre"},
+           "fields": {"notes": {"open": "<n>", "close": "</n>", "repeats": True, "join": "|"},
+                      "t": {"open": "<t>", "close": "</t>"}, "content": {"close": "<e>"}}}
+    text = "a<n>x</n> b <n>y</n><t>one</t><t> </t><t>two</t> c<e>after"
+    plan = plan_for(load_template(tpl))
+    parser = ResponseParser(tpl, "")
+    parser.feed(text)
+    streamed, _ = parser.finalize()
+    got = plan.run(text, "", None)
+    assert got == streamed == {"role": "assistant", "notes": "pre|x|y", "t": "one\ntwo", "content": "a\nb\nc"}
