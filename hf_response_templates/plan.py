@@ -11,8 +11,8 @@ routing of pieces into bodies, no events, no hold-back, no per-delimiter state m
 It covers only the ordinary case. `OneShotPlan.run` returns None, and `parse_response` takes the state
 machine instead (so the result is the same by construction), for
 
-* templates it was not compiled for (`plan_for` returns None): a `"policy"` key, a JSON field that ends
-  where its value ends (`"trailing": "stream"`), a `text` field with `remove_pattern` / `report_as`;
+* templates it was not compiled for (`plan_for` returns None): a `"policy"` key, a `text` field with
+  `report_as` (its marks' offsets are the state machine's to compute);
 * calls it does not take: `policy=`, `regex_timeout=`, `regex_budget=`, a prefix that is not a `str`, a
   start anchor regex that would need its timeout on this prompt, a regex timeout set by the caller's
   context (`content.REGEX_TIMEOUT`);
@@ -103,17 +103,37 @@ class OneShotPlan:
         fired = _NONE_FIRED
         memo: dict = {}
         pos = 0
-        regions: list[tuple[Any, int, int, dict | None]] = []  # (field, body start, body end, captures)
-        while watch is not None:
-            try:
-                result = watch.scan_end(window, pos, zw, fired, _NO_DISABLED, timeout, memo)
-            except DelimiterTimeout:
-                return None
+        vend: Any = None  # the open region's `jsonscan.ValueEnd` (a JSON field with `"trailing": "stream"`)
+        # (field, body start, body end, captures, `(value,)` if the `ValueEnd` decoded it already)
+        regions: list[tuple[Any, int, int, dict | None, Any]] = []
+        while True:
+            if watch is not None:
+                try:
+                    result = watch.scan_end(window, pos, zw, fired, _NO_DISABLED, timeout, memo)
+                except DelimiterTimeout:
+                    return None
+            elif cur is not None:  # nothing is watched (a field without a close delimiter): the rest is its text
+                result = n
+            else:  # the message is over: the rest is not part of it
+                break
             if result.__class__ is int:
                 start = end = result
                 d = None
             else:
                 start, end, d, groups = result
+            if vend is not None:
+                got = vend.scan(window, pos, start, 0, True)
+                if got != -1:  # the value ends before the delimiter (`jsonscan.MORE`: it does not)
+                    if got == -2:  # `jsonscan.HOLD`: not at the end of a stream
+                        return None
+                    regions.append((cur, start_at, got, captures, vend.decoded()))
+                    vend = None
+                    opened = explicit = False
+                    captures = None
+                    cur = implicit
+                    watch = idle
+                    pos = got
+                    continue
             if start > pos and not explicit:
                 # text in the idle state: the implicit field's (opened by text that is not whitespace, when
                 # whitespace is held), or outside every region (kept in `unparsed` if not whitespace)
@@ -137,17 +157,22 @@ class OneShotPlan:
                 memo.clear()
             if d.kind == OPEN:
                 if opened:  # the implicit region ends where an explicit one opens
-                    regions.append((cur, start_at, start, None))
+                    regions.append((cur, start_at, start, None, None))
                 cur = by_name[d.field]
                 explicit = opened = True
                 captures = groups
                 start_at = end
                 watch = closes[cur.index]
+                if cur.value_end is not None:
+                    vend = cur.value_end()
             else:
                 if groups:
                     captures = {**captures, **groups} if captures else groups
-                if opened:
-                    regions.append((cur, start_at, start, captures))
+                if vend is not None:
+                    regions.append((cur, start_at, start, captures, vend.decoded()))
+                    vend = None
+                elif opened:
+                    regions.append((cur, start_at, start, captures, None))
                 opened = False
                 captures = None
                 if explicit:
@@ -159,11 +184,14 @@ class OneShotPlan:
                     watch = None
             pos = end
         if opened:
-            regions.append((cur, start_at, n, captures))
+            regions.append((cur, start_at, n, captures, vend.decoded() if vend is not None else None))
 
-        for field, a, b, caps in regions:
+        for field, a, b, caps, decoded in regions:
             try:
-                value = field.parse(window[a:b], caps)
+                if decoded is None:
+                    value = field.parse(window[a:b], caps)
+                else:
+                    value = field.reshape(decoded[0], caps)
                 if schemas:
                     value = schemas.type_tool_calls(value)
             except Exception:  # a region that does not parse: the state machine reports it
@@ -221,7 +249,7 @@ def plan_for(tpl: Any) -> OneShotPlan | None:
     plan = tpl.oneshot_plan
     if plan is None:
         supported = tpl.policy is None and not any(
-            f.value_end is not None or f.markup is not None or f.report is not None for f in tpl.fields
+            f.report is not None for f in tpl.fields
         )
         plan = OneShotPlan(tpl) if supported else False
         object.__setattr__(tpl, "oneshot_plan", plan)  # (a cache: the template is otherwise immutable)

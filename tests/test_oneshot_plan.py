@@ -25,11 +25,7 @@ from test_oneshot_equals_streaming import TEMPLATES, _streamed, _strict, _withou
 
 #: The shipped templates the state machine keeps for one-shot parsing, and why.
 NO_PLAN = {
-    "cohere-command-r7b": "remove_pattern",
-    "gemma4": "remove_pattern",
-    "granite-3.3": 'a JSON field with "trailing": "stream"',
-    "llama3": 'a JSON field with "trailing": "stream"',
-    "mistral-small-3.2": 'a JSON field with "trailing": "stream"',
+    "cohere-command-r7b": "report_as",
 }
 
 TOOLS = [
@@ -166,3 +162,46 @@ def test_join_and_repeated_text_fields_merge_as_the_state_machine_does():
     streamed, _ = parser.finalize()
     got = plan.run(text, "", None)
     assert got == streamed == {"role": "assistant", "notes": "pre|x|y", "t": "one\ntwo", "content": "a\nb\nc"}
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": 1} and then text',
+    '{"a": 1}; {"b": 2}  tail',
+    '{"a": 1}</j> after the close',
+    '  {"a": [1, {"b": "}"}]}',
+    '{"a": 1',
+    'not json at all',
+    '',
+])
+def test_a_json_region_that_ends_where_its_value_ends(text):
+    # `"trailing": "stream"`, with a close delimiter and without one (the region would run to the end)
+    for close in ({"close": "</j>"}, {}):
+        tpl = {"start_anchor": "A:", "fields": {
+            "j": {"open": "<j>", **close, "content": "json", "content_args": {"separator": ";", "trailing": "stream"},
+                  "repeats": True},
+            "content": {"content": "text"}}}
+        whole = "x <j>" + text
+        parser = ResponseParser(tpl, "")
+        parser.feed(whole)
+        streamed, _ = parser.finalize()
+        got = plan_for(load_template(tpl)).run(whole, "", None)
+        if parser.errors:
+            assert got is None
+        else:
+            assert got == streamed
+        assert parse_response(whole, tpl, prefix="", strict=False) == streamed
+
+
+@pytest.mark.parametrize("fields", [
+    {"content": {"content": "text"}},  # nothing to watch at all
+    {"content": {"content": "text", "content_args": {"remove_pattern": r"<\|channel>(?:thought)?"}}},
+    {"r": {"open": "<r>"}, "content": {"close": "<e>"}},  # an explicit region without a close delimiter
+])
+@pytest.mark.parametrize("text", ["a <|chan b", "a <|channel>thought b", " x<r> y <e>z", "<e> w"])
+def test_fields_without_a_close_delimiter_run_to_the_end(fields, text):
+    tpl = {"start_anchor": "<s>", "fields": fields}
+    parser = ResponseParser(tpl, "")
+    parser.feed(text)
+    streamed, _ = parser.finalize()
+    assert plan_for(load_template(tpl)).run(text, "", None) == streamed
+    assert parse_response(text, tpl, prefix="") == streamed
