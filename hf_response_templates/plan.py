@@ -42,6 +42,9 @@ _NO_DISABLED: frozenset = frozenset()
 #: `parser.BUDGET_TIMEOUTS` (4) timeouts, and the parser lowers a search's timeout once less than one
 #: timeout is left, so below 3 timeouts of work in all, nothing the budget does can show.
 _REGEX_GUARD = 3.0 * _content.DEFAULT_REGEX_TIMEOUT
+_TIMEOUT = _content.DEFAULT_REGEX_TIMEOUT
+_TIMEOUT_VAR = _content.REGEX_TIMEOUT
+_EMPTY_TYPES = (str, list, dict)
 
 
 def _is_empty(value: Any) -> bool:
@@ -52,12 +55,14 @@ class OneShotPlan:
     """The one-shot reading of one compiled template (see the module docstring). Immutable; build with
     `plan_for`."""
 
-    __slots__ = ("_tpl", "_anchor", "_idle", "_closes", "_implicit", "_hold_ws", "_keep", "_required",
-                 "_timed", "_by_name")
+    __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
+                 "_required", "_timed", "_by_name", "_ones")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
         self._anchor = tpl.start_anchor
+        lits = tpl.start_anchor.literals
+        self._anchor_lit = lits[0] if lits is not None and len(lits) == 1 else None
         # In one-shot parsing the whole text is one end-of-stream scan, and the parser keeps the watches it
         # starts with (the early ones) for all of it: the plan uses the same.
         self._idle = tpl.idle_watch
@@ -68,18 +73,26 @@ class OneShotPlan:
         self._required = tpl.required
         self._timed = tpl.has_regex
         self._by_name = tpl.by_name
+        #: The close watches that are one literal (most fields' `close`): `str.find` in the loop itself.
+        self._ones = {w: (w.lit_one, w.lit_one_delimiter) for w in tpl.close_watches
+                      if w is not None and w.only_literals and w.lit_one is not None}
 
     def run(self, text: str, prefix: str, schemas: Any) -> dict[str, Any] | None:
         """The message of generation `text` after prompt `prefix`, with tool schemas `schemas` (a
         `tools.ToolSchemas` or None); None if this response needs the state machine."""
-        anchor = self._anchor
-        if anchor.literals is None and len(prefix) > anchor.untimed_search:
-            return None  # a timed anchor search: its time counts against the budget
-        if _content.REGEX_TIMEOUT.get(_content.DEFAULT_REGEX_TIMEOUT) != _content.DEFAULT_REGEX_TIMEOUT:
+        tpl = self._tpl
+        lit = self._anchor_lit
+        if lit is not None:  # (`ResponseTemplate.cut_prefix`, inlined)
+            i = prefix.rfind(lit)
+            cut = prefix if i < 0 else prefix[i + len(lit):]
+        else:
+            anchor = self._anchor
+            if anchor.literals is None and len(prefix) > anchor.untimed_search:
+                return None  # a timed anchor search: its time counts against the budget
+            cut = tpl.cut_prefix(prefix)
+        if _TIMEOUT_VAR.get(_TIMEOUT) != _TIMEOUT:
             return None
         t0 = perf_counter() if self._timed else 0.0
-        tpl = self._tpl
-        cut = tpl.cut_prefix(prefix)
         gen_start = len(cut)
         window = cut + text if cut else text
         n = len(window)
@@ -91,7 +104,8 @@ class OneShotPlan:
         closes = self._closes
         by_name = self._by_name
         idle = self._idle
-        timeout = _content.DEFAULT_REGEX_TIMEOUT
+        ones = self._ones
+        timeout = _TIMEOUT
 
         watch = idle
         cur = implicit  # the field being written (None: outside every region, or after the message ended)
@@ -108,10 +122,15 @@ class OneShotPlan:
         regions: list[tuple[Any, int, int, dict | None, Any]] = []
         while True:
             if watch is not None:
-                try:
-                    result = watch.scan_end(window, pos, zw, fired, _NO_DISABLED, timeout, memo)
-                except DelimiterTimeout:
-                    return None
+                one = ones.get(watch) if explicit else None
+                if one is None:
+                    try:
+                        result = watch.scan_end(window, pos, zw, fired, _NO_DISABLED, timeout, memo)
+                    except DelimiterTimeout:
+                        return None
+                else:  # (`Watch.scan_end` of one literal, inlined)
+                    i = window.find(one[0], pos)
+                    result = (i, i + len(one[0]), one[1], None) if i >= 0 else n
             elif cur is not None:  # nothing is watched (a field without a close delimiter): the rest is its text
                 result = n
             else:  # the message is over: the rest is not part of it
@@ -238,8 +257,10 @@ class OneShotPlan:
                 message[name] = "".join([message[name], *parts])
         keep = self._keep
         for name in assigned:
-            if name not in keep and _is_empty(message[name]):
-                del message[name]
+            if name not in keep:
+                value = message[name]
+                if not value and (value is None or isinstance(value, _EMPTY_TYPES)):  # (`_is_empty`)
+                    del message[name]
         return message
 
 
