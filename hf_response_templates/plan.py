@@ -56,7 +56,7 @@ class OneShotPlan:
     `plan_for`."""
 
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
-                 "_required", "_timed", "_by_name", "_ones")
+                 "_required", "_timed", "_by_name", "_ones", "_defaults")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -73,6 +73,7 @@ class OneShotPlan:
         self._required = tpl.required
         self._timed = tpl.has_regex
         self._by_name = tpl.by_name
+        self._defaults = tpl._defaults_simple  # (`ResponseTemplate.new_message`, inlined where it is flat)
         #: The close watches that are one literal (most fields' `close`): `str.find` in the loop itself.
         self._ones = {w: (w.lit_one, w.lit_one_delimiter) for w in tpl.close_watches
                       if w is not None and w.only_literals and w.lit_one is not None}
@@ -96,7 +97,8 @@ class OneShotPlan:
         gen_start = len(cut)
         window = cut + text if cut else text
         n = len(window)
-        message = tpl.new_message()
+        defaults = self._defaults
+        message = dict(defaults) if defaults is not None else tpl.new_message()
         assigned: set[str] = set()
         more: dict[str, list[str]] | None = None
         implicit = self._implicit
