@@ -1034,7 +1034,8 @@ def parse_response(
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
     tpl = load_template(template)
-    if policy is None and regex_timeout is None and regex_budget is None and prefix.__class__ is str:
+    if (policy is None and regex_timeout is None and regex_budget is None and prefix.__class__ is str
+            and (tools is None or tools.__class__ is list or tools.__class__ is tuple)):  # (read once: no iterator)
         plan = tpl.oneshot_plan
         if plan is None:
             plan = plan_for(tpl)

@@ -13,7 +13,8 @@ machine instead (so the result is the same by construction), for
 
 * templates it was not compiled for (`plan_for` returns None): a `"policy"` key, a `text` field with
   `report_as` (its marks' offsets are the state machine's to compute);
-* calls it does not take: `policy=`, `regex_timeout=`, `regex_budget=`, a prefix that is not a `str`, a
+* calls it does not take: `policy=`, `regex_timeout=`, `regex_budget=`, a prefix that is not a `str`,
+  `tools=` that is not a list or tuple (an iterator can be read only once), a
   start anchor regex that would need its timeout on this prompt, a regex timeout set by the caller's
   context (`content.REGEX_TIMEOUT`);
 * anything unusual met while reading: a region that does not parse, a second value a non-repeating field

@@ -205,3 +205,11 @@ def test_fields_without_a_close_delimiter_run_to_the_end(fields, text):
     streamed, _ = parser.finalize()
     assert plan_for(load_template(tpl)).run(text, "", None) == streamed
     assert parse_response(text, tpl, prefix="") == streamed
+
+
+def test_tools_given_as_an_iterator_are_read_once():
+    # (a response the state machine must read: the call that does not parse is kept in `unparsed`)
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"n": "2"}}\n</tool_call><tool_call>{bad</tool_call>'
+    typed = parse_response(text, "hermes3", prefix="", tools=TOOLS, strict=False)
+    assert typed["tool_calls"][0]["function"]["arguments"] == {"n": 2} and typed["unparsed"]
+    assert parse_response(text, "hermes3", prefix="", tools=iter(TOOLS), strict=False) == typed
