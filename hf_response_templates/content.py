@@ -1266,9 +1266,60 @@ class _CallListReader:
         return text, m.end()
 
 
+# The fast path of `python-call-list`: a list of calls whose arguments are all scalars written without escapes
+# (the usual tool call) is recognised by one C-level `fullmatch` of that subset of the grammar and read by
+# one `findall` of its tokens, ~4x cheaper than the reader; anything else (nesting, escapes, a repeated
+# name, an integer out of range, an error) is left to `_CallListReader`, which decides and words the error.
+# Every loop below is followed by a character it cannot take, so a failing match backtracks linearly.
+_F_WS = r"[ \t\n\r]*"
+_F_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*"
+_F_STRING = r"\"[^\"\\\n\r\ud800-\udfff]*\"|'[^'\\\n\r\ud800-\udfff]*'"  # no escape, no surrogate
+_F_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+_F_CONSTANT = "True|False|None|true|false|null"
+_F_KWARG = f"{_F_NAME}{_F_WS}={_F_WS}(?:{_F_STRING}|{_F_NUMBER}|{_F_CONSTANT})"
+_F_CALL = f"{_F_NAME}{_F_WS}\\({_F_WS}(?:{_F_KWARG}(?:{_F_WS},{_F_WS}{_F_KWARG})*{_F_WS})?\\)"
+_SIMPLE_CALLS = _stdre.compile(f"{_F_WS}\\[{_F_WS}(?:{_F_CALL}(?:{_F_WS},{_F_WS}{_F_CALL})*{_F_WS})?\\]{_F_WS}")
+#: In a text `_SIMPLE_CALLS` matches: (call name, "") for each call, ("", keyword, string with its quotes,
+#: number, constant) for each argument, in order.
+_SIMPLE_TOKENS = _stdre.compile(
+    f"({_F_NAME}){_F_WS}\\(|({_F_NAME}){_F_WS}={_F_WS}(?:({_F_STRING})|({_F_NUMBER})|({_F_CONSTANT}))")
+_INF = float("inf")
+
+
+def _simple_call_list(text: str) -> list[dict[str, Any]] | None:
+    """`_CallListReader(text).parse()` for a call list of scalar arguments without escapes; None for any other
+    text (also one the reader rejects), which the reader then reads."""
+    if _SIMPLE_CALLS.fullmatch(text) is None:
+        return None
+    calls: list[dict[str, Any]] = []
+    arguments: dict[str, Any] = {}
+    for name, key, string, number, constant in _SIMPLE_TOKENS.findall(text):
+        if name:
+            arguments = {}
+            calls.append({"name": name, "arguments": arguments})
+            continue
+        if key in arguments:
+            return None  # repeated: an error, worded by the reader
+        if string:
+            arguments[key] = string[1:-1]
+        elif constant:
+            arguments[key] = _CALL_CONSTANTS[constant]
+        elif "." in number or "e" in number or "E" in number:
+            value = float(number)
+            if value in (_INF, -_INF):
+                return None
+            arguments[key] = value
+        elif len(number) > 17 or abs(value := int(number)) > _CALL_MAX_INT:
+            return None
+        else:
+            arguments[key] = value
+    return calls
+
+
 def parse_python_call_list(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
     """`[get_weather(city="Paris", days=3)]` -> `[{"name": "get_weather", "arguments": {...}}]`."""
-    return _CallListReader(text).parse()
+    calls = _simple_call_list(text)
+    return calls if calls is not None else _CallListReader(text).parse()
 
 
 def parse_python_literal(text: str) -> Any:

@@ -1,0 +1,117 @@
+"""Fast paths of the content parsers, transforms and tool typing (issue 19: one-shot fixed cost).
+
+Each fast path is compared with the exact reader it short-cuts, kept as the reference: the same value, or
+the same error (message included), on generated texts that mix what the fast path takes with what it must
+leave to the reader (escapes, nesting, repeats, out-of-range numbers, junk). A second kind of test checks
+that the fast path is taken on the usual input (the reference is made to fail, and the result still comes).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from hf_response_templates import content as C
+
+# ---------------------------------------------------------------- python-call-list
+
+def _mostly(valid, other):
+    """Mostly `valid` (what the fast path takes), sometimes `other` (what it must leave to the reader)."""
+    return st.sampled_from(valid * 6 + other)
+
+
+_NAMES = _mostly(["f", "get_weather", "a.b", "x-y", "_z9", "True"], ["1a", "f g", "", "a..b", "é"])
+_SPACE = _mostly(["", "", " ", "\n", " \t\r\n "], ["\f", "\u00a0"])
+_SCALARS = st.one_of(
+    _mostly(['"Paris"', "'Paris'", '""', "''", "'\"'", "\"'\"", '"a b"', '"(x=1)"', '"[f(a=1)]"'],
+            ['"a\\"b"', "'it\\'s'", '"\\u00e9"', '"\\ud83d\\ude00"', '"\\ud800"', '"\ud800"', '"a\nb"',
+             '"a\\qb"', '"unterminated']),
+    _mostly(["0", "-0", "3", "-12", "1.5", "1e3", "1E+3", "-2.5e-3", str(2**53 - 1), str(-(2**53 - 1))],
+            ["01", "1.", ".5", "1e999", "-1e999", str(2**53), str(-(2**53)), "12345678901234567",
+             "123456789012345678", "0x10", "--1", "+1", "Infinity", "NaN"]),
+    _mostly(["True", "False", "None", "true", "false", "null"], ["Truex", "none", "TRUE"]),
+    st.sampled_from(["[1, 2]", "[]", '{"k": 1}', "{}", "[[1]]", "{'a': [True, None]}", "(1)", "f(x=1)"]),
+)
+_SCALARS = st.one_of(_SCALARS, _SCALARS, _SCALARS, st.text(max_size=4))
+
+
+@st.composite
+def _call_lists(draw):
+    def kwarg():
+        return draw(_NAMES) + draw(_SPACE) + draw(_mostly(["="], [":", ""])) + draw(_SPACE) + draw(_SCALARS)
+
+    def call():
+        args = [kwarg() for _ in range(draw(st.integers(0, 3)))]
+        if args and draw(st.integers(0, 5)) == 0:
+            args.append(args[0])  # a repeated name
+        sep = draw(_mostly([",", ", ", " ,\n"], [",,", ";"]))
+        return draw(_NAMES) + draw(_SPACE) + "(" + draw(_SPACE) + sep.join(args) + draw(_SPACE) + draw(
+            _mostly([")"], [",)", ""]))
+
+    calls = [call() for _ in range(draw(st.integers(0, 3)))]
+    text = (draw(_SPACE) + draw(_mostly(["["], ["(", ""])) + draw(_SPACE) + ", ".join(calls) + draw(_SPACE)
+            + draw(_mostly(["]"], [",]", "", "] x"])) + draw(_SPACE))
+    if draw(st.integers(0, 9)) == 0:  # a random edit anywhere
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.text(max_size=3)) + text[at + draw(st.integers(0, 2)):]
+    return text
+
+
+def _outcome(fn, *args):
+    try:
+        return "ok", fn(*args)
+    except ValueError as e:
+        return "error", str(e)
+
+
+def _reference_call_list(text):
+    return C._CallListReader(text).parse()
+
+
+@given(_call_lists())
+@example('[get_weather(city="Paris", days=3)]')
+@example("[]")
+@example(" [ f ( ) , g(a=1.5e3,b=None, c='x') ] ")
+@example("[f(a=1, a=2)]")
+@example(f"[f(a={2**53})]")
+@example("[f(a=1e999)]")
+@example('[f(a="\ud83d")]')
+@example("[f(a=1),]")
+def test_call_list_fast_path_equals_the_reader(text):
+    fast = C._simple_call_list(text)
+    reference = _outcome(_reference_call_list, text)
+    if fast is not None:
+        assert reference == ("ok", fast)
+        assert [type(v) for c in fast for v in c["arguments"].values()] == [
+            type(v) for c in reference[1] for v in c["arguments"].values()]  # 3 stays int, 3.0 float
+    assert _outcome(C.parse_python_call_list, text, {}) == reference
+
+
+@pytest.mark.parametrize("text", [
+    '[get_weather(city="Paris")]',
+    '[get_weather(city="Paris", days=3), get_time(tz=\'UTC\', exact=True, offset=-1.5, at=None)]',
+    " [ f() ] ",
+    "[]",
+])
+def test_call_list_fast_path_is_taken_on_scalar_arguments(text, monkeypatch):
+    want = _reference_call_list(text)
+
+    def refuse(self):
+        raise AssertionError("the reader ran")
+
+    monkeypatch.setattr(C._CallListReader, "parse", refuse)
+    assert C.parse_python_call_list(text, {}) == want
+
+
+@pytest.mark.parametrize("text", ['[f(a="\\n")]', "[f(a=[1, 2])]", "[f(a=1, a=2)]", "[f(a=1e999)]", "[f(1)]"])
+def test_call_list_fast_path_leaves_the_rest_to_the_reader(text):
+    assert C._simple_call_list(text) is None
+
+
+def test_call_list_fast_path_on_long_whitespace_gives_the_reader_s_answer():
+    # a failing match must backtrack linearly: 200k spaces where the grammar expects a ')' or ','
+    text = "[f(a=1" + " " * 200_000 + "]"
+    assert _outcome(C.parse_python_call_list, text, {}) == _outcome(_reference_call_list, text)
+    text = "[" + "f(a=1), " * 5_000 + "f(a=1)" + " " * 100_000 + "]"
+    assert C._simple_call_list(text) == _reference_call_list(text)
