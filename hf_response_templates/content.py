@@ -504,6 +504,22 @@ _NUMBER = _stdre.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 _BARE_KEY = _stdre.compile(r"\w+")
 _WS = _stdre.compile(r"[ \t\n\r]*")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+#: The C scanner behind `json.loads` (one value from a position): `_loads` calls it directly.
+_SCAN_ONCE = json.JSONDecoder().scan_once
+_JSON_SPACE = " \t\n\r"
+
+
+def _loads(text: str) -> Any:
+    """`json.loads(text)`: the same value, or the same error (the failing cases are handed to `json.loads`),
+    ~1 µs cheaper per call (`json.loads` reaches the C scanner through three Python-level calls)."""
+    try:
+        start = _WS.match(text).end() if text[:1] in _JSON_SPACE else 0
+        value, end = _SCAN_ONCE(text, start)
+        if end == len(text) or _WS.match(text, end).end() == len(text):
+            return value
+    except (StopIteration, ValueError, RecursionError):
+        pass
+    return json.loads(text)  # not one JSON value: json.loads raises its own error
 
 
 def parse_json(text: str, args: Mapping[str, Any]) -> Any:
@@ -512,7 +528,7 @@ def parse_json(text: str, args: Mapping[str, Any]) -> Any:
     (`trailing` is applied by the parser, which cuts the region where the value ends; see `jsonscan`.)"""
     if not args:  # the common case: plain JSON, no options
         try:
-            return json.loads(text)
+            return _loads(text)
         except RecursionError:
             raise ValueError("invalid JSON: nested too deeply (lists and objects inside each other)") from None
         except ValueError as e:
@@ -526,7 +542,7 @@ def parse_json(text: str, args: Mapping[str, Any]) -> Any:
             if separator is not None:
                 return _read_sequence(text, separator, args, lax)
             if not lax:
-                return json.loads(text)
+                return _loads(text)
             unquoted, delims = bool(args.get("unquoted_keys")), args.get("string_delims") or ()
             if delims.__class__ is not tuple:  # args not from a compiled template (JSON lists): the cache needs tuples
                 delims = tuple(map(tuple, delims))
@@ -535,7 +551,7 @@ def parse_json(text: str, args: Mapping[str, Any]) -> Any:
                 try:  # ~2x cheaper than the reader below; where it fails, the reader decides (and words the error)
                     standard = translate(text)
                     if text.count("{") + text.count("[") <= MAX_NESTING or not _too_deep(standard):
-                        return json.loads(standard)
+                        return _loads(standard)
                 except (ValueError, RecursionError):
                     pass
             return _LaxJSON(text, unquoted, delims).parse()

@@ -115,3 +115,55 @@ def test_call_list_fast_path_on_long_whitespace_gives_the_reader_s_answer():
     assert _outcome(C.parse_python_call_list, text, {}) == _outcome(_reference_call_list, text)
     text = "[" + "f(a=1), " * 5_000 + "f(a=1)" + " " * 100_000 + "]"
     assert C._simple_call_list(text) == _reference_call_list(text)
+
+
+# ---------------------------------------------------------------- json: the C scanner called directly
+
+_JSON_PIECES = st.sampled_from(['{', '}', '[', ']', ',', ':', '"a"', '"\\u00e9"', '"\\ud800"', '1', '-0', '1.5e3', 'true',
+                                'null', 'NaN', '-Infinity', ' ', '\n', '\t', '\r', '\u00a0', '\ufeff', 'x', '"', '\\',
+                                '01', '1.', '"a\nb"'])
+
+
+@given(st.one_of(
+    st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                 max_leaves=8).map(lambda v: __import__("json").dumps(v)),
+    st.lists(_JSON_PIECES, max_size=12).map("".join),
+    st.text(max_size=12),
+))
+@example("")
+@example(" ")
+@example("\ufeff{}")
+@example(' {"a": 1} \n')
+@example('{"a": 1} x')
+@example("[" * 100_000)
+def test_loads_equals_json_loads(text):
+    import json
+    import math
+
+    def outcome(fn):
+        try:
+            return "ok", fn(text)
+        except RecursionError:
+            return "recursion", None
+        except ValueError as e:
+            return "error", (type(e), str(e))
+
+    got, want = outcome(C._loads), outcome(json.loads)
+    if got[0] == "ok" and want[0] == "ok":  # NaN != NaN: compare the JSON texts
+        assert json.dumps(got[1]) == json.dumps(want[1])
+        assert not (isinstance(want[1], float) and math.isnan(want[1])) or math.isnan(got[1])
+    else:
+        assert got == want
+
+
+def test_plain_json_takes_the_scanner(monkeypatch):
+    import json
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("json.loads ran")
+
+    monkeypatch.setattr(json, "loads", refuse)
+    assert C.parse_json(' [{"name": "f", "arguments": {"a": 1}}]\n', {}) == [{"name": "f", "arguments": {"a": 1}}]
+    args = {"unquoted_keys": True, "string_delims": (('<|"|>', '<|"|>'),)}
+    assert C.parse_json('{city:<|"|>Tokyo<|"|>,days:2}', args) == {"city": "Tokyo", "days": 2}
