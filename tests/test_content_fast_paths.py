@@ -167,3 +167,81 @@ def test_plain_json_takes_the_scanner(monkeypatch):
     assert C.parse_json(' [{"name": "f", "arguments": {"a": 1}}]\n', {}) == [{"name": "f", "arguments": {"a": 1}}]
     args = {"unquoted_keys": True, "string_delims": (('<|"|>', '<|"|>'),)}
     assert C.parse_json('{city:<|"|>Tokyo<|"|>,days:2}', args) == {"city": "Tokyo", "days": 2}
+
+
+# ---------------------------------------------------------------- tools= typing: parameters that cast nothing
+
+_TYPES = st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array", "weird", 3])
+_schemas = st.recursive(
+    st.fixed_dictionaries({}, optional={
+        "type": st.one_of(_TYPES, st.lists(_TYPES, max_size=3)),
+        "nullable": st.booleans(),
+        "enum": st.lists(st.sampled_from([1, 2, "a", None, True, 1.5]), max_size=3),
+        "description": st.just("d"),
+    }),
+    lambda inner: st.one_of(
+        st.fixed_dictionaries({"type": st.just("object"), "properties": st.dictionaries(
+            st.sampled_from(["a", "b"]), inner, max_size=2)}),
+        st.fixed_dictionaries({"type": st.sampled_from(["array", "string"])}, optional={"items": inner}),
+        st.fixed_dictionaries({"anyOf": st.lists(inner, max_size=3)}),
+        st.fixed_dictionaries({"oneOf": st.one_of(st.lists(inner, max_size=2), st.just("x"))}),
+    ),
+    max_leaves=6,
+)
+_texts = st.sampled_from(["Paris", "8", " 8 ", "8.0", "1e3", "true", "True", "1", "null", "None", '{"a": "1"}',
+                          "{'a': '1'}", '["1", 2]', "[]", "", "-", "NaN", "2"])
+_values = st.recursive(
+    st.one_of(_texts, st.integers(-3, 3), st.floats(allow_nan=False), st.booleans(), st.none()),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
+    max_leaves=6,
+)
+
+
+def _reference_typing(by_name, call):
+    """What `ToolSchemas.type_tool_calls` did before parameters that cast nothing were left out: `_cast`
+    on every argument that has a schema."""
+    from hf_response_templates import tools as T
+
+    props = (by_name.get(call["name"]) or {}).get("properties")
+    if isinstance(props, dict):
+        for key, arg in call["arguments"].items():
+            if key in props:
+                schema = props[key]
+                call["arguments"][key] = T._cast(arg, schema, T._schema_types(schema) if isinstance(schema, dict) else [])
+    return call
+
+
+@given(st.dictionaries(st.sampled_from(["p", "q", "r"]), _schemas, max_size=3),
+       st.dictionaries(st.sampled_from(["p", "q", "r", "s"]), _values, max_size=4))
+@example({"p": {"type": "string", "description": "d"}}, {"p": "8"})
+@example({"p": {"type": "string", "items": {"type": "integer"}}}, {"p": ["8"]})
+@example({"p": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}, {"p": "8"})
+@example({"p": {"type": "string", "nullable": True}}, {"p": "None"})
+@example({"p": {"enum": [1, 2]}}, {"p": "2"})
+def test_typing_without_inert_parameters_equals_casting_every_one(properties, arguments):
+    import copy
+
+    from hf_response_templates.tools import tool_schemas
+
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
+    schemas = tool_schemas(tools)
+    got = schemas.type_tool_calls({"name": "f", "arguments": copy.deepcopy(arguments)})
+    want = _reference_typing(schemas.by_name, {"name": "f", "arguments": copy.deepcopy(arguments)})
+    assert repr(got) == repr(want)  # repr: 8 and 8.0 and True differ
+
+
+def test_string_parameters_and_numbers_are_not_cast(monkeypatch):
+    from hf_response_templates import tools as T
+
+    schemas = T.tool_schemas([{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string", "description": "City"},
+                                         "days": {"type": "integer"}, "note": {}}}}}])
+
+    def refuse(*args):
+        raise AssertionError("_cast ran")
+
+    monkeypatch.setattr(T, "_cast", refuse)
+    call = {"name": "get_weather", "arguments": {"city": "8", "days": 3, "note": "1"}}
+    assert schemas.type_tool_calls(call) == {"name": "get_weather", "arguments": {"city": "8", "days": 3, "note": "1"}}
+    monkeypatch.undo()
+    assert schemas.type_tool_calls({"name": "get_weather", "arguments": {"days": "3"}})["arguments"] == {"days": 3}
