@@ -245,3 +245,83 @@ def test_string_parameters_and_numbers_are_not_cast(monkeypatch):
     assert schemas.type_tool_calls(call) == {"name": "get_weather", "arguments": {"city": "8", "days": 3, "note": "1"}}
     monkeypatch.undo()
     assert schemas.type_tool_calls({"name": "get_weather", "arguments": {"days": "3"}})["arguments"] == {"days": 3}
+
+
+# ---------------------------------------------------------------- transforms: one-key steps
+
+
+def _reference_lookup_steps(path, root, steps):
+    """`transform._lookup_steps` as it was before its one-key fast path (the reference)."""
+    from hf_response_templates.transform import ONE_KEY_STEPS, TransformError, _only, _undefined
+
+    def where(i):
+        if root is None:
+            return ".".join(steps[:i]) if i else "the element"
+        return ".".join([root, *steps[:i]])
+
+    def apply(scope):
+        if root is None:
+            value = scope
+        elif root in scope:
+            value = scope[root]
+        else:
+            raise _undefined(path, scope)
+        for i, step in enumerate(steps):
+            if step in ONE_KEY_STEPS:
+                value = _only(value, step, path, where(i))
+            elif not isinstance(value, dict):
+                raise TransformError(
+                    f"transform placeholder '{{{path}}}' cannot look up {step!r} in {where(i)}, which is a "
+                    f"{type(value).__name__}, not a dict"
+                )
+            elif step not in value:
+                raise TransformError(
+                    f"transform placeholder '{{{path}}}': {where(i)} has no key {step!r} (keys: {sorted(value)})"
+                )
+            else:
+                value = value[step]
+        return value
+
+    return apply
+
+
+class _Dict(dict):
+    pass
+
+
+_scopes = st.recursive(
+    st.one_of(st.integers(0, 2), st.text(max_size=2), st.none()),
+    lambda inner: st.one_of(
+        st.dictionaries(st.sampled_from(["a", "b", "content"]), inner, max_size=3),
+        st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2).map(_Dict),
+        st.lists(inner, max_size=2),
+    ),
+    max_leaves=8,
+)
+
+
+@given(st.one_of(st.just(None), st.sampled_from(["content", "a"])),
+       st.lists(st.sampled_from(["$key", "$value", "a", "b"]), min_size=1, max_size=4), _scopes)
+@example(None, ["$key"], {"get_weather": {"city": "Paris"}})
+@example(None, ["$value", "city"], {"get_weather": {"city": "Paris"}})
+@example("content", ["$value"], {"content": _Dict(x=1)})
+@example("content", ["$value"], {"content": {}})
+def test_one_key_steps_equal_the_reference(root, steps, scope):
+    from hf_response_templates.transform import TransformError, _lookup_steps
+
+    if "$key" in steps[:-1]:
+        steps = steps[: steps.index("$key") + 1]  # nothing after $key (rejected when a template loads)
+    path = ".".join(steps if root is None else [root, *steps])
+    if not isinstance(scope, dict):
+        scope = {"content": scope}
+
+    def outcome(make):
+        try:
+            return "ok", make(path, root, list(steps))(scope)
+        except TransformError as e:
+            return "error", str(e)
+
+    got, want = outcome(_lookup_steps), outcome(_reference_lookup_steps)
+    assert got == want
+    if got[0] == "ok":
+        assert got[1] is want[1]
