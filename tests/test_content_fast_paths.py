@@ -325,3 +325,44 @@ def test_one_key_steps_equal_the_reference(root, steps, scope):
     assert got == want
     if got[0] == "ok":
         assert got[1] is want[1]
+
+
+# ---------------------------------------------------------------- xml-inline: the `re` twin of the tag pattern
+
+
+def _xml_fields():
+    """(template name, the xml-inline field's compiled content args) for every shipped template with one."""
+    from hf_response_templates.library import get_template, list_templates
+
+    out = []
+    for name in list_templates():
+        for field, spec in get_template(name)["fields"].items():
+            if spec.get("content") == "xml-inline":
+                args = C.get_content_parser("xml-inline").compile_args(spec.get("content_args"), field)
+                out.append((f"{name}.{field}", args))
+    return out
+
+
+_XML_FIELDS = _xml_fields()
+_XML_PIECES = st.sampled_from([
+    "<parameter=", "<parameter name=\"", "</parameter>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
+    "<escape>", "city", "days", "\"", ">", "<", "\n", " ", ":", ",", "=", "{", "}", "Paris", "8", "</function>",
+    "<|open|>argument key=\"", "\" type=\"string\"", "<|sep|>", "<|close|>argument<|sep|>",
+    "<\uff5cDSML\uff5cparameter name=\"", "\" string=\"true\"", "</\uff5cDSML\uff5cparameter>", "é", "\u00a0",
+])
+
+
+@pytest.mark.parametrize("name,args", _XML_FIELDS, ids=[n for n, _ in _XML_FIELDS])
+@given(st.lists(_XML_PIECES, max_size=30).map("".join))
+def test_xml_inline_stdlib_twin_equals_regex(name, args, text):
+    reference = {k: v for k, v in args.items() if k != "_stdlib"}
+    assert _outcome(C.parse_xml_inline, text, args) == _outcome(C.parse_xml_inline, text, reference)
+
+
+def test_xml_inline_shipped_patterns_have_a_stdlib_twin(monkeypatch):
+    assert _XML_FIELDS and all(args["_stdlib"] is not None for _, args in _XML_FIELDS)
+    args = dict(dict(_XML_FIELDS)["qwen3-coder.tool_calls"])
+    text = "<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n"
+    want = C.parse_xml_inline(text, args)
+    monkeypatch.setitem(args, "tag_pattern", None)  # a body within `_untimed` never reaches the regex pattern
+    assert C.parse_xml_inline(text, args) == want == {"city": "Paris", "days": "3"}
