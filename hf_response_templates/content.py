@@ -533,6 +533,14 @@ def parse_json(text: str, args: Mapping[str, Any]) -> Any:
             raise ValueError("invalid JSON: nested too deeply (lists and objects inside each other)") from None
         except ValueError as e:
             raise ValueError(f"invalid JSON: {e}") from None
+    translate = args.get("_translate")
+    if translate is not None:  # the dialect options alone (Gemma 4): the rewrite to JSON, worked out once
+        try:
+            standard = translate(text)
+            if text.count("{") + text.count("[") <= MAX_NESTING or not _too_deep(standard):
+                return _loads(standard)
+        except (ValueError, RecursionError):
+            pass  # the general path below decides, and words the error
     if "_empty" in args and (not text or text.isspace()):
         return json.loads(args["_empty"])  # a fresh copy for every region
     lax = bool(args.get("unquoted_keys") or args.get("string_delims"))
@@ -1427,6 +1435,8 @@ def _prepare_json(args: dict[str, Any], field: str, key: str) -> None:
         args["_value_end"] = partial(ValueEnd, args.get("separator"), MAX_NESTING)
     if args.get("trailing") == "error" and len(args) == 1:
         del args["trailing"]  # the default: keep the plain fast path
+    if (args.get("unquoted_keys") or args.get("string_delims")) and args.get("separator") is None:
+        args["_translate"] = _to_json(bool(args.get("unquoted_keys")), args.get("string_delims") or ())
 
 
 # --------------------------------------------------------------------------- registration

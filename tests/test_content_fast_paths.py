@@ -366,3 +366,26 @@ def test_xml_inline_shipped_patterns_have_a_stdlib_twin(monkeypatch):
     want = C.parse_xml_inline(text, args)
     monkeypatch.setitem(args, "tag_pattern", None)  # a body within `_untimed` never reaches the regex pattern
     assert C.parse_xml_inline(text, args) == want == {"city": "Paris", "days": "3"}
+
+
+# ---------------------------------------------------------------- json dialect: the rewrite worked out once
+
+_DIALECT_PIECES = st.sampled_from(['{', '}', '[', ']', ',', ':', 'city', 'days', '<|"|>', 'Tokyo', '"', '\\', '2',
+                                   ' ', '\n', 'true', 'null', 'NaN', 'é', '<|', '|>', '{{', "'"])
+
+
+@pytest.mark.parametrize("options", [
+    {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]},
+    {"unquoted_keys": True},
+    {"string_delims": [["'", "'"]]},
+    {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']], "allow_non_json": True},
+    {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']], "empty": {}},
+])
+@given(st.lists(_DIALECT_PIECES, max_size=25).map("".join))
+@example('{city:<|"|>Tokyo<|"|>,days:2}')
+@example("")
+def test_json_dialect_precomputed_rewrite_equals_the_general_path(options, text):
+    args = C.get_content_parser("json").compile_args(options, "f")
+    assert "_translate" in args
+    reference = {k: v for k, v in args.items() if k != "_translate"}
+    assert _outcome(C.parse_json, text, args) == _outcome(C.parse_json, text, reference)
