@@ -46,13 +46,14 @@ class ToolSchemas:
 
     def __init__(self, by_name: dict[str, dict[str, Any]]):
         self.by_name = by_name
-        # tool name -> {parameter: (its schema, its types)}: the types of each parameter read once
+        # tool name -> {parameter: (its schema, its types)}: the types of each parameter read once; a
+        # parameter whose schema leaves every value as it is (`_inert`: a plain `string`) is left out
         self._props: dict[str, dict[str, tuple[Any, list[str]]]] = {}
         for name, params in by_name.items():
             props = params.get("properties") if params else None
             if isinstance(props, dict):
                 self._props[name] = {
-                    k: (v, _schema_types(v) if isinstance(v, Mapping) else []) for k, v in props.items()
+                    k: (v, _schema_types(v)) for k, v in props.items() if isinstance(v, Mapping) and not _inert(v)
                 }
 
     def __bool__(self) -> bool:
@@ -73,9 +74,26 @@ class ToolSchemas:
             if props:
                 for key, arg in arguments.items():
                     typed = props.get(key)
-                    if typed is not None:
+                    # (a number, boolean or None is never cast: only strings, and what lists and dicts hold)
+                    if typed is not None and arg.__class__ not in _KEPT_AS_IS:
                         arguments[key] = _cast(arg, typed[0], typed[1])
         return value
+
+
+#: The classes of argument values `_cast` returns unchanged whatever the schema.
+_KEPT_AS_IS = frozenset({int, float, bool, type(None)})
+
+
+def _inert(schema: Mapping[str, Any]) -> bool:
+    """Whether `_cast(value, schema, ...)` is `value`, unchanged, for every value: the schema (and each of its
+    `anyOf` / `oneOf` choices) admits strings only, or declares no type (and no `enum`), and types nothing
+    nested (no `properties`, no `items`). The usual `{"type": "string", "description": ...}` parameter."""
+    for sub in _subschemas(schema):
+        if "properties" in sub or "items" in sub or "enum" in sub:
+            return False
+        if any(t != "string" for t in _schema_types(sub)):
+            return False
+    return True
 
 
 #: `tool_schemas` results for lists/tuples of tools: id -> (the list, a deep copy of it, the schemas).

@@ -237,6 +237,10 @@ def _lookup_steps(path: str, root: str | None, steps: list[str]) -> Applier:
             return ".".join(steps[:i]) if i else "the element"
         return ".".join([root, *steps[:i]])
 
+    # each step as (0: a key, 1: $key, 2: $value; the key); the part of the path before a step is worked out
+    # only for an error message
+    kinds = tuple((ONE_KEY_STEPS.index(step) + 1 if step in ONE_KEY_STEPS else 0, step) for step in steps)
+
     def apply(scope: Mapping[str, Any]) -> Any:
         if root is None:
             value: Any = scope
@@ -244,9 +248,13 @@ def _lookup_steps(path: str, root: str | None, steps: list[str]) -> Applier:
             value = scope[root]
         else:
             raise _undefined(path, scope)
-        for i, step in enumerate(steps):
-            if step in ONE_KEY_STEPS:
-                value = _only(value, step, path, where(i))
+        for i, (kind, step) in enumerate(kinds):
+            if kind:
+                if value.__class__ is dict and len(value) == 1:  # the usual one-key object
+                    for only in value if kind == 1 else value.values():
+                        value = only
+                else:
+                    value = _only(value, step, path, where(i))
             elif not isinstance(value, dict):
                 raise TransformError(
                     f"transform placeholder '{{{path}}}' cannot look up {step!r} in {where(i)}, which is a "
