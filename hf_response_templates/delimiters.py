@@ -397,12 +397,21 @@ class Watch:
         disabled: frozenset | set,
         timeout: float | None,
         memo: dict | None = None,
+        resume: tuple[dict, int, int] | None = None,
     ) -> tuple[int, int, Delimiter, dict | None] | int:
         """See the module docstring. `zw_at`: a window index where zero-width delimiters were just
         committed, or -1; `zw_fired`: those delimiters (each may match there with zero width once, so
         a lookahead close and a lookahead open can meet at one position, and nothing loops).
         `disabled`: delimiters to skip. `memo`: a dict the caller keeps for one `window` (and one
-        `eos`, `zw_at` and `zw_fired`) across scans."""
+        `eos`, `zw_at` and `zw_fired`) across scans.
+
+        `resume`: what the last scan of this watch learnt about the text still held, when `window[pos:]`
+        is that held text plus new text (no zero-width state on either): `(memo, shift, end)`, that scan's
+        `memo`, what to add to its window indices to get this window's, and where its window ended here.
+        A regex whose (partial) match it found starting at `i` is searched from `i`, one it found nothing
+        for from `end`: a position where no match nor partial match starts cannot become one with more text
+        (what routing text before the hold position relies on), so only the delimiters still alive are
+        tried, each from its held candidate, not every regex again from `pos` (issue 19)."""
         if eos:
             return self.scan_end(window, pos, zw_at, zw_fired, disabled, timeout, memo)
         n = len(window)
@@ -434,20 +443,26 @@ class Watch:
             seen = memo.get(d) if memo is not None else None
             if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
                 found = seen[1]
-            elif d in self.guarded:
-                # No match starts before the first of the guard's characters (or right after it, for a
-                # lookbehind's): search from there, or not at all (a `regex` search costs 1.5-2 µs).
-                g = d.guard_search(window, pos - d.guard_reach if pos else 0)
-                found = None if g is None else _search_regex(
-                    d, window, max(pos, g.start()), False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
-                if memo is not None and d in self.reusable:
-                    memo[d] = (pos, found)
             else:
-                own = self.own_search.get(d)
-                if own is not None and own(window, pos) is None:
-                    found = None  # no match (nor partial one) of `d` can start in `window[pos:]`
+                p = pos  # no (partial) match of `d` starts in window[pos:p]
+                if resume is not None:
+                    old = resume[0].get(d)
+                    if old is not None:
+                        i = resume[2] if old[1] is None else old[1][0] + resume[1]
+                        if i > pos:
+                            p = i
+                if d in self.guarded:
+                    # No match starts before the first of the guard's characters (or right after it, for a
+                    # lookbehind's): search from there, or not at all (a `regex` search costs 1.5-2 µs).
+                    g = d.guard_search(window, p - d.guard_reach if p else 0)
+                    found = None if g is None else _search_regex(
+                        d, window, max(p, g.start()), False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
                 else:
-                    found = _search_regex(d, window, pos, False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
+                    own = self.own_search.get(d)
+                    if own is not None and own(window, p) is None:
+                        found = None  # no match (nor partial one) of `d` can start in `window[p:]`
+                    else:
+                        found = _search_regex(d, window, p, False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
                 if memo is not None and d in self.reusable:
                     memo[d] = (pos, found)
             if found is None:
