@@ -177,3 +177,24 @@ def test_resume_state_is_only_used_for_the_text_it_was_found_on():
     parser.feed("b")
     message, _ = parser.finalize()
     assert message == parse_response("<|open|>think<|sep|>ab", tpl, prefix="", strict=False)
+
+
+def test_a_parser_pickled_while_holding_text_goes_on_the_same():
+    import copy
+    import pickle
+
+    tpl = get_template("gpt-oss")
+    parser = ResponseParser(tpl, "<|start|>assistant")
+    for ch in "<|channel|>commentary to=functions.get_w":
+        parser.feed(ch)
+    assert parser._resume is not None
+    clones = [pickle.loads(pickle.dumps(parser)), copy.deepcopy(parser)]
+    assert all(c._resume is None for c in clones)  # not pickled: a cache of the last scan
+    rest = 'eather <|constrain|>json<|message|>{"a": 1}<|call|>'
+    results = []
+    for p in [parser, *clones]:
+        for ch in rest:
+            p.feed(ch)
+        results.append(p.finalize()[0])
+    assert results[0]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": {"a": 1}}
+    assert results[1:] == [results[0]] * 2
