@@ -415,18 +415,29 @@ class Watch:
         if eos:
             return self.scan_end(window, pos, zw_at, zw_fired, disabled, timeout, memo)
         n = len(window)
-        back = pos - self.reach if pos else 0  # a lookbehind guard's character may be the last one routed
-        if self.first_char is not None:
-            if window.find(self.first_char, back) < 0:
+        if resume is None:  # (resumed, something is known to be held at `pos`: the prefilters would find it)
+            back = pos - self.reach if pos else 0  # a lookbehind guard's character may be the last one routed
+            if self.first_char is not None:
+                if window.find(self.first_char, back) < 0:
+                    return n
+            elif self.first_search is not None and self.first_search(window, back) is None:
                 return n
-        elif self.first_search is not None and self.first_search(window, back) is None:
-            return n
-        if self.lead_trigger is not None and self.lead_trigger(window, pos) is None:
-            return n
+            if self.lead_trigger is not None and self.lead_trigger(window, pos) is None:
+                return n
         hold = n
         best: tuple | None = None
         if self.lit_find is not None:
-            lit = self._find_literal(window, pos)
+            old = resume[0].get(self, _UNSET) if resume is not None else _UNSET
+            if old is not _UNSET and (old is None or old[0] + resume[1] >= pos):  # type: ignore[index]
+                # The last scan's first literal (or none) from `pos`: a literal that starts earlier must run
+                # into the new text, so it starts at most `lit_floor` characters before the old window's end.
+                lit = self._find_literal(window, max(pos, resume[2] - self.lit_floor))  # type: ignore[index]
+                if old is not None and (lit is None or old[0] + resume[1] < lit[0]):  # type: ignore[index]
+                    lit = (old[0] + resume[1], old[1] + resume[1], old[2])  # type: ignore[index]
+            else:
+                lit = self._find_literal(window, pos)
+            if memo is not None:
+                memo[self] = lit  # (for the next scan's `resume`; `scan_end` keeps other things there)
             if self.lit_suffix is not None:
                 s = self.lit_suffix(window, max(pos, n - self.lit_floor))
                 if s is not None:
@@ -680,6 +691,9 @@ def _search_regex(
 def _timed_search(search: Any, timeout: float, window: str, pos: int) -> Any:
     """`search(window, pos)` of a `regex` pattern with `timeout`, its arguments positional (cheaper)."""
     return search(window, pos, None, None, False, timeout)
+
+
+_UNSET: Any = object()
 
 
 def _finders(texts: list[str] | tuple[str, ...]) -> tuple[Any, ...]:

@@ -198,3 +198,33 @@ def test_a_parser_pickled_while_holding_text_goes_on_the_same():
         results.append(p.finalize()[0])
     assert results[0]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": {"a": 1}}
     assert results[1:] == [results[0]] * 2
+
+
+#: Literal opens sharing beginnings (one is the start of another: `<a>` / `<a>bc`), a regex open starting like
+#: them, closes: a held literal may complete, grow into a longer one, or die, across any chunk boundary.
+OVERLAPPING = {
+    "start_anchor": "<s>",
+    "fields": {
+        "x": {"open": ["<a>", "<a>bc"], "close": "</a>", "repeats": True},
+        "y": {"open": "<ab", "close": ["</a>b", "</a"], "repeats": True},
+        "z": {"open_pattern": r"<a(?:[0-9]+)>", "close": "</z>", "repeats": True},
+        "content": {},
+    }
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["<", "a", ">", "b", "c", "/", "1", "2", "z", " ", "<a>", "</a>", "<a1>"]), max_size=24),
+       st.data())
+def test_literals_resumed_from_the_held_text_equal_one_shot(parts, data):
+    tpl = load_template(OVERLAPPING)
+    text = "".join(parts)
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=len(text) + 1))))
+    chunks, last = [], 0
+    for c in [*cuts, len(text)]:
+        if c > last:
+            chunks.append(text[last:c])
+            last = c
+    streamed, errors = _stream(tpl, "", chunks)
+    assert streamed == parse_response(text, tpl, prefix="", strict=False)
+    assert errors == _stream(tpl, "", [text])[1]
