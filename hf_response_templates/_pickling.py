@@ -97,6 +97,11 @@ def _decode(value: Any, objects: list[Any]) -> Any:
     return value
 
 
+#: Parser attributes not pickled (restored as None): `_resume`, the last scan's results keyed by delimiter
+#: objects, only an optimization (the next scan does without it).
+_TRANSIENT = frozenset({"_resume"})
+
+
 def reduce_parser(parser: Any) -> tuple:
     """`ResponseParser.__reduce__`: (restore, (class, template source, encoded state))."""
     template = parser.template
@@ -104,6 +109,9 @@ def reduce_parser(parser: Any) -> tuple:
     refs = {id(obj): i for i, obj in enumerate(objects)}
     state = {}
     for name in _attribute_names(parser):
+        if name in _TRANSIENT:
+            state[name] = None
+            continue
         try:
             state[name] = _encode(getattr(parser, name), refs)
         except AttributeError:  # a slot never set

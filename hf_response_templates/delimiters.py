@@ -397,27 +397,47 @@ class Watch:
         disabled: frozenset | set,
         timeout: float | None,
         memo: dict | None = None,
+        resume: tuple[dict, int, int] | None = None,
     ) -> tuple[int, int, Delimiter, dict | None] | int:
         """See the module docstring. `zw_at`: a window index where zero-width delimiters were just
         committed, or -1; `zw_fired`: those delimiters (each may match there with zero width once, so
         a lookahead close and a lookahead open can meet at one position, and nothing loops).
         `disabled`: delimiters to skip. `memo`: a dict the caller keeps for one `window` (and one
-        `eos`, `zw_at` and `zw_fired`) across scans."""
+        `eos`, `zw_at` and `zw_fired`) across scans.
+
+        `resume`: what the last scan of this watch learnt about the text still held, when `window[pos:]`
+        is that held text plus new text (no zero-width state on either): `(memo, shift, end)`, that scan's
+        `memo`, what to add to its window indices to get this window's, and where its window ended here.
+        A regex whose (partial) match it found starting at `i` is searched from `i`, one it found nothing
+        for from `end`: a position where no match nor partial match starts cannot become one with more text
+        (what routing text before the hold position relies on), so only the delimiters still alive are
+        tried, each from its held candidate, not every regex again from `pos` (issue 19)."""
         if eos:
             return self.scan_end(window, pos, zw_at, zw_fired, disabled, timeout, memo)
         n = len(window)
-        back = pos - self.reach if pos else 0  # a lookbehind guard's character may be the last one routed
-        if self.first_char is not None:
-            if window.find(self.first_char, back) < 0:
+        if resume is None:  # (resumed, something is known to be held at `pos`: the prefilters would find it)
+            back = pos - self.reach if pos else 0  # a lookbehind guard's character may be the last one routed
+            if self.first_char is not None:
+                if window.find(self.first_char, back) < 0:
+                    return n
+            elif self.first_search is not None and self.first_search(window, back) is None:
                 return n
-        elif self.first_search is not None and self.first_search(window, back) is None:
-            return n
-        if self.lead_trigger is not None and self.lead_trigger(window, pos) is None:
-            return n
+            if self.lead_trigger is not None and self.lead_trigger(window, pos) is None:
+                return n
         hold = n
         best: tuple | None = None
         if self.lit_find is not None:
-            lit = self._find_literal(window, pos)
+            old = resume[0].get(self, _UNSET) if resume is not None else _UNSET
+            if old is not _UNSET and (old is None or old[0] + resume[1] >= pos):  # type: ignore[index]
+                # The last scan's first literal (or none) from `pos`: a literal that starts earlier must run
+                # into the new text, so it starts at most `lit_floor` characters before the old window's end.
+                lit = self._find_literal(window, max(pos, resume[2] - self.lit_floor))  # type: ignore[index]
+                if old is not None and (lit is None or old[0] + resume[1] < lit[0]):  # type: ignore[index]
+                    lit = (old[0] + resume[1], old[1] + resume[1], old[2])  # type: ignore[index]
+            else:
+                lit = self._find_literal(window, pos)
+            if memo is not None:
+                memo[self] = lit  # (for the next scan's `resume`; `scan_end` keeps other things there)
             if self.lit_suffix is not None:
                 s = self.lit_suffix(window, max(pos, n - self.lit_floor))
                 if s is not None:
@@ -434,20 +454,26 @@ class Watch:
             seen = memo.get(d) if memo is not None else None
             if seen is not None and seen[0] <= pos and (seen[1] is None or seen[1][0] >= pos):
                 found = seen[1]
-            elif d in self.guarded:
-                # No match starts before the first of the guard's characters (or right after it, for a
-                # lookbehind's): search from there, or not at all (a `regex` search costs 1.5-2 µs).
-                g = d.guard_search(window, pos - d.guard_reach if pos else 0)
-                found = None if g is None else _search_regex(
-                    d, window, max(pos, g.start()), False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
-                if memo is not None and d in self.reusable:
-                    memo[d] = (pos, found)
             else:
-                own = self.own_search.get(d)
-                if own is not None and own(window, pos) is None:
-                    found = None  # no match (nor partial one) of `d` can start in `window[pos:]`
+                p = pos  # no (partial) match of `d` starts in window[pos:p]
+                if resume is not None:
+                    old = resume[0].get(d)
+                    if old is not None:
+                        i = resume[2] if old[1] is None else old[1][0] + resume[1]
+                        if i > pos:
+                            p = i
+                if d in self.guarded:
+                    # No match starts before the first of the guard's characters (or right after it, for a
+                    # lookbehind's): search from there, or not at all (a `regex` search costs 1.5-2 µs).
+                    g = d.guard_search(window, p - d.guard_reach if p else 0)
+                    found = None if g is None else _search_regex(
+                        d, window, max(p, g.start()), False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
                 else:
-                    found = _search_regex(d, window, pos, False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
+                    own = self.own_search.get(d)
+                    if own is not None and own(window, p) is None:
+                        found = None  # no match (nor partial one) of `d` can start in `window[p:]`
+                    else:
+                        found = _search_regex(d, window, p, False, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
                 if memo is not None and d in self.reusable:
                     memo[d] = (pos, found)
             if found is None:
@@ -619,7 +645,7 @@ def _search_regex(
                 # `re` when it reads the pattern as `regex` does: the same matches, cheaper calls
                 search = d.fast.search
             else:
-                search = partial(pat.search, timeout=timeout)
+                search = partial(_timed_search, pat.search, timeout)
             m = search(window, pos)
             while m is not None:
                 start, end = m.span()
@@ -630,24 +656,24 @@ def _search_regex(
                 else:
                     return start, end, _groups(d, m), False
             return None
-        m = pat.search(window, pos, partial=True, timeout=timeout)
+        m = pat.search(window, pos, None, None, True, timeout)
         while m is not None:
             start, end = m.span()
             if m.partial:
                 if start < lo:  # `regex` reports a partial match only when nothing complete follows
-                    m = pat.search(window, lo, partial=True, timeout=timeout)
+                    m = pat.search(window, lo, None, None, True, timeout)
                     continue
                 if leads is not None and not _fits_leads(window, start, leads):
                     # A false partial match (`regex` reports `</b` for `(?<=<think>\s*)(?=<think>)`, issue
                     # 19): no text can complete it, so it holds nothing back; look past it.
-                    m = pat.search(window, start + 1, partial=True, timeout=timeout) if start < n else None
+                    m = pat.search(window, start + 1, None, None, True, timeout) if start < n else None
                     continue
                 return start, end, None, True
             if start == end == zw_at:
-                m = pat.search(window, zw_at + 1, partial=True, timeout=timeout) if zw_at < n else None
+                m = pat.search(window, zw_at + 1, None, None, True, timeout) if zw_at < n else None
                 continue
             if end - start > MAX_DELIMITER_LENGTH:
-                m = pat.search(window, start + 1, partial=True, timeout=timeout) if start < n else None
+                m = pat.search(window, start + 1, None, None, True, timeout) if start < n else None
                 continue
             break
         if m is None:
@@ -660,6 +686,14 @@ def _search_regex(
         return _settle(d, window, m, lo, timeout)
     except TimeoutError:
         raise DelimiterTimeout(d, window[pos:]) from None
+
+
+def _timed_search(search: Any, timeout: float, window: str, pos: int) -> Any:
+    """`search(window, pos)` of a `regex` pattern with `timeout`, its arguments positional (cheaper)."""
+    return search(window, pos, None, None, False, timeout)
+
+
+_UNSET: Any = object()
 
 
 def _finders(texts: list[str] | tuple[str, ...]) -> tuple[Any, ...]:
@@ -695,12 +729,14 @@ def _settle(d: Delimiter, window: str, m: Any, lo: int, timeout: float | None) -
     if start == end and d.mixed_width:
         # `(?:<think>\s*|^)` on "<th": `regex` reports the complete zero-width match, yet with more text
         # the consuming alternative may win; wait while one can still run into the end of the window.
-        longer = pat.fullmatch(window, start, partial=True, timeout=timeout)
+        longer = pat.fullmatch(window, start, None, None, True, timeout)
         if longer is not None and longer.partial and start >= lo and _fits_leads(window, start, d.partial_leads):
             return start, end, None, True
     # A match before the edge can still rely on the edge (`$` before a final newline, lookaheads).
-    probe = pat.match(window + "\x00", start, timeout=timeout)
-    if probe is None or probe.span() != (start, end) or probe.groupdict() != m.groupdict():
+    # (positional arguments: `regex` parses keyword arguments slowly, ~0.5 µs a call; `groups()` first: cheaper)
+    probe = pat.match(window + "\x00", start, None, None, False, timeout)
+    if probe is None or probe.span() != (start, end) or (
+            probe.groups() != m.groups() and probe.groupdict() != m.groupdict()):
         return start, end, None, True
     return start, end, _groups(d, m), False
 
@@ -723,7 +759,7 @@ def _search_by_leads(
             i = f.start()
             if f.end() == n and d.bare_leads and window[i:] not in d.partial_leads:  # type: ignore[operator]
                 return i, n, None, True  # the beginning of a lead ends the window: a partial match
-            m = pat.match(window, i, partial=True, timeout=None if n - i <= d.untimed_match else timeout)
+            m = pat.match(window, i, None, None, True, None if n - i <= d.untimed_match else timeout)
             if m is not None:
                 end = m.end()
                 if m.partial:
@@ -824,14 +860,14 @@ def _earlier_partial(
     (`Delimiter.partial_leads`), a partial match that fits none of them is false and does not count."""
     p = pos
     while p < limit:
-        cand = pat.search(window, p, limit, partial=True, timeout=timeout)
+        cand = pat.search(window, p, limit, None, True, timeout)
         if cand is None:
             return None
         if not cand.partial and cand.start() == cand.end():
             # A zero-width complete match (`\z` at `limit`, which `regex` takes as the end) hides any
             # partial match before it: try each position instead.
             for q in range(p, min(cand.start() + 1, limit)):
-                real = pat.match(window, q, partial=True, timeout=timeout)
+                real = pat.match(window, q, None, None, True, timeout)
                 if real is not None and real.partial and _fits_leads(window, q, leads):
                     return q
             p = cand.start() + 1
@@ -839,7 +875,7 @@ def _earlier_partial(
         p = cand.start()
         if p >= limit:
             return None
-        real = pat.match(window, p, partial=True, timeout=timeout)
+        real = pat.match(window, p, None, None, True, timeout)
         if real is not None and real.partial and _fits_leads(window, p, leads):
             return p
         p += 1

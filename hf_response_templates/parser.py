@@ -140,6 +140,7 @@ class ResponseParser:
         "_zw_at",
         "_zw_fired",
         "_disabled",
+        "_resume",
         "_malformed",
         "_errors",
         "_region_start",
@@ -239,6 +240,9 @@ class ResponseParser:
         self._zw_at = -1  # stream offset where the delimiters in `_zw_fired` matched with zero width
         self._zw_fired: frozenset = _NONE_FIRED
         self._disabled: set[Any] = set()
+        # What the last scan learnt about the held text, for the next scan of it (`Watch.scan`'s `resume`):
+        # `(watch, stream offset of the held text, of that scan's window, of its end, its memo)`, or None.
+        self._resume: tuple | None = None
         self._malformed: list[ResponseParseError] = []
         self._errors: list[ResponseParseError] = []
         self._region_start = 0
@@ -473,6 +477,13 @@ class ResponseParser:
         zw = self._zw_at - w0 if self._zw_at >= w0 else -1
         fired = self._zw_fired if zw >= 0 else _NONE_FIRED
         memo: dict = {}  # regex results reusable across the scans of this window (see Watch.scan)
+        resume = self._resume
+        if resume is not None:  # the held text is scanned again with `text` after it: only its live delimiters
+            self._resume = None
+            if resume[0] is self._watch and resume[1] == self._consumed and zw < 0 and not eos:
+                resume = (resume[4], resume[2] - w0, resume[3] - w0)
+            else:
+                resume = None
         while True:
             watch = self._watch
             if watch is None:
@@ -482,7 +493,9 @@ class ResponseParser:
                     if eos:
                         result = watch.scan_end(window, pos, zw, fired, self._disabled, self._call_timeout, memo)
                     else:
-                        result = watch.scan(window, pos, False, zw, fired, self._disabled, self._call_timeout, memo)
+                        result = watch.scan(
+                            window, pos, False, zw, fired, self._disabled, self._call_timeout, memo, resume)
+                        resume = None
                 except DelimiterTimeout as t:
                     self._on_timeout(t, w0 + pos, events)
                     continue
@@ -525,6 +538,8 @@ class ResponseParser:
             pos = end
         self._buf = window[pos:]
         self._consumed = w0 + pos
+        if pos < len(window) and zw < 0 and memo and self._vend is None and not eos:
+            self._resume = (self._watch, w0 + pos, w0, w0 + len(window), memo)
         if self._ctx_on:
             self._ctx = window[max(0, pos - LOOKBEHIND_CONTEXT) : pos]
             self._ctx_at = self._consumed
