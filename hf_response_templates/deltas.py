@@ -119,7 +119,7 @@ class DeltaStream(ToolCallDeltas):
             # without a prefix, the engine raises its own message explaining why the prompt is needed
             parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools, trace=model_ids)
         self._parser = parser
-        self._pfeed: Callable[[str], list] = parser.feed if parser is not None else self._no_feed
+        self._pchunk: Callable[[str], str | list] = parser.feed_chunk if parser is not None else self._no_feed
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
         self._rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
@@ -246,66 +246,83 @@ class DeltaStream(ToolCallDeltas):
 
     def _feed(self, text: str) -> list[dict[str, Any]]:
         r = self._open
-        if r is not None and (r.sink is not None or r.follow is not None) and self._started and text:
-            # The hot paths of a tool region, kept flat: a string argument streaming, or the partial parser
-            # writing the open arguments object out (`JsonPartial.follow`). `_pfeed` is the parser's `feed`
-            # (it raises in events mode and once finished).
-            events = self._pfeed(text)
-            if len(events) == 1:
-                ev = events[0]
-                if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
-                    text = ev["text"]
-                    call = r.sink
-                    if call is not None:
-                        if '"' not in text and "\\" not in text and text.isprintable():
-                            # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
-                            # escaping (printable: no control character, no lone surrogate) is both the next
-                            # piece of that string and its fragment.
-                            parts = call.parts
-                            parts.append(text)
-                            if len(parts) >= _COMPACT_AT:
-                                parts[:] = ["".join(parts)]
-                            chunks = call.str_chunks
-                            chunks.append(text)
-                            if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
-                                chunks[:] = ["".join(chunks)]
-                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-                        return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
-                    call = r.follow
-                    p = r.partial
-                    wait = p.wait
-                    if wait is not None and wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
-                        q = p.quotes
-                        if not q:
-                            p.pending.append(text)
-                            return []
-                        c = text.count('"')
-                        if c < q:
-                            p.quotes = q - c
-                            p.pending.append(text)
-                            return []
-                    try:  # `_follow_chunk`, inlined for what a member's end writes
-                        res = p.feed(text)
-                        if type(res) is str and p.following is not None:
-                            if p.wait is None:  # (following, it waits for nothing: in a string value)
-                                chunks = p.string_sink()
-                                if chunks is not None:  # its pieces so far are in `res`: a sink
-                                    r.sink = call
-                                    call.str_chunks = chunks
-                            if not res:
-                                return []
-                            parts = call.parts
-                            if res.isascii() and len(parts) < _COMPACT_AT:
-                                parts.append(res)
-                                return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
-                            out: list[dict] = []
-                            self._send(call, res, out)  # (surrogates, compaction)
-                            return out
-                    except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
-                        self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+        if r is not None and self._started and text:
+            # The hot paths, kept flat. `_pchunk` is the parser's `feed_chunk`: the text itself when all of it
+            # went to the open region (no event built), else the events (it raises in events mode and once
+            # finished).
+            key = r.hot_key
+            if key is not None:  # a text region streaming (`_text_chunk`, inlined)
+                text = self._pchunk(text)
+                if type(text) is not str:
+                    return self._route(text)
+                held = r.held
+                if held:
+                    text = held + text
+                    r.held = ""
+                core = text.rstrip()
+                if core is not text:  # (`rstrip` returns the string itself when there is nothing to strip)
+                    r.held = text[len(core) :]
+                    if not core:
                         return []
-                    return self._follow_result(r, call, text, res)
-            return self._route(events)
+                sent = r.sent
+                sent.append(core)
+                if len(sent) >= _COMPACT_AT:
+                    sent[:] = ["".join(sent)]
+                return [{key: core}]
+            call = r.sink
+            if call is not None or r.follow is not None:  # a tool region: a string argument, or followed
+                text = self._pchunk(text)
+                if type(text) is not str:
+                    return self._route(text)
+                if call is not None:
+                    if '"' not in text and "\\" not in text and text.isprintable():
+                        # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
+                        # escaping (printable: no control character, no lone surrogate) is both the next
+                        # piece of that string and its fragment.
+                        parts = call.parts
+                        parts.append(text)
+                        if len(parts) >= _COMPACT_AT:
+                            parts[:] = ["".join(parts)]
+                        chunks = call.str_chunks
+                        chunks.append(text)
+                        if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
+                            chunks[:] = ["".join(chunks)]
+                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                    return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
+                call = r.follow
+                p = r.partial
+                wait = p.wait
+                if wait is not None and wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
+                    q = p.quotes
+                    if not q:
+                        p.pending.append(text)
+                        return []
+                    c = text.count('"')
+                    if c < q:
+                        p.quotes = q - c
+                        p.pending.append(text)
+                        return []
+                try:  # `_follow_chunk`, inlined for what a member's end writes
+                    res = p.feed(text)
+                    if type(res) is str and p.following is not None:
+                        if p.wait is None:  # (following, it waits for nothing: in a string value)
+                            chunks = p.string_sink()
+                            if chunks is not None:  # its pieces so far are in `res`: a sink
+                                r.sink = call
+                                call.str_chunks = chunks
+                        if not res:
+                            return []
+                        parts = call.parts
+                        if res.isascii() and len(parts) < _COMPACT_AT:
+                            parts.append(res)
+                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+                        out: list[dict] = []
+                        self._send(call, res, out)  # (surrogates, compaction)
+                        return out
+                except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                    return []
+                return self._follow_result(r, call, text, res)
         parser = self._parser
         if parser is None:
             raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
@@ -547,7 +564,7 @@ class DeltaStream(ToolCallDeltas):
                     in_message=call.done,
                 )
         self._finished = True
-        self._pfeed = self._no_feed
+        self._pchunk = self._no_feed
         if finish_reason in (None, "stop"):
             finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
         self.finish_reason = finish_reason
@@ -748,6 +765,8 @@ class DeltaStream(ToolCallDeltas):
                 if not text:
                     return
             r.started = True
+            if r.strip:
+                r.hot_key = key
             st = self._text[r.name]
             if self._tpl.by_name[r.name].join is None and st.nonempty:
                 out.append({key: "\n"})
