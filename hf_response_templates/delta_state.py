@@ -251,8 +251,22 @@ def _delta_chars(delta: Mapping) -> int:
     return n
 
 
+def _random_id(rng: random.Random) -> str:
+    """24 characters of `_ID_CHARS`: ``"".join(rng.choice(_ID_CHARS) for _ in range(24))``, the same characters
+    for the same seed, drawn as `random.Random.choice` draws them (6 random bits, again while >= 62) in one
+    frame instead of two per character."""
+    bits = rng.getrandbits
+    out = []
+    for _ in range(24):
+        r = bits(6)
+        while r >= 62:
+            r = bits(6)
+        out.append(_ID_CHARS[r])
+    return "".join(out)
+
+
 def _call_id(rng: random.Random) -> str:
-    return "call_" + "".join(rng.choice(_ID_CHARS) for _ in range(24))
+    return "call_" + _random_id(rng)
 
 
 def _merge(deltas: list[dict]) -> list[dict]:

@@ -7,13 +7,12 @@ import random
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from hf_response_templates.content import get_content_parser
 from hf_response_templates.delta_state import (
     _COMPACT_AT,
     _FINISH_REASONS,
-    _ID_CHARS,
     _LENGTH_PREFIX,
     _MODEL_ID_PATTERNS,
     _REASONING_NAMES,
@@ -23,6 +22,7 @@ from hf_response_templates.delta_state import (
     _delta_chars,
     _encode_string,
     _merge,
+    _random_id,
     _Region,
     _Shape,
     _TextState,
@@ -36,15 +36,16 @@ from hf_response_templates.tools import ToolSchemas, tool_schemas
 
 __all__ = ["DeltaStream"]
 
-#: Per template (compiled templates are immutable): its fields' sources, and ``{field: (content parser, its
-#: compiled content args)}`` for the fields with a partial parser (compiling xml-inline args costs ~0.5 ms).
-_ANALYSIS: weakref.WeakKeyDictionary[ResponseTemplate, tuple[dict, dict]] = weakref.WeakKeyDictionary()
+#: Per template (compiled templates are immutable): its fields' sources, ``{field: (content parser, its
+#: compiled content args)}`` for the fields with a partial parser (compiling xml-inline args costs ~0.5 ms),
+#: and ``{field: _Shape}`` for the tool-call fields met so far.
+_ANALYSIS: weakref.WeakKeyDictionary[ResponseTemplate, tuple[dict, dict, dict]] = weakref.WeakKeyDictionary()
 
 
-def _template_analysis(tpl: ResponseTemplate) -> tuple[dict, dict]:
+def _template_analysis(tpl: ResponseTemplate) -> tuple[dict, dict, dict]:
     entry = _ANALYSIS.get(tpl)
     if entry is None:
-        entry = _ANALYSIS[tpl] = (tpl.source["fields"], {})
+        entry = _ANALYSIS[tpl] = (tpl.source["fields"], {}, {})
     return entry
 
 
@@ -119,15 +120,16 @@ class DeltaStream(ToolCallDeltas):
             # without a prefix, the engine raises its own message explaining why the prompt is needed
             parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools, trace=model_ids)
         self._parser = parser
-        self._pchunk: Callable[[str], str | list] = parser.feed_chunk if parser is not None else self._no_feed
+        self._pfeed: Callable[[str], list] = parser.feed if parser is not None else self._no_feed
+        self._ptake: Callable[[str], bool] = parser.feed_region if parser is not None else self._no_feed
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
-        self._rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
+        self._id_seed = id_seed
+        self._made_rng: random.Random | None = None  # (made when the first id is drawn: see `_rng`)
+        self._completion_id = completion_id or None
+        self._draw_completion_id = self._completion_id is None  # (the generator's first draw, even if replaced)
         self._id_factory = id_factory
         self.model = model
-        self.completion_id = completion_id or "chatcmpl-" + "".join(
-            self._rng.choice(_ID_CHARS) for _ in range(24)
-        )
         self.created = int(time.time()) if created is None else created
         #: the ``index`` of this stream's choice in the chunks (one DeltaStream per choice when ``n > 1``)
         self.choice_index = choice_index
@@ -144,7 +146,7 @@ class DeltaStream(ToolCallDeltas):
         if not isinstance(self._role, str):
             self._role = "assistant"
 
-        sources, compiled = _template_analysis(tpl)
+        sources, compiled, shapes = _template_analysis(tpl)
         tool_fields = set(tool_call_fields)
         names = tpl.field_names
         if reasoning_field == "auto":
@@ -163,7 +165,10 @@ class DeltaStream(ToolCallDeltas):
             cargs = spec.get("content_args") or {}
             if f.name in tool_fields:
                 kind, key = "tool", "tool_calls"
-                self._shape[f.name] = _Shape(spec)
+                shape = shapes.get(f.name)
+                if shape is None:
+                    shape = shapes[f.name] = _Shape(spec)
+                self._shape[f.name] = shape
             else:
                 # text streams piece by piece; other content (int, json, a list of texts) at its close
                 kind = "text" if f.content == "text" and (not f.repeats or f.join is not None) else "value"
@@ -231,6 +236,32 @@ class DeltaStream(ToolCallDeltas):
             )
         return cls(template, tools=tools, _events_only=True, **options)
 
+    @property
+    def completion_id(self) -> str:
+        """The ``id`` of this stream's chunks: ``completion_id`` if given, else ``"chatcmpl-"`` and 24 random
+        characters (the first draw of the ``id_seed`` generator)."""
+        if self._completion_id is None:
+            self._rng  # noqa: B018 - draws it
+        return self._completion_id  # type: ignore[return-value]
+
+    @completion_id.setter
+    def completion_id(self, value: str) -> None:
+        self._completion_id = value
+
+    @property
+    def _rng(self) -> random.Random:
+        """The id generator, made on first use (seeding one costs as much as a short stream): its first draw is
+        the completion id (when none was given), then the tool-call ids, in the order they are needed."""
+        rng = self._made_rng
+        if rng is None:
+            seed = self._id_seed
+            rng = self._made_rng = random.Random(seed) if seed is not None else random.SystemRandom()
+            if self._draw_completion_id:
+                generated = "chatcmpl-" + _random_id(rng)
+                if self._completion_id is None:
+                    self._completion_id = generated
+        return rng
+
     # ------------------------------------------------------------------ public API
 
     def feed(self, text: str) -> list[dict[str, Any]]:
@@ -247,14 +278,13 @@ class DeltaStream(ToolCallDeltas):
     def _feed(self, text: str) -> list[dict[str, Any]]:
         r = self._open
         if r is not None and self._started and text:
-            # The hot paths, kept flat. `_pchunk` is the parser's `feed_chunk`: the text itself when all of it
-            # went to the open region (no event built), else the events (it raises in events mode and once
-            # finished).
+            # The hot paths, kept flat. `_ptake` is the parser's `feed_region`: True if all of the text went to
+            # the open region (no event built), else False and `_pfeed` (its `feed`: both raise in events mode
+            # and once finished) returns the events.
             key = r.hot_key
             if key is not None:  # a text region streaming (`_text_chunk`, inlined)
-                text = self._pchunk(text)
-                if type(text) is not str:
-                    return self._route(text)
+                if not self._ptake(text):
+                    return self._route(self._pfeed(text))
                 held = r.held
                 if held:
                     text = held + text
@@ -271,9 +301,8 @@ class DeltaStream(ToolCallDeltas):
                 return [{key: core}]
             call = r.sink
             if call is not None or r.follow is not None:  # a tool region: a string argument, or followed
-                text = self._pchunk(text)
-                if type(text) is not str:
-                    return self._route(text)
+                if not self._ptake(text):
+                    return self._route(self._pfeed(text))
                 if call is not None:
                     if '"' not in text and "\\" not in text and text.isprintable():
                         # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
@@ -564,7 +593,7 @@ class DeltaStream(ToolCallDeltas):
                     in_message=call.done,
                 )
         self._finished = True
-        self._pchunk = self._no_feed
+        self._pfeed = self._ptake = self._no_feed
         if finish_reason in (None, "stop"):
             finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
         self.finish_reason = finish_reason
@@ -654,7 +683,7 @@ class DeltaStream(ToolCallDeltas):
 
     # ------------------------------------------------------------------ event handling
 
-    def _no_feed(self, text: str) -> list:
+    def _no_feed(self, text: str) -> NoReturn:
         if self._parser is not None:
             self._check_open()
         raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
