@@ -277,10 +277,10 @@ class DeltaStream(ToolCallDeltas):
 
     def _feed(self, text: str) -> list[dict[str, Any]]:
         r = self._open
-        if r is not None and self._started and text:
+        if r is not None and self._started:
             # The hot paths, kept flat. `_ptake` is the parser's `feed_region`: True if all of the text went to
-            # the open region (no event built), else False and `_pfeed` (its `feed`: both raise in events mode
-            # and once finished) returns the events.
+            # the open region (no event built), else False (always for "") and `_pfeed` (its `feed`: both raise
+            # in events mode and once finished) returns the events.
             key = r.hot_key
             if key is not None:  # a text region streaming (`_text_chunk`, inlined)
                 if not self._ptake(text):
@@ -308,14 +308,13 @@ class DeltaStream(ToolCallDeltas):
                         # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
                         # escaping (printable: no control character, no lone surrogate) is both the next
                         # piece of that string and its fragment.
-                        parts = call.parts
-                        parts.append(text)
-                        if len(parts) >= _COMPACT_AT:
-                            parts[:] = ["".join(parts)]
+                        call.parts.append(text)
                         chunks = call.str_chunks
                         chunks.append(text)
                         if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
                             chunks[:] = ["".join(chunks)]
+                            parts = call.parts  # (which grew as much: at most twice `_COMPACT_AT` pieces)
+                            parts[:] = ["".join(parts)]
                         return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
                     return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
                 call = r.follow
