@@ -193,7 +193,7 @@ class _Region:
     __slots__ = (
         "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
         "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast", "sink",
-        "follow", "followable",
+        "follow", "followable", "hot_key",
     )  # fmt: skip
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
@@ -225,6 +225,9 @@ class _Region:
         # `feed` returns the next fragment of the arguments
         self.follow: _Call | None = None
         self.followable = True  # False: its partial parser can never follow (see `ToolCallDeltas._try_follow`)
+        # A text region's delta key once its text started, if it strips trailing whitespace: the flat path
+        # of `DeltaStream._feed` takes its chunks
+        self.hot_key: str | None = None
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
@@ -248,8 +251,22 @@ def _delta_chars(delta: Mapping) -> int:
     return n
 
 
+def _random_id(rng: random.Random) -> str:
+    """24 characters of `_ID_CHARS`: ``"".join(rng.choice(_ID_CHARS) for _ in range(24))``, the same characters
+    for the same seed, drawn as `random.Random.choice` draws them (6 random bits, again while >= 62) in one
+    frame instead of two per character."""
+    bits = rng.getrandbits
+    out = []
+    for _ in range(24):
+        r = bits(6)
+        while r >= 62:
+            r = bits(6)
+        out.append(_ID_CHARS[r])
+    return "".join(out)
+
+
 def _call_id(rng: random.Random) -> str:
-    return "call_" + "".join(rng.choice(_ID_CHARS) for _ in range(24))
+    return "call_" + _random_id(rng)
 
 
 def _merge(deltas: list[dict]) -> list[dict]:

@@ -197,7 +197,13 @@ class ToolCallDeltas:
             if r.streaming is call:
                 self._stream_string(call, out)  # the rest of a string member (its pieces are kept)
                 r.streaming = None
-            full = _scrub(_dumps(self._typed_args(call.name, value)))
+            if (call.opened and call.str_key is None and type(value) is dict and call.members == len(value)
+                    and not call.stuck):
+                # every member was sent whole, each as json.dumps writes it (typed): the arguments are what
+                # was sent and the "}" (not encoded again; the close checks the parsed value against it)
+                full = call.sent + "}"
+            else:
+                full = _scrub(_dumps(self._typed_args(call.name, value)))
             # the closing "}" waits for the region's close: the arguments become valid JSON only once the
             # call is complete (a body can still turn out malformed after its arguments object)
             self._advance(call, full[:-1] if full.endswith("}") else "", out)

@@ -7,13 +7,12 @@ import random
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from hf_response_templates.content import get_content_parser
 from hf_response_templates.delta_state import (
     _COMPACT_AT,
     _FINISH_REASONS,
-    _ID_CHARS,
     _LENGTH_PREFIX,
     _MODEL_ID_PATTERNS,
     _REASONING_NAMES,
@@ -23,6 +22,7 @@ from hf_response_templates.delta_state import (
     _delta_chars,
     _encode_string,
     _merge,
+    _random_id,
     _Region,
     _Shape,
     _TextState,
@@ -36,15 +36,16 @@ from hf_response_templates.tools import ToolSchemas, tool_schemas
 
 __all__ = ["DeltaStream"]
 
-#: Per template (compiled templates are immutable): its fields' sources, and ``{field: (content parser, its
-#: compiled content args)}`` for the fields with a partial parser (compiling xml-inline args costs ~0.5 ms).
-_ANALYSIS: weakref.WeakKeyDictionary[ResponseTemplate, tuple[dict, dict]] = weakref.WeakKeyDictionary()
+#: Per template (compiled templates are immutable): its fields' sources, ``{field: (content parser, its
+#: compiled content args)}`` for the fields with a partial parser (compiling xml-inline args costs ~0.5 ms),
+#: and ``{field: _Shape}`` for the tool-call fields met so far.
+_ANALYSIS: weakref.WeakKeyDictionary[ResponseTemplate, tuple[dict, dict, dict]] = weakref.WeakKeyDictionary()
 
 
-def _template_analysis(tpl: ResponseTemplate) -> tuple[dict, dict]:
+def _template_analysis(tpl: ResponseTemplate) -> tuple[dict, dict, dict]:
     entry = _ANALYSIS.get(tpl)
     if entry is None:
-        entry = _ANALYSIS[tpl] = (tpl.source["fields"], {})
+        entry = _ANALYSIS[tpl] = (tpl.source["fields"], {}, {})
     return entry
 
 
@@ -120,14 +121,15 @@ class DeltaStream(ToolCallDeltas):
             parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools, trace=model_ids)
         self._parser = parser
         self._pfeed: Callable[[str], list] = parser.feed if parser is not None else self._no_feed
+        self._ptake: Callable[[str], bool] = parser.feed_region if parser is not None else self._no_feed
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
-        self._rng = random.Random(id_seed) if id_seed is not None else random.SystemRandom()
+        self._id_seed = id_seed
+        self._made_rng: random.Random | None = None  # (made when the first id is drawn: see `_rng`)
+        self._completion_id = completion_id or None
+        self._draw_completion_id = self._completion_id is None  # (the generator's first draw, even if replaced)
         self._id_factory = id_factory
         self.model = model
-        self.completion_id = completion_id or "chatcmpl-" + "".join(
-            self._rng.choice(_ID_CHARS) for _ in range(24)
-        )
         self.created = int(time.time()) if created is None else created
         #: the ``index`` of this stream's choice in the chunks (one DeltaStream per choice when ``n > 1``)
         self.choice_index = choice_index
@@ -144,7 +146,7 @@ class DeltaStream(ToolCallDeltas):
         if not isinstance(self._role, str):
             self._role = "assistant"
 
-        sources, compiled = _template_analysis(tpl)
+        sources, compiled, shapes = _template_analysis(tpl)
         tool_fields = set(tool_call_fields)
         names = tpl.field_names
         if reasoning_field == "auto":
@@ -163,7 +165,10 @@ class DeltaStream(ToolCallDeltas):
             cargs = spec.get("content_args") or {}
             if f.name in tool_fields:
                 kind, key = "tool", "tool_calls"
-                self._shape[f.name] = _Shape(spec)
+                shape = shapes.get(f.name)
+                if shape is None:
+                    shape = shapes[f.name] = _Shape(spec)
+                self._shape[f.name] = shape
             else:
                 # text streams piece by piece; other content (int, json, a list of texts) at its close
                 kind = "text" if f.content == "text" and (not f.repeats or f.join is not None) else "value"
@@ -231,6 +236,32 @@ class DeltaStream(ToolCallDeltas):
             )
         return cls(template, tools=tools, _events_only=True, **options)
 
+    @property
+    def completion_id(self) -> str:
+        """The ``id`` of this stream's chunks: ``completion_id`` if given, else ``"chatcmpl-"`` and 24 random
+        characters (the first draw of the ``id_seed`` generator)."""
+        if self._completion_id is None:
+            self._rng  # noqa: B018 - draws it
+        return self._completion_id  # type: ignore[return-value]
+
+    @completion_id.setter
+    def completion_id(self, value: str) -> None:
+        self._completion_id = value
+
+    @property
+    def _rng(self) -> random.Random:
+        """The id generator, made on first use (seeding one costs as much as a short stream): its first draw is
+        the completion id (when none was given), then the tool-call ids, in the order they are needed."""
+        rng = self._made_rng
+        if rng is None:
+            seed = self._id_seed
+            rng = self._made_rng = random.Random(seed) if seed is not None else random.SystemRandom()
+            if self._draw_completion_id:
+                generated = "chatcmpl-" + _random_id(rng)
+                if self._completion_id is None:
+                    self._completion_id = generated
+        return rng
+
     # ------------------------------------------------------------------ public API
 
     def feed(self, text: str) -> list[dict[str, Any]]:
@@ -246,66 +277,80 @@ class DeltaStream(ToolCallDeltas):
 
     def _feed(self, text: str) -> list[dict[str, Any]]:
         r = self._open
-        if r is not None and (r.sink is not None or r.follow is not None) and self._started and text:
-            # The hot paths of a tool region, kept flat: a string argument streaming, or the partial parser
-            # writing the open arguments object out (`JsonPartial.follow`). `_pfeed` is the parser's `feed`
-            # (it raises in events mode and once finished).
-            events = self._pfeed(text)
-            if len(events) == 1:
-                ev = events[0]
-                if ev["type"] == "region_chunk":  # (of the open region: this is its parser)
-                    text = ev["text"]
-                    call = r.sink
-                    if call is not None:
-                        if '"' not in text and "\\" not in text and text.isprintable():
-                            # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
-                            # escaping (printable: no control character, no lone surrogate) is both the next
-                            # piece of that string and its fragment.
-                            parts = call.parts
-                            parts.append(text)
-                            if len(parts) >= _COMPACT_AT:
-                                parts[:] = ["".join(parts)]
-                            chunks = call.str_chunks
-                            chunks.append(text)
-                            if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
-                                chunks[:] = ["".join(chunks)]
-                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-                        return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
-                    call = r.follow
-                    p = r.partial
-                    wait = p.wait
-                    if wait is not None and wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
-                        q = p.quotes
-                        if not q:
-                            p.pending.append(text)
-                            return []
-                        c = text.count('"')
-                        if c < q:
-                            p.quotes = q - c
-                            p.pending.append(text)
-                            return []
-                    try:  # `_follow_chunk`, inlined for what a member's end writes
-                        res = p.feed(text)
-                        if type(res) is str and p.following is not None:
-                            if p.wait is None:  # (following, it waits for nothing: in a string value)
-                                chunks = p.string_sink()
-                                if chunks is not None:  # its pieces so far are in `res`: a sink
-                                    r.sink = call
-                                    call.str_chunks = chunks
-                            if not res:
-                                return []
-                            parts = call.parts
-                            if res.isascii() and len(parts) < _COMPACT_AT:
-                                parts.append(res)
-                                return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
-                            out: list[dict] = []
-                            self._send(call, res, out)  # (surrogates, compaction)
-                            return out
-                    except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
-                        self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+        if r is not None and self._started:
+            # The hot paths, kept flat. `_ptake` is the parser's `feed_region`: True if all of the text went to
+            # the open region (no event built), else False (always for "") and `_pfeed` (its `feed`: both raise
+            # in events mode and once finished) returns the events.
+            key = r.hot_key
+            if key is not None:  # a text region streaming (`_text_chunk`, inlined)
+                if not self._ptake(text):
+                    return self._route(self._pfeed(text))
+                held = r.held
+                if held:
+                    text = held + text
+                    r.held = ""
+                core = text.rstrip()
+                if core is not text:  # (`rstrip` returns the string itself when there is nothing to strip)
+                    r.held = text[len(core) :]
+                    if not core:
                         return []
-                    return self._follow_result(r, call, text, res)
-            return self._route(events)
+                sent = r.sent
+                sent.append(core)
+                if len(sent) >= _COMPACT_AT:
+                    sent[:] = ["".join(sent)]
+                return [{key: core}]
+            call = r.sink
+            if call is not None or r.follow is not None:  # a tool region: a string argument, or followed
+                if not self._ptake(text):
+                    return self._route(self._pfeed(text))
+                if call is not None:
+                    if '"' not in text and "\\" not in text and text.isprintable():
+                        # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
+                        # escaping (printable: no control character, no lone surrogate) is both the next
+                        # piece of that string and its fragment.
+                        call.parts.append(text)
+                        chunks = call.str_chunks
+                        chunks.append(text)
+                        if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
+                            chunks[:] = ["".join(chunks)]
+                            parts = call.parts  # (which grew as much: at most twice `_COMPACT_AT` pieces)
+                            parts[:] = ["".join(parts)]
+                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                    return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
+                call = r.follow
+                p = r.partial
+                wait = p.wait
+                if wait is not None and wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
+                    q = p.quotes
+                    if not q:
+                        p.pending.append(text)
+                        return []
+                    c = text.count('"')
+                    if c < q:
+                        p.quotes = q - c
+                        p.pending.append(text)
+                        return []
+                try:  # `_follow_chunk`, inlined for what a member's end writes
+                    res = p.feed(text)
+                    if type(res) is str and p.following is not None:
+                        if p.wait is None:  # (following, it waits for nothing: in a string value)
+                            chunks = p.string_sink()
+                            if chunks is not None:  # its pieces so far are in `res`: a sink
+                                r.sink = call
+                                call.str_chunks = chunks
+                        if not res:
+                            return []
+                        parts = call.parts
+                        if res.isascii() and len(parts) < _COMPACT_AT:
+                            parts.append(res)
+                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+                        out: list[dict] = []
+                        self._send(call, res, out)  # (surrogates, compaction)
+                        return out
+                except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                    return []
+                return self._follow_result(r, call, text, res)
         parser = self._parser
         if parser is None:
             raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
@@ -547,7 +592,7 @@ class DeltaStream(ToolCallDeltas):
                     in_message=call.done,
                 )
         self._finished = True
-        self._pfeed = self._no_feed
+        self._pfeed = self._ptake = self._no_feed
         if finish_reason in (None, "stop"):
             finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
         self.finish_reason = finish_reason
@@ -637,7 +682,7 @@ class DeltaStream(ToolCallDeltas):
 
     # ------------------------------------------------------------------ event handling
 
-    def _no_feed(self, text: str) -> list:
+    def _no_feed(self, text: str) -> NoReturn:
         if self._parser is not None:
             self._check_open()
         raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
@@ -748,6 +793,8 @@ class DeltaStream(ToolCallDeltas):
                 if not text:
                     return
             r.started = True
+            if r.strip:
+                r.hot_key = key
             st = self._text[r.name]
             if self._tpl.by_name[r.name].join is None and st.nonempty:
                 out.append({key: "\n"})

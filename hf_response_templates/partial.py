@@ -96,6 +96,11 @@ _ESCAPE = re.compile(
 _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)?)?")
 _HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
 _LITERALS = {"true": True, "false": False, "null": None}
+# A followed object's member as json.dumps writes it, whole, for the most common values (see `_follow_members`):
+# a key and a string without escapes, an integer or a literal followed by what ends it
+_MEMBER = r'"([^"\\\x00-\x1f]*)": (?:(0|-?[1-9][0-9]*)(?=[,}])|(true|false|null)(?=[,}])|"([^"\\\x00-\x1f]*)")'
+_FIRST_MEMBER = re.compile(_MEMBER)
+_NEXT_MEMBER = re.compile(", " + _MEMBER)
 _scan_value = json.JSONDecoder().scan_once  # one JSON value at an index (the C scanner): (value, end)
 _encode_value = json.JSONEncoder(ensure_ascii=False).encode  # == json.dumps(value, ensure_ascii=False)
 
@@ -359,6 +364,26 @@ class JsonPartial:
         node, keys = frame.node, frame.keys
         n = len(s)
         while i < n:
+            m = (_NEXT_MEMBER if keys else _FIRST_MEMBER).match(s, i)
+            if m is not None:  # the common members whole, in one match: what the steps below check, one by one
+                key = m.group(1)
+                if key in node:
+                    return self._unfollow(s, i)  # (a duplicate)
+                g = m.lastindex
+                keys.append(key)
+                if g == 4:  # a string: it opened and ended (two changes, as below)
+                    node[key] = m.group(4)
+                    self.version += 2
+                    frame.version += 2
+                else:
+                    node[key] = int(m.group(2)) if g == 2 else _LITERALS[m.group(3)]
+                    self.version += 1
+                    frame.version += 1
+                self._mode = _AFTER
+                j = m.end()
+                out.append(s[i:j])
+                i = j
+                continue
             if keys:  # `, "key": value`
                 if not s.startswith(', "', i):
                     if len(s) - i < 3 and ', "'.startswith(s[i:]):
