@@ -241,6 +241,7 @@ class Watch:
         "guarded",
         "lead_texts",
         "hold_prefixes",
+        "held_chars",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -367,6 +368,9 @@ class Watch:
         self.first_char = self.first_search = None
         # With `prefilter=False`, the prefilter is kept here instead (`None`: no character is known to be safe).
         self.held_search = None
+        #: With `prefilter=False`: the characters `held_search` looks for, when it is a search for characters
+        #: (the parser's JSON value-end scanner looks for them too, `jsonscan.ValueEnd.calm`); else None.
+        self.held_chars: str | None = None
         if firsts is not None and " " in firsts:
             # (`\s*<x>`, gpt-oss's `\s*to=`): most chunks hold a space, so a set of first characters would
             # rarely skip one; a space can only start a match followed by the fixed text after it, or at the
@@ -381,6 +385,7 @@ class Watch:
         elif not prefilter:
             if firsts and not behind:
                 self.held_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
+                self.held_chars = "".join(sorted(firsts))
         elif firsts is not None and len(firsts) == 1:
             self.first_char = next(iter(firsts))
         elif firsts:

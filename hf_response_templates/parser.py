@@ -41,6 +41,7 @@ from . import content as _content
 from . import policy as _policy
 from .delimiters import LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
 from .errors import RegexTimeoutError, ResponseParseError
+from .jsonscan import FLIP as _FLIP
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tools import tool_schemas
 
@@ -351,11 +352,21 @@ class ResponseParser:
                         clear = found is None
                     elif self._vend is not None:
                         # A region that ends where its JSON value ends: its watch has no prefilter (`held_search`
-                        # instead), so that no text gets past the scanner; here no delimiter starts in `text` and
-                        # the scanner says the value goes on. Otherwise `_scan` asks it again (same answer).
-                        held = watch.held_search
-                        clear = held is not None and held(text) is None and self._vend.scan(
-                            text, 0, len(text), self._consumed, False) == -1
+                        # instead), so that no text gets past the scanner. Most chunks hold no bracket, backslash
+                        # nor close delimiter's first character (`ValueEnd.calm`): they only move it into or out
+                        # of a string, one quote at a time. Else, if no delimiter starts in `text`, the scanner
+                        # reads it here; if it says the value goes on, all of it is routed (else `_scan` asks
+                        # it again: same answer).
+                        vend = self._vend
+                        calm = vend.calm
+                        if calm is not None and calm(text) is None:
+                            if text.count('"') & 1:
+                                vend.state ^= _FLIP
+                            clear = True
+                        else:
+                            held = watch.held_search
+                            clear = held is not None and held(text) is None and vend.scan(
+                                text, 0, len(text), self._consumed, False) == -1
             if found is not None and found.end() == len(text):
                 i = found.start()
                 if text[i:] in watch.hold_prefixes:
@@ -700,7 +711,8 @@ class ResponseParser:
                 self._delims = [window[start:end], ""]
             self._watch = (tpl.close_watches if self._early else tpl.late_close_watches)[field.index]
             if field.value_end is not None:
-                self._vend = field.value_end()
+                watch = self._watch
+                self._vend = field.value_end(also=watch.held_chars if watch is not None else "")
             if events is not None:
                 if groups:
                     events.append({"type": "region_open", "field": field.name, "captures": dict(groups)})

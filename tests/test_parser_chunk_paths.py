@@ -16,6 +16,7 @@ fails without it, and streaming still equal to one-shot for any chunking on text
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -27,6 +28,7 @@ from hf_response_templates import ResponseParser, get_template, parse_response
 from hf_response_templates import delimiters as delim_mod
 from hf_response_templates import parser as parser_mod
 from hf_response_templates.delimiters import _sure_leads
+from hf_response_templates.jsonscan import HOLD, IN_LIST, IN_STRING, MORE, ValueEnd
 
 
 class _Count:
@@ -162,11 +164,15 @@ PROSE = st.sampled_from(["a", " b", "<", " <", "c", "<c", "o>", "\n", '"', "{", 
                          '{"name": "f", "arguments": {"x": "a\\"}b"}}', '{"a": [1, {"b": "}"}]}', "Paris"])
 
 
+JSON_PIECES = st.sampled_from(['{', '}', '[', ']', '"', '\\', '\\"', ':', ',', ' ', '\n', 'a', 'bc', '12', 'true',
+                               '"k": ', '{"a": "x"}', '"}]', ';', 'x y'])
+
+
 @settings(max_examples=scaled(150), deadline=None)
 @given(data=st.data())
 def test_streaming_equals_one_shot_for_any_chunking(data):
     name = data.draw(st.sampled_from(_HOLD_TEMPLATES))
-    parts = data.draw(st.lists(st.one_of(st.sampled_from(PIECES[name]), PROSE), max_size=14))
+    parts = data.draw(st.lists(st.one_of(st.sampled_from(PIECES[name]), PROSE, JSON_PIECES), max_size=16))
     text = "".join(parts)
     prefix = data.draw(st.sampled_from(["", "<think>\n"]))
     tpl = get_template(name)
@@ -186,3 +192,77 @@ def _stream(tpl, prefix, text, bounds):
         events += parser.feed(text[a:b])
     message, final = parser.finalize()
     return message, events + final
+
+
+# --------------------------------------------------------------------------- JSON value ends (jsonscan)
+
+
+def _end(chunks: list[str], separator, calm: bool):
+    """Where a `ValueEnd` fed `chunks` says the value (or sequence) ends, as a stream offset (None: it does
+    not), taking `calm_chunk` where it applies when `calm`, as the parser does."""
+    v = ValueEnd(separator, also="<[" if calm else None)
+    consumed, buf = 0, ""
+    for c in chunks:
+        if calm and not buf and v.calm_chunk(c):
+            consumed += len(c)
+            continue
+        window = buf + c
+        got = v.scan(window, 0, len(window), consumed, False)
+        if got == MORE:
+            consumed, buf = consumed + len(window), ""
+        elif got == HOLD:
+            consumed, buf = consumed + v.hold, window[v.hold:]
+        else:
+            return consumed + got
+    got = v.scan(buf, 0, len(buf), consumed, True)
+    return consumed + got if got >= 0 else None
+
+
+
+
+@settings(max_examples=scaled(300), deadline=None)
+@given(parts=st.lists(JSON_PIECES, max_size=24), separator=st.sampled_from([None, ";"]), data=st.data())
+def test_value_end_with_calm_chunks_is_the_value_end_of_the_whole_text(parts, separator, data):
+    text = "".join(parts)
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=max(0, len(text) - 1))))
+    bounds = [0, *[c for c in cuts if 0 < c < len(text)], len(text)]
+    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    whole = _end([text], separator, calm=False)
+    assert _end(chunks, separator, calm=False) == whole
+    assert _end(chunks, separator, calm=True) == whole
+
+
+def test_calm_finds_what_may_change_the_state():
+    v = ValueEnd(None, also="<")
+    assert v.calm is None  # before the value: every chunk is scanned
+    assert v.scan('{"a', 0, 3, 0, False) == MORE  # in a string of an object
+    assert v.calm('bc') is None and v.calm('b}') is not None and v.calm('b\\') is not None
+    assert v.calm('b<') is not None  # where the close delimiter may start
+    assert v.calm_chunk('b": "c')  # two quotes: still in a string
+    assert v.state == IN_STRING
+    assert v.calm_chunk('", ')  # one: out of it
+    assert v.state == IN_LIST
+    assert v.scan('}', 0, 1, 10, False) == 1  # the scan takes over from there: the object ends here
+    top = ValueEnd(None, also="<")
+    assert top.scan('"abc', 0, 4, 0, False) == MORE  # a top-level string: a quote ends the value
+    assert top.calm('x') is None and top.calm('x"') is not None
+
+
+def test_a_mistral_tool_body_streams_without_scanning_calm_chunks(monkeypatch):
+    counter = _Count(ValueEnd.scan)
+    monkeypatch.setattr(ValueEnd, "scan", lambda self, *a: counter(self, *a))
+    tpl = get_template("mistral-small-3.2")
+    text = '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "note": "a long text with words in it"} Done.</s>'
+    chunks = ["[TOOL_CALLS]", "get", "_weather", "[ARGS]", '{"', "city", '":', ' "', "Paris", '",', ' "', "note",
+              '":', ' "', "a", " long", " text", " with", " words", " in", " it", '"}', " Done", ".", "</s>"]
+    assert "".join(chunks) == text
+    message, events = _stream(tpl, "", text, [0, *itertools.accumulate(map(len, chunks))])
+    assert message == parse_response(text, tpl, prefix="")
+    assert message["tool_calls"][0]["function"]["arguments"] == {"city": "Paris", "note": "a long text with words in it"}
+    assert counter.calls <= 6  # the first `{"` and the last `"}` (and the scans around them), not every chunk
+    # a calm chunk with one quote leaves the string: the `}` of the next string is no end of the value
+    chunks = ["[TOOL_CALLS]", "f", "[ARGS]", '{"a', '": ', "{", '"b}', '": 1', "}}", " ok", "</s>"]
+    text = "".join(chunks)
+    message, events = _stream(tpl, "", text, [0, *itertools.accumulate(map(len, chunks))])
+    assert message == parse_response(text, tpl, prefix="")
+    assert message["tool_calls"][0]["function"]["arguments"] == {"a": {"b}": 1}}
