@@ -154,6 +154,10 @@ class Delimiter:
     #: before (`_sure_leads`; the literals of a literal delimiter): a window that ends with a proper beginning
     #: of one is a partial match of this delimiter there, whatever came before (`Watch.hold_prefixes`).
     sure_leads: frozenset[str] = field(init=False, repr=False)
+    #: `partial_leads` of the alternatives that can match past stream offset 0 (`_late_leads`; `("<answer>",)`
+    #: for Hunyuan's `^\s*助手：|<answer>`), for the lead prefilter of a `late` watch; the same as
+    #: `partial_leads` for a delimiter that is not `anchored`.
+    late_leads: tuple[str, ...] | None = field(init=False, repr=False)
     #: For a regex without `lead_search`: a stdlib search for the guard's characters (None if unknown or
     #: whitespace is among them), and how far before the search position to look (1 with `behind`
     #: characters): while streaming, the regex only searches from the first one found, and not at all
@@ -182,6 +186,7 @@ class Delimiter:
         object.__setattr__(self, "lead_search", _lead_trigger(leads) if leads else None)
         object.__setattr__(self, "bare_leads", leads is not None and _literal_leads(self.source) == leads)
         object.__setattr__(self, "sure_leads", _sure_leads(self.source) if regex_ else frozenset(self.literals or ()))
+        object.__setattr__(self, "late_leads", _late_leads(self.source) if regex_ and anchored else leads)
         if not regex_:
             guard = (self.first_chars, frozenset()) if self.first_chars is not None else None
         elif leads is not None:  # the leads give the second prefilter (`Watch.lead_trigger`): no lookbehind guard
@@ -344,10 +349,11 @@ class Watch:
         # lookbehind guard (such a delimiter has no leads), nor without a prefilter.
         texts: set[str] | None = set(lookup)
         for d in self.regexes:
-            if d.partial_leads is None or (early and d.anchored):
+            leads = d.late_leads if not early else d.partial_leads if not d.anchored else None
+            if leads is None:
                 texts = None
                 break
-            texts.update(d.partial_leads)
+            texts.update(leads)
         self.lead_trigger = _lead_trigger(tuple(texts)) if texts and prefilter and firsts is not None else None
         # When every delimiter here starts by consuming its fixed text (literals, `Delimiter.bare_leads`), a
         # beginning of one that ends a chunk is a partial match for sure (see also `hold_prefixes`).
@@ -1099,6 +1105,38 @@ def _literal_leads(source: str, lookaround: bool = False) -> tuple[str, ...] | N
         return None
     kept: list[str] = []
     for t in texts:
+        if not any(t.startswith(k) for k in kept):
+            kept.append(t)
+    return tuple(sorted(kept))
+
+
+@lru_cache(maxsize=1024)
+def _late_leads(source: str) -> tuple[str, ...] | None:
+    """`_partial_leads` of regex `source` leaving out its top-level alternatives that match only at stream
+    offset 0 (`^` / `\\A` first, as `_guard_chars` reads them): `()` if every one does, None if unknown."""
+    parsed = tolerant_parse(source)
+    if parsed is None:
+        return None
+    C = _sre_constants
+    items = list(parsed)
+    alternatives = items[0][1][1] if len(items) == 1 and items[0][0] is C.BRANCH else [items]
+    texts: set[str] = set()
+    try:
+        for alternative in alternatives:
+            walk = _FirstWalk()
+            try:
+                chars, _ = walk.sequence(alternative)
+            except _Unknown:
+                chars = None
+            if chars is not None and walk.anchored and not chars:
+                continue  # only at offset 0
+            texts |= {t for t, _ in _leads_of(alternative, True)}
+    except _Unknown:
+        return None
+    if "" in texts:
+        return None
+    kept: list[str] = []
+    for t in sorted(texts, key=len):
         if not any(t.startswith(k) for k in kept):
             kept.append(t)
     return tuple(sorted(kept))

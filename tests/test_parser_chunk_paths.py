@@ -5,6 +5,8 @@ fails without it, and streaming still equal to one-shot for any chunking on text
   when some way of matching consumes (or looks ahead at) that text with no other assertion first
   (`Delimiter.sure_leads`): Qwen3.5's reasoning close `</think>|(?=<tool_call>)|(?=<think>)`, Gemma 4's
   `<|tool_call>` alternative (not its lookbehind-guarded `call:`).
+* `Delimiter.late_leads`: past offset 0, a delimiter's alternatives anchored there (`^`) count for nothing, so
+  Hunyuan's `^\\s*助手：|<answer>` gets the lead prefilter (`<answer>`) in the late watch.
 * Held text is joined with the next chunk once; a beginning of a fixed text at the end of the joined text is
   held again without a scan.
 * `Markup.first_char`: a chunk of a `remove_pattern` field without the markup's first character is streamed
@@ -27,7 +29,7 @@ from strategies import merge_chunks, scaled
 from hf_response_templates import ResponseParser, get_template, parse_response
 from hf_response_templates import delimiters as delim_mod
 from hf_response_templates import parser as parser_mod
-from hf_response_templates.delimiters import _sure_leads
+from hf_response_templates.delimiters import _late_leads, _sure_leads
 from hf_response_templates.jsonscan import HOLD, IN_LIST, IN_STRING, MORE, ValueEnd
 
 
@@ -121,6 +123,23 @@ def test_a_beginning_of_a_lookbehind_guarded_lead_is_still_scanned_but_a_bare_on
     assert scans.calls == 1
     assert _chunks(parser.feed(" a <")) == " a "
     assert scans.calls == 1
+
+
+def test_an_alternative_anchored_at_offset_0_gives_no_leads_once_past_it(scans):
+    """Hunyuan's `^\\s*助手：|<answer>`: past offset 0 only `<answer>` can match, so the late watch has the lead
+    prefilter (`Delimiter.late_leads`), and a `<` in prose is no scan."""
+    assert _late_leads(r"^\s*助手：|<answer>") == ("<answer>",)
+    assert _late_leads(r"^\s*(?=\{)") == ()
+    assert _late_leads(r"\A<x>|\s*<y>") is None  # `\s*`: no fixed text first
+    parser = ResponseParser(get_template("hunyuan-a13b"), "")
+    parser.feed("Hello")
+    assert parser.current_field == "content" and parser._watch.lead_trigger is not None
+    scans.calls = 0
+    assert _chunks(parser.feed(" a <")) == " a "
+    assert _chunks(parser.feed(" b")) == "< b"
+    assert _chunks(parser.feed(" a<b")) == " a<b"
+    assert scans.calls == 0
+    assert parser.finalize()[0]["content"] == "Hello a < b a<b"
 
 
 # --------------------------------------------------------------------------- markup chunks
