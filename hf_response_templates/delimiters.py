@@ -150,6 +150,14 @@ class Delimiter:
     #: Whether every match starts by consuming one of `partial_leads`, nothing (no lookaround, no anchor)
     #: before it: then a beginning of one at the end of the window is a partial match, no regex needed.
     bare_leads: bool = field(init=False, repr=False)
+    #: The fixed texts some way of matching starts by consuming or looking ahead at, with no other assertion
+    #: before (`_sure_leads`; the literals of a literal delimiter): a window that ends with a proper beginning
+    #: of one is a partial match of this delimiter there, whatever came before (`Watch.hold_prefixes`).
+    sure_leads: frozenset[str] = field(init=False, repr=False)
+    #: `partial_leads` of the alternatives that can match past stream offset 0 (`_late_leads`; `("<answer>",)`
+    #: for Hunyuan's `^\s*助手：|<answer>`), for the lead prefilter of a `late` watch; the same as
+    #: `partial_leads` for a delimiter that is not `anchored`.
+    late_leads: tuple[str, ...] | None = field(init=False, repr=False)
     #: For a regex without `lead_search`: a stdlib search for the guard's characters (None if unknown or
     #: whitespace is among them), and how far before the search position to look (1 with `behind`
     #: characters): while streaming, the regex only searches from the first one found, and not at all
@@ -177,6 +185,8 @@ class Delimiter:
         object.__setattr__(self, "partial_leads", leads)
         object.__setattr__(self, "lead_search", _lead_trigger(leads) if leads else None)
         object.__setattr__(self, "bare_leads", leads is not None and _literal_leads(self.source) == leads)
+        object.__setattr__(self, "sure_leads", _sure_leads(self.source) if regex_ else frozenset(self.literals or ()))
+        object.__setattr__(self, "late_leads", _late_leads(self.source) if regex_ and anchored else leads)
         if not regex_:
             guard = (self.first_chars, frozenset()) if self.first_chars is not None else None
         elif leads is not None:  # the leads give the second prefilter (`Watch.lead_trigger`): no lookbehind guard
@@ -235,6 +245,8 @@ class Watch:
         "reach",
         "guarded",
         "lead_texts",
+        "hold_prefixes",
+        "held_chars",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -337,21 +349,34 @@ class Watch:
         # lookbehind guard (such a delimiter has no leads), nor without a prefilter.
         texts: set[str] | None = set(lookup)
         for d in self.regexes:
-            if d.partial_leads is None or (early and d.anchored):
+            leads = d.late_leads if not early else d.partial_leads if not d.anchored else None
+            if leads is None:
                 texts = None
                 break
-            texts.update(d.partial_leads)
+            texts.update(leads)
         self.lead_trigger = _lead_trigger(tuple(texts)) if texts and prefilter and firsts is not None else None
         # When every delimiter here starts by consuming its fixed text (literals, `Delimiter.bare_leads`), a
-        # beginning of one that ends a chunk is a partial match for sure: `feed()` holds it without a scan.
+        # beginning of one that ends a chunk is a partial match for sure (see also `hold_prefixes`).
         self.lead_texts = (
             frozenset(texts)
             if self.lead_trigger is not None and texts and all(d.bare_leads for d in self.regexes)
             else None
         )
+        #: With `lead_trigger`: the texts that, found by it at the end of a chunk, are a partial match for sure
+        #: (a proper beginning of some delimiter's `sure_leads`, and not a whole fixed text): `feed()` holds
+        #: such an end without a scan, and routes what is before it (where no delimiter starts).
+        self.hold_prefixes: frozenset[str] = frozenset()
+        if self.lead_trigger is not None and texts:
+            sure = {t for d in self.delimiters for t in d.sure_leads}
+            self.hold_prefixes = frozenset(
+                t[:k] for t in sure for k in range(1, len(t)) if t[:k] not in texts
+            )
         self.first_char = self.first_search = None
         # With `prefilter=False`, the prefilter is kept here instead (`None`: no character is known to be safe).
         self.held_search = None
+        #: With `prefilter=False`: the characters `held_search` looks for, when it is a search for characters
+        #: (the parser's JSON value-end scanner looks for them too, `jsonscan.ValueEnd.calm`); else None.
+        self.held_chars: str | None = None
         if firsts is not None and " " in firsts:
             # (`\s*<x>`, gpt-oss's `\s*to=`): most chunks hold a space, so a set of first characters would
             # rarely skip one; a space can only start a match followed by the fixed text after it, or at the
@@ -366,6 +391,7 @@ class Watch:
         elif not prefilter:
             if firsts and not behind:
                 self.held_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
+                self.held_chars = "".join(sorted(firsts))
         elif firsts is not None and len(firsts) == 1:
             self.first_char = next(iter(firsts))
         elif firsts:
@@ -1120,9 +1146,58 @@ def _literal_leads(source: str, lookaround: bool = False) -> tuple[str, ...] | N
     return tuple(sorted(kept))
 
 
-def _leads_of(items: Any, lookaround: bool = False) -> set[tuple[str, bool]]:
+@lru_cache(maxsize=1024)
+def _late_leads(source: str) -> tuple[str, ...] | None:
+    """`_partial_leads` of regex `source` leaving out its top-level alternatives that match only at stream
+    offset 0 (`^` / `\\A` first, as `_guard_chars` reads them): `()` if every one does, None if unknown."""
+    parsed = tolerant_parse(source)
+    if parsed is None:
+        return None
+    C = _sre_constants
+    items = list(parsed)
+    alternatives = items[0][1][1] if len(items) == 1 and items[0][0] is C.BRANCH else [items]
+    texts: set[str] = set()
+    try:
+        for alternative in alternatives:
+            walk = _FirstWalk()
+            try:
+                chars, _ = walk.sequence(alternative)
+            except _Unknown:
+                chars = None
+            if chars is not None and walk.anchored and not chars:
+                continue  # only at offset 0
+            texts |= {t for t, _ in _leads_of(alternative, True)}
+    except _Unknown:
+        return None
+    if "" in texts:
+        return None
+    kept: list[str] = []
+    for t in sorted(texts, key=len):
+        if not any(t.startswith(k) for k in kept):
+            kept.append(t)
+    return tuple(sorted(kept))
+
+
+@lru_cache(maxsize=1024)
+def _sure_leads(source: str) -> frozenset[str]:
+    """`Delimiter.sure_leads` of regex `source`: the non-empty fixed texts of `_leads_of` reading through
+    positive lookaheads only (`<|tool_call>` for Gemma 4's `<\\|tool_call>...|(?<=<channel\\|>\\s{0,2})call:...`,
+    not `call:`, which a lookbehind guards). A proper beginning of one ends the window: the match that
+    consumes (or looks ahead at) it runs into the window's end before any other assertion, a partial match."""
+    parsed = tolerant_parse(source)
+    if parsed is None:
+        return frozenset()
+    try:
+        found = _leads_of(parsed, False, True)
+    except _Unknown:
+        return frozenset()
+    return frozenset(t for t, _ in found if t)
+
+
+def _leads_of(items: Any, lookaround: bool = False, ahead: bool = False) -> set[tuple[str, bool]]:
     """(fixed text, whether it is the whole match so far and more may follow) for a parsed sequence.
-    `lookaround`: read through zero-width assertions (`_partial_leads`) instead of stopping there."""
+    `lookaround`: read through zero-width assertions (`_partial_leads`) instead of stopping there; `ahead`:
+    read through positive lookaheads only."""
     C = _sre_constants
     out = {("", True)}
     for op, av in items:
@@ -1131,14 +1206,14 @@ def _leads_of(items: Any, lookaround: bool = False) -> set[tuple[str, bool]]:
         if op is C.LITERAL:
             step = {(chr(av), True)}
         elif op is C.SUBPATTERN and not av[1] & _stdre.IGNORECASE:
-            step = _leads_of(av[3], lookaround)
+            step = _leads_of(av[3], lookaround, ahead)
         elif op is C.BRANCH:
-            step = set().union(*(_leads_of(alt, lookaround) for alt in av[1]))
+            step = set().union(*(_leads_of(alt, lookaround, ahead) for alt in av[1]))
         elif op in _REPEATS and av[0] == 0 and av[1] == 1:
-            step = {("", True)} | _leads_of(av[2], lookaround)
-        elif lookaround and op is C.ASSERT and av[0] >= 0:
+            step = {("", True)} | _leads_of(av[2], lookaround, ahead)
+        elif (lookaround or ahead) and op is C.ASSERT and av[0] >= 0:
             # the text ahead starts with the lookahead's fixed texts; what follows starts at the same place
-            step = {(t, False) for t, _ in _leads_of(av[1], lookaround)}
+            step = {(t, False) for t, _ in _leads_of(av[1], lookaround, ahead)}
         elif lookaround and (op is C.ASSERT or op is C.ASSERT_NOT or op is C.AT):
             step = {("", True)}  # a lookbehind, negative lookahead or anchor: zero width, read past it
         else:

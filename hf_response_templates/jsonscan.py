@@ -29,15 +29,22 @@ sequence, like a trailing comma; a separator that is only partly there does not.
 
 The decisions depend only on the text, never on where the chunks are cut, so streaming gives the same
 regions as one-shot parsing for every chunking.
+
+Most chunks of a long value change nothing but whether the scanner is inside a string: `ValueEnd.calm` is a
+C-level search (or None) for the characters that may do more in the current state (brackets, backslashes,
+at the top level a quote, and the characters the region's close delimiter can start with, `also`). A chunk
+where it finds nothing needs no `scan`: the parser routes it and flips `state` between `IN_LIST` and
+`IN_STRING` when the chunk holds an odd number of quotes (`calm_chunk` does both, for other callers).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
-__all__ = ["ValueEnd", "MORE", "HOLD"]
+__all__ = ["ValueEnd", "MORE", "HOLD", "IN_LIST", "IN_STRING", "FLIP"]
 
 #: `ValueEnd.scan` results that are not an index.
 MORE = -1
@@ -55,6 +62,19 @@ _decode = json.JSONDecoder().raw_decode
 
 # States.
 _BEFORE, _NESTED, _STRING, _ESCAPE, _SCALAR_TOP, _AFTER, _SEPARATOR, _NEXT, _FAILED, _DONE = range(10)
+#: The two states a chunk that `ValueEnd.calm` finds nothing in moves between (`state ^ FLIP`): inside a list
+#: or object and outside strings, inside a string of one.
+IN_LIST, IN_STRING = _NESTED, _STRING
+FLIP = _NESTED ^ _STRING
+
+
+@lru_cache(maxsize=64)
+def _calm_searches(also: str) -> tuple[Any, Any, Any]:
+    """`ValueEnd.calm` for (inside a list or object or a string of one, inside a top-level string, gave up:
+    no quote either, so that the state stays), with the characters of `also`."""
+    extra = "".join(re.escape(c) for c in sorted(set(also)))
+    return (re.compile(r"[\[\]{}\\" + extra + "]").search, re.compile(r'["\\' + extra + "]").search,
+            re.compile('["' + extra + "]").search)
 
 
 class ValueEnd:
@@ -63,12 +83,14 @@ class ValueEnd:
     Args:
         separator: the text between the values of a sequence, or None for one value.
         max_depth: deeper nesting makes the scanner give up (the region runs to its close delimiter).
+        also: the characters the region's close delimiter can start with, for `calm` (None: unknown, and
+            `calm` stays None: every chunk is scanned).
     """
 
     __slots__ = ("separator", "max_depth", "state", "stack", "seen", "sep_at", "sep_read", "hold", "scalar", "end",
-                 "values")
+                 "values", "calm", "_calms")
 
-    def __init__(self, separator: str | None = None, max_depth: int = 512):
+    def __init__(self, separator: str | None = None, max_depth: int = 512, *, also: str | None = None):
         self.separator = separator
         self.max_depth = max_depth
         self.state = _BEFORE
@@ -81,6 +103,11 @@ class ValueEnd:
         self.end = 0  # once done: the stream offset where the value (or sequence) ended
         #: the values read so far, while every one was decoded whole (None once one was tracked instead)
         self.values: list[Any] | None = []
+        #: A `search` that finds nothing in a chunk that can only move the scanner between `IN_LIST` and
+        #: `IN_STRING` (one move per quote in it), or None when every chunk must be scanned (see the module
+        #: docstring). Set by `scan` for the state it leaves.
+        self.calm: Any = None
+        self._calms = _calm_searches(also) if also is not None else None
 
     def scan(self, s: str, pos: int, stop: int, w0: int, closed: bool) -> int:
         """Read `s[pos:stop]` (`w0`: the stream offset of `s[0]`; text read by an earlier call, held back
@@ -213,6 +240,14 @@ class ValueEnd:
                 if self.sep_read == len(sep):
                     state = _NEXT
         self.state = state
+        calms = self._calms
+        if calms is not None:
+            if state == _NESTED or (state == _STRING and stack):
+                self.calm = calms[0]
+            elif state == _STRING:
+                self.calm = calms[1]
+            else:
+                self.calm = calms[2] if state == _FAILED else None  # (no quote: the state stays)
         if state == _DONE:
             self.seen = self.end = w0 + i
             return i
@@ -226,6 +261,16 @@ class ValueEnd:
                 return self.hold
             return HOLD
         return MORE
+
+    def calm_chunk(self, text: str) -> bool:
+        """Whether `text` (the next text of the region) leaves the value open and needs no `scan`: `calm`
+        finds nothing in it. If so, the state it leads to is taken (a quote opens or closes a string)."""
+        calm = self.calm
+        if calm is None or calm(text) is not None:
+            return False
+        if text.count('"') & 1:
+            self.state ^= FLIP
+        return True
 
     def decoded(self) -> tuple[Any] | None:
         """When the region closes: `(value,)`, its value, if every value in it was decoded whole and nothing

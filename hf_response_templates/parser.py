@@ -41,6 +41,7 @@ from . import content as _content
 from . import policy as _policy
 from .delimiters import LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
 from .errors import RegexTimeoutError, ResponseParseError
+from .jsonscan import FLIP as _FLIP
 from .plan import plan_for
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tools import tool_schemas
@@ -333,42 +334,54 @@ class ResponseParser:
             # char chunk (benchmarks/RESULTS.md). Held text (`<` that may begin `<|im_end|>`) joins the chunk
             # when the fixed texts say neither starts a delimiter.
             buf = self._buf
+            found = None
             if buf:
                 trigger = watch.lead_trigger
-                if trigger is None or trigger(buf + text) is not None:
+                if trigger is None:
                     self._scan(text, events, False)
                     return events
-                text = buf + text
+                text = buf + text  # (joined once: a scan reads it from here too)
                 self._buf = ""
-                clear = True
+                found = trigger(text)
+                clear = found is None
             else:
                 first = watch.first_char
                 if first is not None:
                     clear = first not in text
                 else:
                     clear = watch.first_search is not None and watch.first_search(text) is None
-            if not clear:
-                trigger = watch.lead_trigger
-                if trigger is not None:
-                    found = trigger(text)
-                    clear = found is None
-                    if not clear and found.end() == len(text) and watch.lead_texts is not None:
-                        i = found.start()
-                        if text[i:] not in watch.lead_texts:
-                            # Only the beginning of a fixed text, at the end (` <` of `<|im_end|>`): a partial
-                            # match for sure, and nothing can start before it. Hold it, route the rest.
-                            self._buf = text[i:]
-                            if not i:
-                                return events
-                            text = text[:i]
+                if not clear:
+                    trigger = watch.lead_trigger
+                    if trigger is not None:
+                        found = trigger(text)
+                        clear = found is None
+                    elif self._vend is not None:
+                        # A region that ends where its JSON value ends: its watch has no prefilter (`held_search`
+                        # instead), so that no text gets past the scanner. Most chunks hold no bracket, backslash
+                        # nor close delimiter's first character (`ValueEnd.calm`): they only move it into or out
+                        # of a string, one quote at a time. Else, if no delimiter starts in `text`, the scanner
+                        # reads it here; if it says the value goes on, all of it is routed (else `_scan` asks
+                        # it again: same answer).
+                        vend = self._vend
+                        calm = vend.calm
+                        if calm is not None and calm(text) is None:
+                            if text.count('"') & 1:
+                                vend.state ^= _FLIP
                             clear = True
-                elif self._vend is not None:
-                    # A region that ends where its JSON value ends: its watch has no prefilter (`held_search`
-                    # instead), so that no text gets past the scanner; here no delimiter starts in `text` and
-                    # the scanner says the value goes on. Otherwise `_scan` asks it again (same answer).
-                    held = watch.held_search
-                    clear = held is not None and held(text) is None and self._vend.scan(
-                        text, 0, len(text), self._consumed, False) == -1
+                        else:
+                            held = watch.held_search
+                            clear = held is not None and held(text) is None and vend.scan(
+                                text, 0, len(text), self._consumed, False) == -1
+            if found is not None and found.end() == len(text):
+                i = found.start()
+                if text[i:] in watch.hold_prefixes:
+                    # Only the beginning of a fixed text, at the end (` <` of `<|im_end|>`): a partial match for
+                    # sure, and nothing can start before it. Hold it, route the rest.
+                    self._buf = text[i:]
+                    if not i:
+                        return events
+                    text = text[:i]
+                    clear = True
             if not clear:  # `_run`'s fast path would check the same: scan
                 self._scan(text, events, False)
                 return events
@@ -378,8 +391,16 @@ class ResponseParser:
                 self._compact_body()
             cur = self._current
             self._consumed += len(text)
-            if cur.markup is not None:
-                self._markup_chunk(cur, text, events)
+            markup = cur.markup
+            if markup is not None:
+                mk = self._mk
+                # `_markup_chunk`'s commonest case, inlined: nothing held, and no markup can start in `text`
+                if (mk is None or mk.held or mk.off or self._dead or markup.first_char is None
+                        or markup.first_char in text):
+                    self._markup_chunk(cur, text, events)
+                    return events
+                mk.sent += len(text)
+                events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": False})
                 return events
             events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
             return events
@@ -732,7 +753,8 @@ class ResponseParser:
                 self._delims = [window[start:end], ""]
             self._watch = (tpl.close_watches if self._early else tpl.late_close_watches)[field.index]
             if field.value_end is not None:
-                self._vend = field.value_end()
+                watch = self._watch
+                self._vend = field.value_end(also=watch.held_chars if watch is not None else "")
             if events is not None:
                 if groups:
                     events.append({"type": "region_open", "field": field.name, "captures": dict(groups)})
