@@ -11,6 +11,7 @@ template tests pin down that the plan is taken, not deferred, for every output t
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -34,13 +35,8 @@ TOOLS = [
                                          "days": {"type": "integer"}}}}},
 ]
 
-_RAW_MODULES = (
-    "test_templates_raw_outputs",
-    "test_templates_raw_outputs_e3",
-    "test_templates_raw_outputs_g1",
-    "test_templates_raw_outputs_g2",
-    "test_templates_raw_outputs_g3",
-)
+#: Every raw-output test module (`CASES` rows: what models generate, with the message expected).
+_RAW_MODULES = sorted(p.stem for p in Path(__file__).parent.glob("test_templates_raw_outputs*.py"))
 RAW_ALL = [(name, prefix, output) for module in _RAW_MODULES
            for _, name, prefix, output, _ in importlib.import_module(module).CASES]
 RAW = [r for r in RAW_ALL if r[0] not in NO_PLAN]
