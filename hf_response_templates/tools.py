@@ -343,8 +343,10 @@ def _cast_nested(value: Any, schema: Mapping[str, Any]) -> Any:
         for sub in _subschemas(schema):
             items = sub.get("items")
             if isinstance(items, Mapping):
+                types = _schema_types(items)  # (read once for the list, not per item)
                 for i, item in enumerate(value):
-                    value[i] = cast_value(item, items)
+                    if item.__class__ not in _KEPT_AS_IS:
+                        value[i] = _cast(item, items, types)
                 break
             if "array" not in _schema_types(sub) and _schema_types(sub):
                 # a list collected by `merge_duplicates` for a scalar parameter: type each item

@@ -197,17 +197,48 @@ _values = st.recursive(
 )
 
 
+def _reference_cast_nested(value, schema):
+    """`tools._cast_nested` as it was before its fast paths (list items cast one by one, numbers too)."""
+    from hf_response_templates import tools as T
+
+    if isinstance(value, dict):
+        for sub in T._subschemas(schema):
+            props = sub.get("properties")
+            if isinstance(props, dict):
+                for key in value:
+                    if key in props:
+                        value[key] = T.cast_value(value[key], props[key])
+                break
+    elif isinstance(value, list):
+        for sub in T._subschemas(schema):
+            items = sub.get("items")
+            if isinstance(items, dict):
+                for i, item in enumerate(value):
+                    value[i] = T.cast_value(item, items)
+                break
+            if "array" not in T._schema_types(sub) and T._schema_types(sub):
+                for i, item in enumerate(value):
+                    if isinstance(item, str):
+                        value[i] = T.cast_value(item, sub)
+                break
+    return value
+
+
 def _reference_typing(by_name, call):
-    """What `ToolSchemas.type_tool_calls` did before parameters that cast nothing were left out: `_cast`
-    on every argument that has a schema."""
+    """What `ToolSchemas.type_tool_calls` did before its fast paths: `_cast` on every argument that has a
+    schema, nested values cast by the old `_cast_nested` (patched in: `_cast` reads it at call time)."""
+    from unittest import mock
+
     from hf_response_templates import tools as T
 
     props = (by_name.get(call["name"]) or {}).get("properties")
-    if isinstance(props, dict):
-        for key, arg in call["arguments"].items():
-            if key in props:
-                schema = props[key]
-                call["arguments"][key] = T._cast(arg, schema, T._schema_types(schema) if isinstance(schema, dict) else [])
+    with mock.patch.object(T, "_cast_nested", _reference_cast_nested):
+        if isinstance(props, dict):
+            for key, arg in call["arguments"].items():
+                if key in props:
+                    schema = props[key]
+                    call["arguments"][key] = T._cast(arg, schema,
+                                                     T._schema_types(schema) if isinstance(schema, dict) else [])
     return call
 
 
