@@ -130,6 +130,7 @@ class ResponseParser:
         "_watch",
         "_ended",
         "_buf",
+        "_fheld",
         "_ctx",
         "_ctx_on",
         "_ctx_at",
@@ -224,6 +225,7 @@ class ResponseParser:
         self._watch: Watch | None = tpl.idle_watch
         self._ended = False
         self._buf = ""
+        self._fheld = False  # `_buf` was held by `feed()` itself (see `Watch.feed_trigger`)
         self._ctx = ""
         self._ctx_on = tpl.needs_context
         # Where `_ctx` ends (a stream offset): text `feed()`'s fast path routed since is the end of `_body`, and
@@ -331,7 +333,8 @@ class ResponseParser:
             buf = self._buf
             found = None
             if buf:
-                trigger = watch.lead_trigger
+                # (`feed_trigger` only for text held here: one a scan held may follow a lookbehind's guard)
+                trigger = watch.feed_trigger if self._fheld else watch.lead_trigger
                 if trigger is None:
                     self._scan(text, events, False)
                     return events
@@ -346,7 +349,7 @@ class ResponseParser:
                 else:
                     clear = watch.first_search is not None and watch.first_search(text) is None
                 if not clear:
-                    trigger = watch.lead_trigger
+                    trigger = watch.feed_trigger
                     if trigger is not None:
                         found = trigger(text)
                         clear = found is None
@@ -369,10 +372,11 @@ class ResponseParser:
                                 text, 0, len(text), self._consumed, False) == -1
             if found is not None and found.end() == len(text):
                 i = found.start()
-                if text[i:] in watch.hold_prefixes:
+                if text[i:] in watch.feed_holds:
                     # Only the beginning of a fixed text, at the end (` <` of `<|im_end|>`): a partial match for
                     # sure, and nothing can start before it. Hold it, route the rest.
                     self._buf = text[i:]
+                    self._fheld = True
                     if not i:
                         return events
                     text = text[:i]
@@ -544,6 +548,7 @@ class ResponseParser:
             self._on_delimiter(delim, groups, window, start, end, events, w0)
             pos = end
         self._buf = window[pos:]
+        self._fheld = False
         self._consumed = w0 + pos
         if self._ctx_on:
             self._ctx = window[max(0, pos - LOOKBEHIND_CONTEXT) : pos]
