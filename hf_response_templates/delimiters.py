@@ -248,6 +248,7 @@ class Watch:
         "hold_prefixes",
         "feed_trigger",
         "feed_holds",
+        "after_guard",
         "held_chars",
     )
 
@@ -377,6 +378,13 @@ class Watch:
         #: after a guard character routed before. `feed_holds`: its `hold_prefixes`.
         self.feed_trigger = self.lead_trigger
         self.feed_holds = self.hold_prefixes
+        #: With `behind`: a stdlib `match` for how a match of a guarded delimiter can begin right after its guard
+        #: character (`_after_guard`: `\s*(?:;|\{)` for Llama 4's open, or a beginning of it that ends the text):
+        #: where it matches nothing, the chunk after one ending with that character needs no scan for it.
+        self.after_guard = (
+            _after_guard([d for d in self.delimiters if d.guard is not None and d.guard[1]])
+            if self.behind is not None else None
+        )
         if self.lead_trigger is None and prefilter and firsts is not None and self.behind is not None:
             guarded: set[str] = set(lookup)
             for d in self.regexes:
@@ -1122,6 +1130,26 @@ def _literal_leads(source: str, lookaround: bool = False) -> tuple[str, ...] | N
         if not any(t.startswith(k) for k in kept):
             kept.append(t)
     return tuple(sorted(kept))
+
+
+def _after_guard(delimiters: list[Delimiter]) -> Any | None:
+    """`Watch.after_guard`: a `re` match, at the start of a text, of every way a (partial) match of one of
+    `delimiters` past stream offset 0 can begin there (`_spaced_leads`: a run of its characters, then its fixed
+    text, a proper beginning of that text ending the text, or only the run up to the end); None if unknown."""
+    alternatives: list[str] = []
+    for d in delimiters:
+        forms = _spaced_leads(d.source)
+        if not forms:
+            return None
+        for run, text in forms:
+            lead = "[" + "".join(_stdre.escape(c) for c in sorted(run)) + "]*" if run else ""
+            body = _stdre.escape(text)
+            if len(text) > 1:
+                body = "(?:" + body + "|" + _nested_prefixes(text) + r"\Z)"
+            alternatives.append(lead + body)
+            if run:
+                alternatives.append(lead + r"\Z")
+    return _stdre.compile("|".join(alternatives)).match if alternatives else None
 
 
 def _hold_prefixes(delimiters: tuple[Delimiter, ...], texts: set[str]) -> frozenset[str]:

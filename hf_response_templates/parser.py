@@ -323,7 +323,7 @@ class ResponseParser:
         if not text:
             return events
         watch = self._watch
-        if self._opened and watch is not None and not self._rescan:
+        if self._opened and watch is not None and (not self._rescan or self._past_guard(text, watch)):
             # The fast path of `_run` and `_route`, inlined for the most common chunk of all: a region is
             # open and no delimiter can start in `text` (none of the characters they start with is in it,
             # or none of the fixed texts they start with nor a beginning of one at its end:
@@ -405,6 +405,16 @@ class ResponseParser:
             return events
         self._run(text, events, False)
         return events
+
+    def _past_guard(self, text: str, watch: Watch) -> bool:
+        """The text so far ends with a lookbehind guard's character (`_rescan`): whether no guarded delimiter can
+        begin right at `text` (`Watch.after_guard`: Llama 4's open needs `\\s*` then `;` or `{` after its `}`),
+        so that `feed()`'s fast path may judge `text` as any other chunk (then `_rescan` is cleared)."""
+        after = watch.after_guard
+        if self._buf or after is None or after(text) is not None:
+            return False
+        self._rescan = False
+        return True
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End of generation: flush held text, close what is open, return `(message, events)`.

@@ -8,7 +8,8 @@ fails without it, and streaming still equal to one-shot for any chunking on text
 * `Delimiter.late_leads`: past offset 0, a delimiter's alternatives anchored there (`^`) count for nothing, so
   Hunyuan's `^\\s*助手：|<answer>` gets the lead prefilter (`<answer>`) in the late watch.
 * `Watch.feed_trigger`: a watch with a lookbehind-guarded delimiter (Llama 4 JSON) has `feed()` look for the
-  guard's character with the fixed texts, so a beginning of `<|eot|>` at a chunk's end is held without a scan.
+  guard's character with the fixed texts, so a beginning of `<|eot|>` at a chunk's end is held without a scan;
+  and the chunk after a `}` is scanned only if a guarded match can begin right there (`Watch.after_guard`).
 * Held text is joined with the next chunk once; a beginning of a fixed text at the end of the joined text is
   held again without a scan.
 * `Markup.first_char`: a chunk of a `remove_pattern` field without the markup's first character is streamed
@@ -157,13 +158,18 @@ def test_a_lookbehind_guarded_watch_holds_a_literal_beginning_and_scans_the_guar
     assert _chunks(parser.feed(" b")) == "< b"
     assert scans.calls == 0
     parser.feed(" v}")
-    assert scans.calls == 1 and parser._rescan  # the guard: scanned, and so is the next chunk
-    parser.feed(" ")  # may begin `\s*{"name": ...` after the `}`: held by the scan
+    assert scans.calls == 1 and parser._rescan  # the guard: scanned
+    assert _chunks(parser.feed(" check")) == " check"  # no `\s*` then `;` or `{` after it: no scan
+    assert scans.calls == 1 and not parser._rescan
+    parser.feed(" v}")
+    assert scans.calls == 2 and parser._rescan
+    parser.feed(" ")  # may begin `\s*{"name": ...` after the `}` (`Watch.after_guard`): held by a scan
+    assert scans.calls == 3
     assert parser._buf == " " and not parser._fheld
     parser.feed('{"name": "f", "parameters": {"x": 1')  # (no `}` nor `<` in it)
     parser.feed("}}")
     message, _ = parser.finalize()
-    assert message["content"] == "Hello a < b v}"
+    assert message["content"] == "Hello a < b v} check v}"
     assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": {"x": 1}}
 
 
