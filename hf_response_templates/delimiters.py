@@ -246,6 +246,9 @@ class Watch:
         "guarded",
         "lead_texts",
         "hold_prefixes",
+        "feed_trigger",
+        "feed_holds",
+        "after_guard",
         "held_chars",
     )
 
@@ -365,12 +368,31 @@ class Watch:
         #: With `lead_trigger`: the texts that, found by it at the end of a chunk, are a partial match for sure
         #: (a proper beginning of some delimiter's `sure_leads`, and not a whole fixed text): `feed()` holds
         #: such an end without a scan, and routes what is before it (where no delimiter starts).
-        self.hold_prefixes: frozenset[str] = frozenset()
-        if self.lead_trigger is not None and texts:
-            sure = {t for d in self.delimiters for t in d.sure_leads}
-            self.hold_prefixes = frozenset(
-                t[:k] for t in sure for k in range(1, len(t)) if t[:k] not in texts
-            )
+        self.hold_prefixes: frozenset[str] = (
+            _hold_prefixes(self.delimiters, texts) if self.lead_trigger is not None and texts else frozenset()
+        )
+        #: `feed()`'s own second prefilter: `lead_trigger`, or where a delimiter has no leads but a lookbehind
+        #: guard (Llama 4's `(?<=\})\s*(?:;\s*)?(?=\{...)`), one that also finds its guard's characters (a
+        #: `}` of the chunk, as one more fixed text). Only for a chunk that does not follow one (`_rescan`) and
+        #: text `feed()` itself held: `scan` searches from the scan position, where a guarded match may start
+        #: after a guard character routed before. `feed_holds`: its `hold_prefixes`.
+        self.feed_trigger = self.lead_trigger
+        self.feed_holds = self.hold_prefixes
+        #: With `behind`: a stdlib `match` for how a match of a guarded delimiter can begin right after its guard
+        #: character (`_after_guard`: `\s*(?:;|\{)` for Llama 4's open, or a beginning of it that ends the text):
+        #: where it matches nothing, the chunk after one ending with that character needs no scan for it.
+        self.after_guard = (
+            _after_guard([d for d in self.delimiters if d.guard is not None and d.guard[1]])
+            if self.behind is not None else None
+        )
+        if self.lead_trigger is None and prefilter and firsts is not None and self.behind is not None:
+            guarded: set[str] = set(lookup)
+            for d in self.regexes:
+                leads = d.late_leads if not early else d.partial_leads if not d.anchored else None
+                guarded.update(leads if leads is not None else d.guard[0] | d.guard[1])  # type: ignore[index]
+            if guarded and not guarded & _SPACE_CHARS:  # (a space among them: nearly every chunk has one)
+                self.feed_trigger = _lead_trigger(tuple(guarded))
+                self.feed_holds = _hold_prefixes(self.delimiters, guarded)
         self.first_char = self.first_search = None
         # With `prefilter=False`, the prefilter is kept here instead (`None`: no character is known to be safe).
         self.held_search = None
@@ -1144,6 +1166,32 @@ def _literal_leads(source: str, lookaround: bool = False) -> tuple[str, ...] | N
         if not any(t.startswith(k) for k in kept):
             kept.append(t)
     return tuple(sorted(kept))
+
+
+def _after_guard(delimiters: list[Delimiter]) -> Any | None:
+    """`Watch.after_guard`: a `re` match, at the start of a text, of every way a (partial) match of one of
+    `delimiters` past stream offset 0 can begin there (`_spaced_leads`: a run of its characters, then its fixed
+    text, a proper beginning of that text ending the text, or only the run up to the end); None if unknown."""
+    alternatives: list[str] = []
+    for d in delimiters:
+        forms = _spaced_leads(d.source)
+        if not forms:
+            return None
+        for run, text in forms:
+            lead = "[" + "".join(_stdre.escape(c) for c in sorted(run)) + "]*" if run else ""
+            body = _stdre.escape(text)
+            if len(text) > 1:
+                body = "(?:" + body + "|" + _nested_prefixes(text) + r"\Z)"
+            alternatives.append(lead + body)
+            if run:
+                alternatives.append(lead + r"\Z")
+    return _stdre.compile("|".join(alternatives)).match if alternatives else None
+
+
+def _hold_prefixes(delimiters: tuple[Delimiter, ...], texts: set[str]) -> frozenset[str]:
+    """`Watch.hold_prefixes`: the proper beginnings of the delimiters' `sure_leads` that are none of `texts`."""
+    sure = {t for d in delimiters for t in d.sure_leads}
+    return frozenset(t[:k] for t in sure for k in range(1, len(t)) if t[:k] not in texts)
 
 
 @lru_cache(maxsize=1024)

@@ -131,6 +131,7 @@ class ResponseParser:
         "_watch",
         "_ended",
         "_buf",
+        "_fheld",
         "_ctx",
         "_ctx_on",
         "_ctx_at",
@@ -226,6 +227,7 @@ class ResponseParser:
         self._watch: Watch | None = tpl.idle_watch
         self._ended = False
         self._buf = ""
+        self._fheld = False  # `_buf` was held by `feed()` itself (see `Watch.feed_trigger`)
         self._ctx = ""
         self._ctx_on = tpl.needs_context
         # Where `_ctx` ends (a stream offset): text `feed()`'s fast path routed since is the end of `_body`, and
@@ -326,7 +328,7 @@ class ResponseParser:
         if not text:
             return events
         watch = self._watch
-        if self._opened and watch is not None and not self._rescan:
+        if self._opened and watch is not None and (not self._rescan or self._past_guard(text, watch)):
             # The fast path of `_run` and `_route`, inlined for the most common chunk of all: a region is
             # open and no delimiter can start in `text` (none of the characters they start with is in it,
             # or none of the fixed texts they start with nor a beginning of one at its end:
@@ -336,7 +338,8 @@ class ResponseParser:
             buf = self._buf
             found = None
             if buf:
-                trigger = watch.lead_trigger
+                # (`feed_trigger` only for text held here: one a scan held may follow a lookbehind's guard)
+                trigger = watch.feed_trigger if self._fheld else watch.lead_trigger
                 if trigger is None:
                     self._scan(text, events, False)
                     return events
@@ -351,7 +354,7 @@ class ResponseParser:
                 else:
                     clear = watch.first_search is not None and watch.first_search(text) is None
                 if not clear:
-                    trigger = watch.lead_trigger
+                    trigger = watch.feed_trigger
                     if trigger is not None:
                         found = trigger(text)
                         clear = found is None
@@ -374,10 +377,11 @@ class ResponseParser:
                                 text, 0, len(text), self._consumed, False) == -1
             if found is not None and found.end() == len(text):
                 i = found.start()
-                if text[i:] in watch.hold_prefixes:
+                if text[i:] in watch.feed_holds:
                     # Only the beginning of a fixed text, at the end (` <` of `<|im_end|>`): a partial match for
                     # sure, and nothing can start before it. Hold it, route the rest.
                     self._buf = text[i:]
+                    self._fheld = True
                     if not i:
                         return events
                     text = text[:i]
@@ -432,6 +436,16 @@ class ResponseParser:
                 self._consumed += len(text)
                 return True
         return False
+
+    def _past_guard(self, text: str, watch: Watch) -> bool:
+        """The text so far ends with a lookbehind guard's character (`_rescan`): whether no guarded delimiter can
+        begin right at `text` (`Watch.after_guard`: Llama 4's open needs `\\s*` then `;` or `{` after its `}`),
+        so that `feed()`'s fast path may judge `text` as any other chunk (then `_rescan` is cleared)."""
+        after = watch.after_guard
+        if self._buf or after is None or after(text) is not None:
+            return False
+        self._rescan = False
+        return True
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End of generation: flush held text, close what is open, return `(message, events)`.
@@ -584,6 +598,7 @@ class ResponseParser:
             self._on_delimiter(delim, groups, window, start, end, events, w0)
             pos = end
         self._buf = window[pos:]
+        self._fheld = False
         self._consumed = w0 + pos
         if pos < len(window) and zw < 0 and memo and self._vend is None and not eos:
             self._resume = (self._watch, w0 + pos, w0, w0 + len(window), memo)

@@ -7,6 +7,9 @@ fails without it, and streaming still equal to one-shot for any chunking on text
   `<|tool_call>` alternative (not its lookbehind-guarded `call:`).
 * `Delimiter.late_leads`: past offset 0, a delimiter's alternatives anchored there (`^`) count for nothing, so
   Hunyuan's `^\\s*助手：|<answer>` gets the lead prefilter (`<answer>`) in the late watch.
+* `Watch.feed_trigger`: a watch with a lookbehind-guarded delimiter (Llama 4 JSON) has `feed()` look for the
+  guard's character with the fixed texts, so a beginning of `<|eot|>` at a chunk's end is held without a scan;
+  and the chunk after a `}` is scanned only if a guarded match can begin right there (`Watch.after_guard`).
 * Held text is joined with the next chunk once; a beginning of a fixed text at the end of the joined text is
   held again without a scan.
 * `Markup.first_char`: a chunk of a `remove_pattern` field without the markup's first character is streamed
@@ -142,6 +145,34 @@ def test_an_alternative_anchored_at_offset_0_gives_no_leads_once_past_it(scans):
     assert parser.finalize()[0]["content"] == "Hello a < b a<b"
 
 
+def test_a_lookbehind_guarded_watch_holds_a_literal_beginning_and_scans_the_guard(scans):
+    """Llama 4 JSON's content watch: `(?<=\\})\\s*(?:;\\s*)?(?=\\{...)` has no fixed text but its guard `}`, so
+    `feed()`'s own trigger (`Watch.feed_trigger`) looks for `}` too: a `<` ending a chunk is held without a scan,
+    a `}` is scanned, and text a scan held (it may follow a `}`) is not judged by that trigger."""
+    parser = ResponseParser(get_template("llama4-json"), "")
+    parser.feed("Hello")
+    watch = parser._watch
+    assert watch.lead_trigger is None and watch.feed_trigger is not None
+    scans.calls = 0
+    assert _chunks(parser.feed(" a <")) == " a "
+    assert _chunks(parser.feed(" b")) == "< b"
+    assert scans.calls == 0
+    parser.feed(" v}")
+    assert scans.calls == 1 and parser._rescan  # the guard: scanned
+    assert _chunks(parser.feed(" check")) == " check"  # no `\s*` then `;` or `{` after it: no scan
+    assert scans.calls == 1 and not parser._rescan
+    parser.feed(" v}")
+    assert scans.calls == 2 and parser._rescan
+    parser.feed(" ")  # may begin `\s*{"name": ...` after the `}` (`Watch.after_guard`): held by a scan
+    assert scans.calls == 3
+    assert parser._buf == " " and not parser._fheld
+    parser.feed('{"name": "f", "parameters": {"x": 1')  # (no `}` nor `<` in it)
+    parser.feed("}}")
+    message, _ = parser.finalize()
+    assert message["content"] == "Hello a < b v} check v}"
+    assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": {"x": 1}}
+
+
 # --------------------------------------------------------------------------- markup chunks
 
 
@@ -162,7 +193,8 @@ def test_a_markup_chunk_without_the_markup_first_character_skips_markup_chunk(mo
 # --------------------------------------------------------------------------- any chunking, texts built to hit them
 
 _HOLD_TEMPLATES = ["qwen3.5", "qwen3", "gemma4", "kimi-k2-thinking", "seed-oss", "hunyuan-a13b", "cohere-command-r7b",
-                   "deepseek-r1", "glm-4.6", "kimi-k3", "mistral-small-3.2", "llama3", "granite-3.3"]
+                   "deepseek-r1", "glm-4.6", "kimi-k3", "mistral-small-3.2", "llama3", "granite-3.3", "llama4-json",
+                   "gemma3-pythonic"]
 
 
 def _prefixes(name: str) -> list[str]:
