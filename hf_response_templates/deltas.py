@@ -282,23 +282,10 @@ class DeltaStream(ToolCallDeltas):
             # the open region (no event built), else False (always for "") and `_pfeed` (its `feed`: both raise
             # in events mode and once finished) returns the events.
             key = r.hot_key
-            if key is not None:  # a text region streaming (`_text_chunk`, inlined)
+            if key is not None:  # a text region streaming
                 if not self._ptake(text):
                     return self._route(self._pfeed(text))
-                held = r.held
-                if held:
-                    text = held + text
-                    r.held = ""
-                core = text.rstrip()
-                if core is not text:  # (`rstrip` returns the string itself when there is nothing to strip)
-                    r.held = text[len(core) :]
-                    if not core:
-                        return []
-                sent = r.sent
-                sent.append(core)
-                if len(sent) >= _COMPACT_AT:
-                    sent[:] = ["".join(sent)]
-                return [{key: core}]
+                return self._text_piece(r, key, text)
             call = r.sink
             if call is not None or r.follow is not None:  # a tool region: a string argument, or followed
                 if not self._ptake(text):
@@ -351,6 +338,10 @@ class DeltaStream(ToolCallDeltas):
                     self.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
                     return []
                 return self._follow_result(r, call, text, res)
+            if r.kind == "tool" and r.captures is not None:  # any other chunk of a tool region: its partial parser
+                if not self._ptake(text):
+                    return self._route(self._pfeed(text))
+                return self._partial_chunk(r, text)
         parser = self._parser
         if parser is None:
             raise RuntimeError("this DeltaStream consumes events (for_events): use feed_events()")
@@ -392,25 +383,31 @@ class DeltaStream(ToolCallDeltas):
 
     def _text_chunk(self, r: _Region, ev: Mapping[str, Any]) -> list[dict[str, Any]]:
         """A chunk of the open text region."""
-        key = r.key
+        key = r.hot_key
         text = ev["text"]
-        if r.started and r.strip and key is not None and text:  # `_on_chunk`, inlined
-            if r.held:
-                text = r.held + text
-                r.held = ""
-            core = text.rstrip()
-            if len(core) != len(text):
-                r.held = text[len(core) :]
-                if not core:
-                    return []
-            sent = r.sent
-            sent.append(core)
-            if len(sent) >= _COMPACT_AT:
-                sent[:] = ["".join(sent)]
-            return [{key: core}]
+        if key is not None and text:
+            return self._text_piece(r, key, text)
         out: list[dict] = []
         self._on_chunk(ev, out)
         return out
+
+    def _text_piece(self, r: _Region, key: str, text: str) -> list[dict[str, Any]]:
+        """A piece of a text region whose text started, trailing whitespace stripped (`_Region.hot_key`): sent
+        but its trailing whitespace, which waits for more text (dropped at the close)."""
+        held = r.held
+        if held:
+            text = held + text
+            r.held = ""
+        core = text.rstrip()
+        if core is not text:  # (`rstrip` returns the string itself when there is nothing to strip)
+            r.held = text[len(core) :]
+            if not core:
+                return []
+        sent = r.sent
+        sent.append(core)
+        if len(sent) >= _COMPACT_AT:
+            sent[:] = ["".join(sent)]
+        return [{key: core}]
 
     def _partial_chunk(self, r: _Region, text: str) -> list[dict[str, Any]]:
         """A chunk of the open tool / value region whose content format has a partial parser (or none)."""

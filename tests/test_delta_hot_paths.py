@@ -14,6 +14,7 @@ from test_openai_deltas import CHATML, SETTINGS, check_text, chunkings
 
 from hf_response_templates import ResponseParser, get_template
 from hf_response_templates.openai import DeltaStream
+from hf_response_templates.partial import JsonPartial
 
 # text full of what a text region's flat path must get right: trailing whitespace held back (a piece that is
 # only whitespace, whitespace between two pieces), a delimiter's first character that is not a delimiter, and
@@ -111,3 +112,32 @@ def test_ids_are_drawn_as_random_choice_draws_them_and_only_when_needed() -> Non
     assert ds.tool_call_ids == ["call_" + want[1], "call_" + want[2]]  # (its own id was drawn all the same)
     assert ds.chunk({})["id"] == "set later"
     assert DeltaStream(template, prefix=CHATML).completion_id != DeltaStream(template, prefix=CHATML).completion_id
+
+
+def _follow_whole(members: str) -> tuple[JsonPartial, str]:
+    """Feed the arguments object's members in one piece while following it (the one-match path of
+    `_follow_members`): the reader and what it wrote."""
+    p = JsonPartial()
+    p.feed('{"name": "f", "arguments": {')
+    assert p.follow(p.stack[1]) is True
+    written = p.feed(members)
+    return p, written
+
+
+def test_members_read_in_one_match_are_what_the_general_reader_reads() -> None:
+    members = '"a": 0, "b": -12, "c": true, "d": null, "e": "x é 🌧", "": false, "f": "", "g": 7'
+    p, written = _follow_whole(members + ', "h')
+    assert written == members and p.following is not None
+    assert p.value["arguments"] == json.loads("{" + members + "}")
+    assert p.stack[1].keys == list("abcde") + ["", "f", "g"]
+    assert p.stack[1].version == 10  # (one change per member, two per string: it opened and ended)
+    # what json.dumps would not write, or a duplicate, stops following at that member, read as usual
+    for bad, ok in [('"a": 1, "b": 05}', False), ('"a": 1, "b": -0}', True), ('"a": 1, "b": 1.50}', True),
+                    ('"a": 1, "b": truex}', False), ('"a": 1, "a": 2}', False),
+                    ('"a": 1, "b":2}', True), ('"a": 1, "b\\u00e9": 2}', True)]:
+        p, written = _follow_whole(bad)
+        assert p.following is None and p.followed == 1 and p.broken is not ok, bad
+        assert written == ('"a": 1' if ok else ""), bad  # (nothing of a piece that breaks the body is written)
+        if ok:
+            p.feed("}")
+            assert p.done and p.value["arguments"] == json.loads("{" + bad), bad
