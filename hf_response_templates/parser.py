@@ -428,7 +428,7 @@ class ResponseParser:
                 trigger = watch.lead_trigger
                 if trigger is None or trigger(text) is not None:
                     return False
-            if self._current.markup is None:  # what `feed` does then, but the event
+            if self._current.markup is None:  # type: ignore[union-attr]  # (open: a current field)
                 body = self._body
                 body.append(text)
                 if len(body) >= self._compact_at:

@@ -374,11 +374,11 @@ class JsonPartial:
                 if g == 4:  # a string: it opened and ended (two changes, as below)
                     node[key] = m.group(4)
                     self.version += 2
-                    frame.version += 2
+                    frame.version += 2  # type: ignore[union-attr]
                 else:
                     node[key] = int(m.group(2)) if g == 2 else _LITERALS[m.group(3)]
                     self.version += 1
-                    frame.version += 1
+                    frame.version += 1  # type: ignore[union-attr]
                 self._mode = _AFTER
                 j = m.end()
                 out.append(s[i:j])
