@@ -750,7 +750,7 @@ class JsonDialectPartial(JsonPartial):
     without ``]``; within a number or literal, text without ``,`` or ``}``.
     """
 
-    __slots__ = ("_wake", "_dialect")
+    __slots__ = ("_wake", "_dialect", "_opener_chars")
 
     def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
         super().__init__(unquoted_keys, string_delims)
@@ -758,6 +758,7 @@ class JsonDialectPartial(JsonPartial):
         # delimiter's last character (a `"` too without custom delimiters)
         self._wake = frozenset(",}]" + ("".join(o[-1] for o, _c in self._delims if o) or '"'))
         self._dialect = {"unquoted_keys": unquoted_keys, "string_delims": self._delims}
+        self._opener_chars = frozenset(self._openers)
 
     def feed(self, text: str) -> bool | str | None:
         """`JsonPartial.feed`; while `following`, text that stays inside the open custom-delimited string value
@@ -832,12 +833,6 @@ class JsonDialectPartial(JsonPartial):
             return ""
         return out[0] if len(out) == 1 else "".join(out)
 
-    def _hold_member(self, s: str, i: int, wait: frozenset) -> None:
-        """Keep `s[i:]`, the start of a member (or the text before it), until text holding one of `wait`."""
-        if i < len(s):
-            self.pending.append(s[i:] if i else s)
-        self.wait = wait
-
     def _follow_dialect(self, s: str, i: int, out: list[str]) -> None:
         """Read whole members of the followed object from `s[i:]` (see the class docs); hold back a partial
         one in `pending`; hand anything else to the general reader."""
@@ -849,11 +844,13 @@ class JsonDialectPartial(JsonPartial):
             m = (_DIALECT_NEXT if keys else _DIALECT_FIRST).match(s, i)
             if m is None:
                 if (_DIALECT_NEXT_CUT if keys else _DIALECT_FIRST_CUT).fullmatch(s, i):
-                    return self._hold_member(s, i, _WAIT_COLON)  # (the text so far starts a member)
+                    wait = _WAIT_COLON  # (the text so far starts a member)
+                    break
                 return self._unfollow(s, i)  # (the object's end, a quoted key, not the dialect: the general reader)
             j = m.end()
             if j == n:
-                return self._hold_member(s, i, self._wake)
+                wait = self._wake
+                break
             key = m.group(1)
             if key in node:
                 return self._unfollow(s, i)  # (a duplicate: the general reader says how)
@@ -870,7 +867,8 @@ class JsonDialectPartial(JsonPartial):
                             break
                     else:
                         if any(opener.startswith(s[j:]) for opener, _c in self._delims):
-                            return self._hold_member(s, i, self._wake)  # (a delimiter cut by the end of the text)
+                            wait = self._wake  # (a delimiter cut by the end of the text)
+                            break
                         return self._unfollow(s, i)
                 keys.append(key)
                 frame.open_key = key
@@ -895,19 +893,27 @@ class JsonDialectPartial(JsonPartial):
             if c == "[":
                 t = s.find("]", j)
                 if t < 0:
-                    return self._hold_member(s, i, _WAIT_LIST)
+                    wait = _WAIT_LIST
+                    break
                 t += 1
                 try:
-                    value = parse_json(s[j:t], self._dialect)
-                except ValueError:  # (a `]` in one of its strings, a list inside: the general reader)
+                    if self._openers and not self._opener_chars.isdisjoint(s[j:t]):
+                        value = parse_json(s[j:t], self._dialect)
+                    else:  # (no custom string: the dialect's list is JSON's, and the C scanner reads it)
+                        value, e = _scan_value(s, j)
+                        if e != t:
+                            raise ValueError
+                except (ValueError, StopIteration):  # (a `]` in one of its strings, a cut string: the general reader)
                     return self._unfollow(s, i)
-                if any(type(v) is list or type(v) is dict for v in value):
-                    return self._unfollow(s, i)
+                for v in value:
+                    if type(v) is list or type(v) is dict:
+                        return self._unfollow(s, i)  # (only flat lists here)
                 written = "".join(_encode_pieces(value, 0))
             else:
                 t = _TOKEN_RUN.match(s, j).end()
                 if t == n:
-                    return self._hold_member(s, i, _WAIT_TOKEN)  # (a number or literal may go on)
+                    wait = _WAIT_TOKEN  # (a number or literal may go on)
+                    break
                 written = s[j:t]
                 if written.isdigit() and (c != "0" or t == j + 1):
                     value = int(written)
@@ -928,6 +934,9 @@ class JsonDialectPartial(JsonPartial):
             self._mode = _AFTER
             out.append(sep + _encode_string(key) + ": " + written)
             i = t
+        if i < n:  # hold the start of the member back
+            self.pending.append(s[i:] if i else s)
+        self.wait = wait
 
 
 # --------------------------------------------------------------------------- xml-inline, python-call-list
