@@ -165,6 +165,9 @@ class JsonPartial:
         "pending",
     )
 
+    #: (`JsonDialectPartial.sink`: a plain JSON string value has `string_sink`)
+    sink: list[str] | None = None
+
     def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
         self.value: Any = MISSING
         self.broken = False
@@ -730,7 +733,7 @@ _DIALECT_NEXT = re.compile(r"[ \t\n\r]*,[ \t\n\r]*(" + _BARE_KEY.pattern + r")[ 
 # what a member's start cut before its `:` looks like (the key may go on)
 _DIALECT_FIRST_CUT = re.compile(r"[ \t\n\r]*(?:" + _BARE_KEY.pattern + r"[ \t\n\r]*)?")
 _DIALECT_NEXT_CUT = re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*(?:" + _BARE_KEY.pattern + r"[ \t\n\r]*)?)?")
-_WAIT_COLON = frozenset(":}")  # a member's start waits for the `:` after its key (or the object's end)
+_WAIT_COMMA = frozenset(",}")  # after a member: the `,` before the next one (or the object's end)
 
 
 class JsonDialectPartial(JsonPartial):
@@ -744,13 +747,14 @@ class JsonDialectPartial(JsonPartial):
     same dialect options), the general reader (`JsonPartial`) takes over at anything else (a quoted key, a
     nested object, a list holding lists or objects, or that does not parse, a duplicate key, the object's end).
     A string value streams: text of its custom-delimited value that holds no first character of the closing
-    delimiter is appended to its pieces by `feed` at once (the fragment: that text, JSON-escaped). Between
-    members, `hold` keeps text holding none of ``,`` ``}`` ``]`` ``"`` and the last characters of the
-    opening delimiters (nothing else can complete a member or open its string value); within a list, text
-    without ``]``; within a number or literal, text without ``,`` or ``}``.
+    delimiter is appended to its pieces by `feed` at once (the fragment: that text, JSON-escaped), or by the
+    caller (`sink`). `hold` keeps what cannot complete a member or open its string value: after a member, text
+    without ``,`` or ``}``; after its ``,``, text holding none of ``,`` ``}`` ``]`` and the last characters of
+    the opening delimiters (``"`` without custom delimiters); within a list, text without ``]``; within a
+    number or literal, text without ``,`` or ``}``.
     """
 
-    __slots__ = ("_wake", "_dialect", "_opener_chars")
+    __slots__ = ("_wake", "_dialect", "_opener_chars", "sink", "sink_stop")
 
     def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
         super().__init__(unquoted_keys, string_delims)
@@ -759,23 +763,40 @@ class JsonDialectPartial(JsonPartial):
         self._wake = frozenset(",}]" + ("".join(o[-1] for o, _c in self._delims if o) or '"'))
         self._dialect = {"unquoted_keys": unquoted_keys, "string_delims": self._delims}
         self._opener_chars = frozenset(self._openers)
+        #: While `following`, in its open custom-delimited string value with nothing held back: that string's
+        #: pieces, to which text holding neither `sink_stop` (the first character of the closing delimiter) nor
+        #: ``"``, ``\\``, or a character that is not printable may be appended instead of fed (that text is then
+        #: its own fragment); else None. Set by each `feed`.
+        self.sink: list[str] | None = None
+        self.sink_stop = ""
 
     def feed(self, text: str) -> bool | str | None:
         """`JsonPartial.feed`; while `following`, text that stays inside the open custom-delimited string value
         goes straight into its pieces, and its JSON-escaped text is returned."""
         if self.following is not None and text:
             mode = self._mode
-            if mode == _CSTR:
-                if not self._carry and self._close[0] not in text:
+            if mode == _CSTR and not self._carry:
+                stop = self._close[0]
+                if stop not in text:
                     chunks = self._chunks
                     chunks.append(text)
                     if len(chunks) >= 4096:  # (memory: a long string arrives in many small pieces)
                         chunks[:] = ["".join(chunks)]
+                    self.sink, self.sink_stop = chunks, stop
                     return _encode_string(text)[1:-1]
-                return self._follow_feed(text)
             if mode != _STR:
-                return self._follow_feed(text)
+                res = self._follow_feed(text)
+                self._sink()
+                return res
+        self.sink = None
         return JsonPartial.feed(self, text)
+
+    def _sink(self) -> None:
+        """Set `sink` after a `feed` or `follow`."""
+        if self._mode == _CSTR and not self._carry and self.following is not None:
+            self.sink, self.sink_stop = self._chunks, self._close[0]
+        else:
+            self.sink = None
 
     def follow(self, frame: Frame) -> bool | None:
         """`JsonPartial.follow` for the dialect: also from inside a custom-delimited string value."""
@@ -792,10 +813,13 @@ class JsonDialectPartial(JsonPartial):
             if self._is_key or frame.open_key is None:
                 return False
             self.wait = None
+            self.following = frame
+            self._sink()
+            return True
         elif self._carry or not (mode == _AFTER or mode == _KEY_FIRST and not frame.keys):
             return False
         else:
-            self.wait, self.quotes = _WAIT_COLON, 0
+            self.wait, self.quotes = (self._wake if mode == _KEY_FIRST else _WAIT_COMMA), 0
         self.following = frame
         return True
 
@@ -844,7 +868,8 @@ class JsonDialectPartial(JsonPartial):
             m = (_DIALECT_NEXT if keys else _DIALECT_FIRST).match(s, i)
             if m is None:
                 if (_DIALECT_NEXT_CUT if keys else _DIALECT_FIRST_CUT).fullmatch(s, i):
-                    wait = _WAIT_COLON  # (the text so far starts a member)
+                    # the text so far starts a member: it waits for the `,` before it, then for its value
+                    wait = self._wake if not keys or s.find(",", i) >= 0 else _WAIT_COMMA
                     break
                 return self._unfollow(s, i)  # (the object's end, a quoted key, not the dialect: the general reader)
             j = m.end()

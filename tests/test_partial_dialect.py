@@ -12,6 +12,7 @@ that wrote one character differently, dropped a held piece or kept a member it s
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -138,7 +139,8 @@ def test_scalars_strings_and_flat_lists_are_followed_to_the_closing_brace(args, 
     written, stops = _check(args, body, pieces)
     items = list(args.items())
     n = next(
-        (i for i, (_k, v) in enumerate(items) if isinstance(v, list) and any("]" in str(x) for x in v)), len(args)
+        (i for i, (_k, v) in enumerate(items) if isinstance(v, list) and any("]" in str(x) for x in v)),
+        len(args),
     )
     expected = json.dumps(dict(items[:n]), ensure_ascii=False)[1:-1]
     assert stops == [(expected, n)]  # (it stopped at the closing brace, or at that list, nothing before)
@@ -192,21 +194,21 @@ def test_hold_keeps_only_text_that_cannot_complete_a_member() -> None:
     p = partial_parser("json", ARGS)
     p.feed("{")
     assert p.follow(p.stack[0])
-    assert p.hold("ke") and p.hold("y")  # a key being written
-    assert not p.hold(": 12")  # its colon
-    assert p.feed(": 12") == ""  # (a number ends with the next character)
-    assert p.hold("34") and p.hold(" ")
-    assert not p.hold(", s")
+    assert p.hold("ke") and p.hold("y: 12") and p.hold("34 ")  # a key, its colon, a number being written
+    assert not p.hold(", s")  # the number's end
     assert p.feed(", s") == '"key": 1234'
-    assert p.hold(":") is False and p.feed(":") == ""
-    assert p.hold(" <|") and p.hold('"|')  # a string delimiter being written
+    assert p.hold(":") and p.hold(" <|") and p.hold('"|')  # (the `,` before it came) a string delimiter cut
     assert not p.hold(">ab")  # its last character: the string opens
     assert p.feed(">ab") == ', "s": "ab'
+    assert p.sink is not None and p.sink_stop == "<"  # (more text without `<` may go straight into its pieces)
     assert p.hold("cd") is False  # (in a string nothing is held: it streams)
     assert p.feed('c"d') == 'c\\"d'  # more of the open string: its JSON-escaped text
-    assert p.feed("e<|") == "e"  # (the start of the closing delimiter waits)
-    assert p.feed('x<|"|>, l: [1, ') == '<|x"'
-    assert p.hold("2, 3") and not p.hold("]")
+    assert p.feed("e<|") == "e" and p.sink is None  # (the start of the closing delimiter waits)
+    assert p.feed('x<|"|>') == '<|x"' and p.sink is None
+    assert p.hold(" ") and p.hold("\n")  # between members: their `,` has not come
+    assert not p.hold(", l: [1, ")
+    assert p.feed(", l: [1, ") == ""
+    assert p.hold("2, 3") and not p.hold("]")  # a list waits for its `]`
     assert p.feed("]}") == ', "l": [1, 2, 3]'
     assert p.following is None and p.followed == 3
     assert p.value == {"key": 1234, "s": 'abc"de<|x', "l": [1, 2, 3]}
@@ -336,3 +338,33 @@ def test_gemma4_arguments_with_tools_use_the_general_reader_and_agree() -> None:
     for pieces in (list(text), [text]):
         acc = check_text(get_template("gemma4"), GEMMA, text, pieces, tools=tools)
         assert json.loads(acc["tool_calls"][0]["function"]["arguments"]) == {"location": "Paris", "days": 12}
+
+
+def _gemma4_closing_with(close_pattern: str) -> dict:
+    template = copy.deepcopy(get_template("gemma4"))
+    template["fields"]["tool_calls"]["close_pattern"] = close_pattern
+    return template
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(
+    args=st.dictionaries(keys, st.text(st.sampled_from('ab<|">\\ '), max_size=10), max_size=4),
+    data=st.data(),
+)
+def test_pieces_ending_with_the_start_of_the_closing_delimiter_are_not_sent_as_string_text(
+    args, data
+) -> None:
+    """A string value streams straight into its pieces (`JsonDialectPartial.sink`) only while the text holds
+    no first character of the closing delimiter: with a close delimiter the parser does not hold `<` back
+    for (Gemma 4's own `<tool_call|>` happens to), a piece ending in `<` or `<|` must wait for what follows."""
+    args = {k: v for k, v in args.items() if OPEN not in v + CLOSE[:-1]}
+    template = _gemma4_closing_with(r"\$\$")
+    text = f"<|tool_call>call:f{dialect(args)}$$<turn|>"
+    pieces = data.draw(chunkings(text))
+    acc = check_text(template, GEMMA, text, pieces, tools=None)
+    assert acc["tool_calls"][0]["function"]["arguments"] == json.dumps(args, ensure_ascii=False)
+    for cut in ("<", "<|"):  # a piece ending there, in every string value
+        body = dialect({"s": "a" + cut + "b", "t": cut + "x" + cut})
+        text = f"<|tool_call>call:f{body}$$<turn|>"
+        pieces = [p for p in text.replace(cut, cut + "\0").split("\0") if p]
+        check_text(template, GEMMA, text, pieces, tools=None)
