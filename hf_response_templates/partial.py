@@ -20,7 +20,8 @@ One interface for every content format that streams tool-call arguments (``json`
   characters of an open string (or whitespace) arrive.
 * ``broken``: the text can no longer be a prefix of a valid body (nothing more becomes stable).
 * ``snapshot()``: a copy of the partial value, open strings included (for display).
-* ``follow(frame)`` (optional; ``json`` has it): write the members of the open object ``frame`` out as
+* ``follow(frame)`` (optional; ``json`` has it, its dialect too: `JsonDialectPartial`): write the members of
+  the open object ``frame`` out as
   ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from where the reader
   stands (False: not from here; None: never, for this parser). While `following` is that frame, ``feed``
   returns the text those members add (a ``str``, possibly empty; or True as above: then ``text`` itself), and
@@ -30,6 +31,9 @@ One interface for every content format that streams tool-call arguments (``json`
   writes them, strings, flat lists of scalars, keys without escapes) are read with string operations; at
   anything else (spaces, nested objects, ``1e5``, escaped keys), and at the object's end, `following` becomes
   None, `followed` is how many of its members the text written held whole, and the reader goes on as usual.
+  The dialect's reader writes its members out from any spacing (see `JsonDialectPartial`); instead of
+  ``string_sink()`` its custom-delimited string value has `sink` (text without its closing delimiter's first
+  character, ``sink_stop``, may be appended).
 
 `partial_parser(content, args)` makes the parser for a content format, or None if it has none.
 """
@@ -770,7 +774,7 @@ class JsonDialectPartial(JsonPartial):
         self.sink: list[str] | None = None
         self.sink_stop = ""
 
-    def feed(self, text: str) -> bool | str | None:
+    def feed(self, text: str) -> bool | str | None:  # type: ignore[override]  # (as JsonPartial.feed's: str too)
         """`JsonPartial.feed`; while `following`, text that stays inside the open custom-delimited string value
         goes straight into its pieces, and its JSON-escaped text is returned."""
         if self.following is not None and text:
@@ -799,7 +803,10 @@ class JsonDialectPartial(JsonPartial):
             self.sink = None
 
     def follow(self, frame: Frame) -> bool | None:
-        """`JsonPartial.follow` for the dialect: also from inside a custom-delimited string value."""
+        """`JsonPartial.follow` for the dialect: also from inside a custom-delimited string value. None (never)
+        without ``unquoted_keys`` (the members it reads have bare keys)."""
+        if not self._unquoted:
+            return None
         if (
             self.broken
             or not self.stack
@@ -860,7 +867,7 @@ class JsonDialectPartial(JsonPartial):
     def _follow_dialect(self, s: str, i: int, out: list[str]) -> None:
         """Read whole members of the followed object from `s[i:]` (see the class docs); hold back a partial
         one in `pending`; hand anything else to the general reader."""
-        frame = self.following
+        frame: Frame = self.following  # type: ignore[assignment]  # (following: not None)
         node, keys = frame.node, frame.keys
         n = len(s)
         while True:
@@ -935,7 +942,7 @@ class JsonDialectPartial(JsonPartial):
                         return self._unfollow(s, i)  # (only flat lists here)
                 written = "".join(_encode_pieces(value, 0))
             else:
-                t = _TOKEN_RUN.match(s, j).end()
+                t = _TOKEN_RUN.match(s, j).end()  # type: ignore[union-attr]  # (it matches the empty text)
                 if t == n:
                     wait = _WAIT_TOKEN  # (a number or literal may go on)
                     break
@@ -1218,9 +1225,9 @@ class CallListPartial(_OpenRoot):
 
 
 _FACTORIES: dict[str, Callable[[Mapping[str, Any]], Any]] = {
-    "json": lambda args: (JsonDialectPartial if args.get("unquoted_keys") or args.get("string_delims") else JsonPartial)(
-        bool(args.get("unquoted_keys")), tuple(args.get("string_delims") or ())
-    ),
+    "json": lambda args: (
+        JsonDialectPartial if args.get("unquoted_keys") or args.get("string_delims") else JsonPartial
+    )(bool(args.get("unquoted_keys")), tuple(args.get("string_delims") or ())),
     "xml-inline": XmlInlinePartial,
     "python-call-list": lambda args: CallListPartial(),
 }

@@ -200,7 +200,9 @@ def test_hold_keeps_only_text_that_cannot_complete_a_member() -> None:
     assert p.hold(":") and p.hold(" <|") and p.hold('"|')  # (the `,` before it came) a string delimiter cut
     assert not p.hold(">ab")  # its last character: the string opens
     assert p.feed(">ab") == ', "s": "ab'
-    assert p.sink is not None and p.sink_stop == "<"  # (more text without `<` may go straight into its pieces)
+    assert (
+        p.sink is not None and p.sink_stop == "<"
+    )  # (more text without `<` may go straight into its pieces)
     assert p.hold("cd") is False  # (in a string nothing is held: it streams)
     assert p.feed('c"d') == 'c\\"d'  # more of the open string: its JSON-escaped text
     assert p.feed("e<|") == "e" and p.sink is None  # (the start of the closing delimiter waits)
@@ -368,3 +370,17 @@ def test_pieces_ending_with_the_start_of_the_closing_delimiter_are_not_sent_as_s
         text = f"<|tool_call>call:f{body}$$<turn|>"
         pieces = [p for p in text.replace(cut, cut + "\0").split("\0") if p]
         check_text(template, GEMMA, text, pieces, tools=None)
+
+
+def test_custom_string_delimiters_with_quoted_keys_are_never_followed() -> None:
+    """Without ``unquoted_keys`` the keys are JSON strings, which the dialect's member reader does not read:
+    `follow` says never (None), and the general reader streams the arguments, as before."""
+    p = partial_parser("json", {"string_delims": ((OPEN, CLOSE),)})
+    p.feed("{")
+    assert p.follow(p.stack[0]) is None
+    template = copy.deepcopy(get_template("gemma4"))
+    template["fields"]["tool_calls"]["content_args"].pop("unquoted_keys")
+    text = _call('{"location":<|"|>Paris<|"|>,"days":3,"t":[<|"|>a<|"|>]}')
+    for pieces in (list(text), [text]):
+        acc = check_text(template, GEMMA, text, pieces, tools=None)
+        assert acc["tool_calls"][0]["function"]["arguments"] == '{"location": "Paris", "days": 3, "t": ["a"]}'
