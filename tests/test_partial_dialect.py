@@ -186,6 +186,7 @@ def test_nested_objects_quoted_keys_and_lists_with_brackets_in_strings_go_to_the
         '{a:[1,<|"|>x]<|"|>,2],b:[],c:{}}',
         '{"q":1,<|"|>k<|"|>:<|"|>v<|"|>,z:[true,null,-1]}',
         '{a:"standard \\"string\\"",b:<|"|>x<|"|>}',
+        '{a:["x]",1,"y"],b:[1e5,-0,"<"],c:2}',  # (standard strings in lists: the C scanner, then the reader)
     ]:
         _split_everywhere(get_content_parser("json").parse(body, ARGS), body)
 
