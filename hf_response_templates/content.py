@@ -503,7 +503,7 @@ def parse_bool(text: str, args: Mapping[str, Any]) -> bool:
 
 
 _NUMBER = _stdre.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")  # JSON digits are ASCII only
-_BARE_KEY = _stdre.compile(r"\w+")
+_BARE_KEY = _stdre.compile(r"\w+")  # a bare key (unquoted_keys); partial.py reads keys with it too
 _WS = _stdre.compile(r"[ \t\n\r]*")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 #: The C scanner behind `json.loads` (one value from a position): `_loads` calls it directly.

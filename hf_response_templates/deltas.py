@@ -307,16 +307,34 @@ class DeltaStream(ToolCallDeltas):
                 call = r.follow
                 p = r.partial
                 wait = p.wait
-                if wait is not None and wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
-                    q = p.quotes
-                    if not q:
-                        p.pending.append(text)
-                        return []
-                    c = text.count('"')
-                    if c < q:
-                        p.quotes = q - c
-                        p.pending.append(text)
-                        return []
+                if wait is not None:
+                    if wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
+                        q = p.quotes
+                        if not q:
+                            p.pending.append(text)
+                            return []
+                        c = text.count('"')
+                        if c < q:
+                            p.quotes = q - c
+                            p.pending.append(text)
+                            return []
+                else:  # (in a string value)
+                    chunks = p.sink  # the json dialect's custom-delimited string (`JsonDialectPartial.sink`)
+                    if (
+                        chunks is not None
+                        and p.sink_stop not in text
+                        and '"' not in text
+                        and "\\" not in text
+                        and text.isprintable()
+                    ):
+                        chunks.append(text)
+                        if len(chunks) >= _COMPACT_AT:
+                            chunks[:] = ["".join(chunks)]
+                        parts = call.parts
+                        parts.append(text)
+                        if len(parts) >= _COMPACT_AT:
+                            parts[:] = ["".join(parts)]
+                        return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
                 try:  # `_follow_chunk`, inlined for what a member's end writes
                     res = p.feed(text)
                     if type(res) is str and p.following is not None:
