@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hf_response_templates.content import DEFAULT_REGEX_TIMEOUT, MAX_NESTING, get_content_parser
+from hf_response_templates.errors import RegexTimeoutError
 
 _encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # json.dumps of a str
 
@@ -51,6 +52,7 @@ __all__ = [
     "Frame",
     "JsonPartial",
     "XmlInlinePartial",
+    "XmlTagsPartial",
     "CallListPartial",
     "partial_parser",
     "register_partial_parser",
@@ -909,6 +911,208 @@ class XmlInlinePartial(_OpenRoot):
         self._frame.version += 1
 
 
+_SEEK, _HEAD, _IN_VALUE = range(3)
+
+
+class XmlTagsPartial(_OpenRoot):
+    """``xml-inline`` with a `tag_pattern` of the form the content parser describes as a `content.TagShape`
+    (``<parameter=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?=<parameter=)|\\Z)``, the
+    usual tags): it reads the tags as they come and keeps its place between pieces (looking for a tag, in a
+    tag's head, in a value). A piece inside a value that holds none of the characters its end can start with
+    costs a set test and an append; only the short text that may be a cut end (``\\n</para``) is held back.
+
+    When a value ends with the end of the text too (``\\Z``: a match exists as soon as a head does) and values
+    are kept as text (no ``value_parser``, ``value_parser_group``), each value streams as it is written: its
+    key is in `Frame.keys` (the frame's ``open_key``) and `open_string` gives its pieces, as for `JsonPartial`;
+    `feed` returns True when the piece went whole into it and needs no JSON escaping (the structure did not
+    change). A value of a key seen before is not streamed (the later value replaces it at its end, as in the
+    parsed result). Otherwise a parameter is added once its end arrived, read by the content parser from its
+    own text.
+    """
+
+    __slots__ = (
+        "_args", "_head", "_head_fast", "_head_last", "_opener", "_end", "_ends", "_looks", "_stops", "_sink", "_tail", "_plain", "_streams",
+        "_hold", "_mode", "_buf", "_edge", "_chunks", "_key", "_stream", "_sinks", "_head_text", "sink_stop",
+    )  # fmt: skip
+
+    def __init__(self, args: Mapping[str, Any]):
+        super().__init__({}, True)
+        shape = args["_shape"]
+        self._args = args
+        self._head = shape.head
+        self._head_last = shape.head_last
+        self._opener = shape.opener
+        self._end = shape.value_end
+        self._ends, self._looks = shape.ends, shape.looks
+        self._stops = frozenset({t[0] for t in shape.ends + shape.looks} | ({"\n"} if shape.newline else set()))
+        self._tail = shape.cut_end
+        self._head_fast = shape.head_fast
+        self._hold = max(len(t) for t in shape.ends + shape.looks) + 1  # (at most) the text held back
+        self._plain = not args.get("value_parser") and args.get("_select") is None
+        self._streams = shape.at_end and self._plain
+        printable = [c for c in self._stops if c.isprintable()]
+        #: the one character (besides ``"``, ``\\`` and control characters) that text a caller appends to the
+        #: open value's pieces itself, after `feed` returned True, must not hold (``<``); None: `feed` never
+        #: returns True (the value's end may start with several)
+        self.sink_stop: str | None = printable[0] if len(printable) == 1 else None
+        self._sink = self.sink_stop is not None
+        self._mode = _SEEK
+        self._buf: list[str] = []  # text that must be read again with what follows
+        self._edge = False  # in a head: it matched up to the end of the text (one more character decides)
+        self._chunks: list[str] = []  # the open value's pieces
+        self._key: Any = None
+        self._stream = False  # the open value streams (`open_string`)
+        self._sinks = False  # ... and `feed` may return True
+        self._head_text = ""
+
+    def feed(self, text: str) -> bool | None:
+        mode = self._mode
+        buf = self._buf
+        if mode == _IN_VALUE and text:
+            if not buf:
+                if self._stops.isdisjoint(text):
+                    self._chunks.append(text)  # more of the open value (fast path)
+                    return (self._sinks and '"' not in text and "\\" not in text and text.isprintable()) or None
+            else:
+                held = buf[0] + text
+                if self._tail.fullmatch(held):  # still (maybe) the start of the value's end: keep it
+                    buf[0] = held
+                    return None
+        if self.broken or not text:
+            return None
+        if buf:
+            if mode == _HEAD:
+                if not self._edge and self._head_last is not None and self._head_last not in text:
+                    buf.append(text)  # a head cut by the end of the text: it cannot complete without its last character
+                    return None
+            elif mode == _SEEK:
+                held = buf[0] + text
+                if self._opener.startswith(held):  # (a cut opener)
+                    buf[0] = held
+                    return None
+            buf.append(text)
+            text = "".join(buf)
+            self._buf = []
+        try:
+            self._read(text)
+        except (ValueError, RegexTimeoutError):
+            self.broken = True
+        return None
+
+    def _read(self, s: str) -> None:
+        i, n = 0, len(s)
+        while True:
+            mode = self._mode
+            if mode == _IN_VALUE:
+                m = self._end.search(s, i)
+                if m is None:  # the value goes on: keep what may be the start of its end
+                    m = self._tail.search(s, max(i, n - self._hold))
+                    cut = m.start() if m is not None else n
+                    if cut > i:
+                        self._chunks.append(s[i:cut])
+                    if cut < n:
+                        self._buf = [s[cut:]]
+                    return
+                j = m.start()
+                if j > i:
+                    self._chunks.append(s[i:j])
+                i = m.end()
+                self._end_value(s, j, i)
+                continue
+            if mode == _SEEK:
+                k = s.find(self._opener, i)
+                if k < 0:  # keep a cut opener
+                    opener = self._opener
+                    for size in range(min(len(opener) - 1, n - i), 0, -1):
+                        if opener.startswith(s[n - size :]):
+                            self._buf = [s[n - size :]]
+                            break
+                    return
+                i = k
+                self._mode = _HEAD
+            fast = self._head_fast
+            m = fast.match(s, i) if fast is not None else None
+            if m is None:  # (the standard library's match has no partial matches)
+                m = self._head.match(s, i, partial=True, timeout=DEFAULT_REGEX_TIMEOUT)
+                if m is None:  # no tag starts here: the next one may
+                    self._mode = _SEEK
+                    i += 1
+                    continue
+                if m.partial:  # wait for more of the head
+                    self._edge = False
+                    self._buf = [s[i:]]
+                    return
+            if m.end() >= n:  # wait for the character after it (``\n?``)
+                self._edge = True
+                self._buf = [s[i:]]
+                return
+            self._edge = False
+            key = m.group("key")
+            if key is None:
+                raise ValueError("xml-inline: a tag_pattern match has no 'key'")
+            self._start_value(key, m.group())
+            i = m.end()
+
+    def _start_value(self, key: Any, head: str) -> None:
+        self._mode = _IN_VALUE
+        self._key = key
+        self._chunks = []
+        if not self._plain:
+            self._head_text = head
+        elif self._streams and key not in self.value:
+            self._stream = True
+            self._sinks = self._sink
+            frame = self._frame
+            frame.keys.append(key)
+            frame.open_key = key
+            self.version += 1
+            frame.version += 1
+
+    def _end_value(self, s: str, at: int, end: int) -> None:
+        """The open value ended at `at`; what ends it (the optional newline, an end text) ends at `end`."""
+        self._mode = _SEEK
+        root, frame = self.value, self._frame
+        value = "".join(self._chunks)
+        self._chunks = []
+        if self._plain:
+            if not self._stream and self._key not in root:
+                frame.keys.append(self._key)
+            root[self._key] = value
+        else:  # the content parser reads the tag from its own text (value parsers), with what ends it
+            tail = s[at:end]
+            if not tail.endswith(self._ends):
+                tail += next((t for t in self._looks if s.startswith(t, end)), "")
+            params = get_content_parser("xml-inline").parse(self._head_text + value + tail, self._args)
+            for key, v in params.items():
+                if key not in root:
+                    frame.keys.append(key)
+                root[key] = v
+        frame.open_key = None
+        self._stream = self._sinks = False
+        self.version += 1
+        frame.version += 1
+
+    def complete(self, path: tuple) -> bool:
+        return bool(path) and not (self._stream and path[0] == self._key)
+
+    def open_string(self, frame: Frame) -> list[str] | None:
+        return self._chunks if self._stream and frame is self._frame else None
+
+    def snapshot(self) -> Any:
+        value = copy.deepcopy(self.value)
+        if self._stream:
+            value[self._key] = "".join(self._chunks)
+        return value
+
+
+def _xml_inline(args: Mapping[str, Any]) -> Any:
+    """The partial reader of an ``xml-inline`` field: by tags (`XmlTagsPartial`) when the content parser knows
+    the shape of its `tag_pattern`, else by searches of the pattern (`XmlInlinePartial`)."""
+    if args.get("_shape") is not None and not args.get("merge_duplicates", False):
+        return XmlTagsPartial(args)
+    return XmlInlinePartial(args)
+
+
 _CALL_SEP = re.compile(r"\s*,")
 
 
@@ -974,7 +1178,7 @@ class CallListPartial(_OpenRoot):
 
 _FACTORIES: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "json": lambda args: JsonPartial(bool(args.get("unquoted_keys")), tuple(args.get("string_delims") or ())),
-    "xml-inline": XmlInlinePartial,
+    "xml-inline": _xml_inline,
     "python-call-list": lambda args: CallListPartial(),
 }
 
