@@ -944,12 +944,17 @@ class TagShape(NamedTuple):
     #: the last fixed character of the head (``>``), if it ends with one (then ``\n?`` at most): a head cut by
     #: the end of the text can only complete with text holding it, or one more character after it
     head_last: str | None
+    #: the head ends with ``\n?`` after `head_last`: a match that ends at the end of the text is final only
+    #: when it took the newline (a head ending with `head_last` is final at once)
+    head_nl: bool
     #: `head` compiled by the standard library when it matches the same (no timeout needed: it is proven
     #: bounded), else None; faster, but without partial matches
     head_fast: Any
     #: matches, at the end of a text, the longest suffix that may be the start of what ends a value: a cut
     #: end text (``</par``), with the ``\n`` before it when `newline`, or that ``\n`` alone
     cut_end: Any
+    #: matches, at the end of a text, the longest suffix that may be the start of `opener` (a cut ``<param``)
+    cut_opener: Any
     #: a search of it finds where a value ends (before the end of the text): the optional newline and an end
     #: text or a lookahead's text (``\n?(?:</parameter>|(?=<parameter=))``); the match is what follows the value
     value_end: Any
@@ -1039,6 +1044,7 @@ def _tag_shape(pattern: regex.Pattern) -> TagShape | None:
     last = head_items[-1]
     if last[0] is _sre_constants.MAX_REPEAT and last[1][:2] == (0, 1) and list(last[1][2]) == [(_sre_constants.LITERAL, 10)]:
         last = head_items[-2] if len(head_items) > 1 else last  # `>\n?`: the `>`
+    head_nl = last is not head_items[-1]
     head_last = chr(last[1]) if last[0] is _sre_constants.LITERAL else None
     from .delimiters import stdlib_equivalent, untimed_spans  # local: delimiters imports this module's neighbours
 
@@ -1052,9 +1058,14 @@ def _tag_shape(pattern: regex.Pattern) -> TagShape | None:
     # the first place the value can end before the end of the text: where the optional newline and one of
     # the alternatives match (a search finds the first such place, as the lazy value stops at the first)
     value_end = _stdre.compile(("\n?" if newline else "") + "(?:" + "|".join(order) + ")")
+    opener_text = "".join(opener)
+    cut_opener = _stdre.compile(
+        "(?:" + "|".join(_stdre.escape(opener_text[:k]) for k in range(len(opener_text) - 1, 0, -1)) + ")\\Z"
+        if len(opener_text) > 1 else "(?!)"
+    )
     return TagShape(
-        "".join(opener), head, tuple(ends), tuple(looks), at_end, newline, head_last, head_fast, cut_end,
-        value_end,
+        opener_text, head, tuple(ends), tuple(looks), at_end, newline, head_last, head_nl, head_fast, cut_end,
+        cut_opener, value_end,
     )
 
 

@@ -925,14 +925,17 @@ class XmlTagsPartial(_OpenRoot):
     are kept as text (no ``value_parser``, ``value_parser_group``), each value streams as it is written: its
     key is in `Frame.keys` (the frame's ``open_key``) and `open_string` gives its pieces, as for `JsonPartial`;
     `feed` returns True when the piece went whole into it and needs no JSON escaping (the structure did not
-    change). A value of a key seen before is not streamed (the later value replaces it at its end, as in the
-    parsed result). Otherwise a parameter is added once its end arrived, read by the content parser from its
-    own text.
+    change). Such a reader can also `follow` (see the module docs): write the arguments object out as
+    json.dumps writes it, each value as a JSON string. A value of a key seen before is not streamed (the later
+    value replaces it at its end, as in the parsed result; following stops there). Otherwise a parameter is
+    added once its end arrived, read by the content parser from its own text.
     """
 
     __slots__ = (
-        "_args", "_head", "_head_fast", "_head_last", "_opener", "_end", "_ends", "_looks", "_stops", "_sink", "_tail", "_plain", "_streams",
-        "_hold", "_mode", "_buf", "_edge", "_chunks", "_key", "_stream", "_sinks", "_head_text", "sink_stop",
+        "_args", "_head", "_head_fast", "_head_last", "_head_nl", "_opener", "_cut_opener", "_end", "_ends", "_looks",
+        "_stops", "_sink", "_tail", "_hold", "_plain", "_streams", "_mode", "_buf", "_edge", "_chunks", "_key",
+        "_stream", "_sinks", "_head_text", "_out", "sink_stop", "following", "followed", "wait", "quotes",
+        "pending",
     )  # fmt: skip
 
     def __init__(self, args: Mapping[str, Any]):
@@ -940,13 +943,15 @@ class XmlTagsPartial(_OpenRoot):
         shape = args["_shape"]
         self._args = args
         self._head = shape.head
+        self._head_fast = shape.head_fast
         self._head_last = shape.head_last
+        self._head_nl = shape.head_nl
         self._opener = shape.opener
+        self._cut_opener = shape.cut_opener
         self._end = shape.value_end
         self._ends, self._looks = shape.ends, shape.looks
         self._stops = frozenset({t[0] for t in shape.ends + shape.looks} | ({"\n"} if shape.newline else set()))
         self._tail = shape.cut_end
-        self._head_fast = shape.head_fast
         self._hold = max(len(t) for t in shape.ends + shape.looks) + 1  # (at most) the text held back
         self._plain = not args.get("value_parser") and args.get("_select") is None
         self._streams = shape.at_end and self._plain
@@ -964,40 +969,98 @@ class XmlTagsPartial(_OpenRoot):
         self._stream = False  # the open value streams (`open_string`)
         self._sinks = False  # ... and `feed` may return True
         self._head_text = ""
+        self._out: list[str] | None = None  # while following: the fragments the text being read writes
+        self.following: Frame | None = None  # (see `follow`)
+        self.followed = 0
+        self.wait: frozenset | None = None  # while following: text without these characters goes to `pending`
+        self.quotes = 0  # (`JsonPartial.hold`'s quote count: none here)
+        self.pending: list[str] = []  # while following: text kept by the caller, read with the next `feed`
 
-    def feed(self, text: str) -> bool | None:
+    def feed(self, text: str) -> Any:
+        """Read more body text. Not following: True as `JsonPartial.feed`, else None. Following: the JSON
+        fragment the text writes (a ``str``), or True (the text itself, which went whole into the open value)."""
         mode = self._mode
         buf = self._buf
+        following = self.following
         if mode == _IN_VALUE and text:
             if not buf:
                 if self._stops.isdisjoint(text):
                     self._chunks.append(text)  # more of the open value (fast path)
-                    return (self._sinks and '"' not in text and "\\" not in text and text.isprintable()) or None
+                    if following is None:
+                        return (self._sinks and '"' not in text and "\\" not in text and text.isprintable()) or None
+                    if '"' not in text and "\\" not in text and text.isprintable():
+                        return True
+                    return _encode_string(text)[1:-1]
             else:
                 held = buf[0] + text
                 if self._tail.fullmatch(held):  # still (maybe) the start of the value's end: keep it
                     buf[0] = held
-                    return None
+                    return None if following is None else ""
         if self.broken or not text:
-            return None
+            return None if following is None else ""
+        if following is not None and self.pending:
+            self.pending.append(text)
+            text = "".join(self.pending)
+            self.pending = []
         if buf:
             if mode == _HEAD:
                 if not self._edge and self._head_last is not None and self._head_last not in text:
                     buf.append(text)  # a head cut by the end of the text: it cannot complete without its last character
-                    return None
+                    return None if following is None else ""
             elif mode == _SEEK:
                 held = buf[0] + text
                 if self._opener.startswith(held):  # (a cut opener)
                     buf[0] = held
-                    return None
+                    return None if following is None else ""
             buf.append(text)
             text = "".join(buf)
             self._buf = []
+        written = self._out = [] if following is not None else None
         try:
             self._read(text)
         except (ValueError, RegexTimeoutError):
             self.broken = True
-        return None
+            self._stop_following()
+        if written is None:
+            return None
+        self._out = None
+        if self.following is not None:
+            self._set_wait()
+        return "".join(written)
+
+    def follow(self, frame: Frame) -> bool | None:
+        """Write the arguments object out from now on (see the module docs): True; False: not from here (in a
+        value that does not stream); None: never (values that are not streamed text)."""
+        if not self._streams:
+            return None
+        if self.broken or frame is not self._frame or self._mode == _IN_VALUE and not self._stream:
+            return False
+        self.following = frame
+        self._set_wait()
+        return True
+
+    def string_sink(self) -> list[str] | None:
+        """While following: the open value's pieces, when text without ``"``, ``\\``, control characters and
+        `sink_stop` may be appended to them instead of fed (nothing held back); else None."""
+        if self.following is None or self._mode != _IN_VALUE or self._buf or not self._stream or not self._sink:
+            return None
+        return self._chunks
+
+    def _set_wait(self) -> None:
+        """While following: what a piece must hold to be read now (the rest waits in `pending`)."""
+        if self._mode == _SEEK and not self._buf:
+            self.wait = frozenset(self._opener[0])  # (text before the next tag is not read)
+        elif self._mode == _HEAD and not self._edge and self._head_last is not None:
+            self.wait = frozenset(self._head_last)
+        else:
+            self.wait = None
+
+    def _stop_following(self) -> None:
+        if self.following is not None:
+            self.following = None
+            self.wait = None
+            self.followed = len(self._frame.keys) - (1 if self._stream else 0)
+            self._out = None
 
     def _read(self, s: str) -> None:
         i, n = 0, len(s)
@@ -1010,23 +1073,25 @@ class XmlTagsPartial(_OpenRoot):
                     cut = m.start() if m is not None else n
                     if cut > i:
                         self._chunks.append(s[i:cut])
+                        if self._out is not None:
+                            self._out.append(_encode_string(s[i:cut])[1:-1])
                     if cut < n:
                         self._buf = [s[cut:]]
                     return
                 j = m.start()
                 if j > i:
                     self._chunks.append(s[i:j])
+                    if self._out is not None:
+                        self._out.append(_encode_string(s[i:j])[1:-1])
                 i = m.end()
                 self._end_value(s, j, i)
                 continue
             if mode == _SEEK:
                 k = s.find(self._opener, i)
                 if k < 0:  # keep a cut opener
-                    opener = self._opener
-                    for size in range(min(len(opener) - 1, n - i), 0, -1):
-                        if opener.startswith(s[n - size :]):
-                            self._buf = [s[n - size :]]
-                            break
+                    m = self._cut_opener.search(s, max(i, n - len(self._opener)))
+                    if m is not None:
+                        self._buf = [m.group()]
                     return
                 i = k
                 self._mode = _HEAD
@@ -1042,8 +1107,8 @@ class XmlTagsPartial(_OpenRoot):
                     self._edge = False
                     self._buf = [s[i:]]
                     return
-            if m.end() >= n:  # wait for the character after it (``\n?``)
-                self._edge = True
+            if m.end() >= n and (self._head_last is None or self._head_nl and s[n - 1] != "\n"):
+                self._edge = True  # wait for the character after it (``\n?``, or a head of unknown end)
                 self._buf = [s[i:]]
                 return
             self._edge = False
@@ -1063,10 +1128,14 @@ class XmlTagsPartial(_OpenRoot):
             self._stream = True
             self._sinks = self._sink
             frame = self._frame
+            if self._out is not None:  # following: the member's key and the opening quote of its value
+                self._out.append((", " if frame.keys else "") + _encode_string(key) + ': "')
             frame.keys.append(key)
             frame.open_key = key
             self.version += 1
             frame.version += 1
+        else:
+            self._stop_following()  # (a repeated key: the general path takes it)
 
     def _end_value(self, s: str, at: int, end: int) -> None:
         """The open value ended at `at`; what ends it (the optional newline, an end text) ends at `end`."""
@@ -1075,7 +1144,10 @@ class XmlTagsPartial(_OpenRoot):
         value = "".join(self._chunks)
         self._chunks = []
         if self._plain:
-            if not self._stream and self._key not in root:
+            if self._stream:
+                if self._out is not None:
+                    self._out.append('"')
+            elif self._key not in root:
                 frame.keys.append(self._key)
             root[self._key] = value
         else:  # the content parser reads the tag from its own text (value parsers), with what ends it
