@@ -1046,7 +1046,10 @@ def _tag_shape(pattern: regex.Pattern) -> TagShape | None:
         last = head_items[-2] if len(head_items) > 1 else last  # `>\n?`: the `>`
     head_nl = last is not head_items[-1]
     head_last = chr(last[1]) if last[0] is _sre_constants.LITERAL else None
-    from .delimiters import stdlib_equivalent, untimed_spans  # local: delimiters imports this module's neighbours
+    from .delimiters import (  # local: delimiters imports this module's neighbours
+        stdlib_equivalent,
+        untimed_spans,
+    )
 
     head_fast = stdlib_equivalent(source[:at]) if untimed_spans(source[:at])[0] >= 0 else None
     cuts = sorted({t[:k] for t in ends + looks for k in range(1, len(t))}, key=len, reverse=True)

@@ -932,10 +932,10 @@ class XmlTagsPartial(_OpenRoot):
     """
 
     __slots__ = (
-        "_args", "_head", "_head_fast", "_head_last", "_head_nl", "_opener", "_cut_opener", "_end", "_ends", "_looks",
-        "_stops", "_sink", "_tail", "_hold", "_plain", "_streams", "_mode", "_buf", "_edge", "_chunks", "_key",
-        "_stream", "_sinks", "_head_text", "_out", "sink_stop", "following", "followed", "wait", "quotes",
-        "pending",
+        "_args", "_head", "_head_fast", "_head_last", "_head_nl", "_opener", "_cut_opener", "_end", "_ends",
+        "_looks", "_stops", "_sink", "_tail", "_hold", "_plain", "_streams", "_mode", "_buf", "_edge", "_chunks", "_key",
+        "_stream", "_sinks", "_head_text", "_out", "_wait_seek", "_wait_head", "sink_stop", "following",
+        "followed", "wait", "quotes", "pending",
     )  # fmt: skip
 
     def __init__(self, args: Mapping[str, Any]):
@@ -970,6 +970,8 @@ class XmlTagsPartial(_OpenRoot):
         self._sinks = False  # ... and `feed` may return True
         self._head_text = ""
         self._out: list[str] | None = None  # while following: the fragments the text being read writes
+        self._wait_seek = frozenset(shape.opener[0])
+        self._wait_head = frozenset(shape.head_last) if shape.head_last is not None else None
         self.following: Frame | None = None  # (see `follow`)
         self.followed = 0
         self.wait: frozenset | None = None  # while following: text without these characters goes to `pending`
@@ -1048,10 +1050,13 @@ class XmlTagsPartial(_OpenRoot):
 
     def _set_wait(self) -> None:
         """While following: what a piece must hold to be read now (the rest waits in `pending`)."""
-        if self._mode == _SEEK and not self._buf:
-            self.wait = frozenset(self._opener[0])  # (text before the next tag is not read)
-        elif self._mode == _HEAD and not self._edge and self._head_last is not None:
-            self.wait = frozenset(self._head_last)
+        mode = self._mode
+        if mode == _IN_VALUE:
+            self.wait = None
+        elif mode == _SEEK and not self._buf:
+            self.wait = self._wait_seek  # (text before the next tag is not read)
+        elif mode == _HEAD and not self._edge and self._head_last is not None:
+            self.wait = self._wait_head
         else:
             self.wait = None
 
@@ -1095,6 +1100,11 @@ class XmlTagsPartial(_OpenRoot):
                     return
                 i = k
                 self._mode = _HEAD
+            last = self._head_last
+            if last is not None and s.find(last, i + len(self._opener)) < 0:
+                self._edge = False  # it cannot have ended: wait for its last fixed character
+                self._buf = [s[i:]]
+                return
             fast = self._head_fast
             m = fast.match(s, i) if fast is not None else None
             if m is None:  # (the standard library's match has no partial matches)
@@ -1107,23 +1117,24 @@ class XmlTagsPartial(_OpenRoot):
                     self._edge = False
                     self._buf = [s[i:]]
                     return
-            if m.end() >= n and (self._head_last is None or self._head_nl and s[n - 1] != "\n"):
+            end = m.end()
+            if end >= n and (last is None or self._head_nl and s[n - 1] != "\n"):
                 self._edge = True  # wait for the character after it (``\n?``, or a head of unknown end)
                 self._buf = [s[i:]]
                 return
             self._edge = False
-            key = m.group("key")
-            if key is None:
-                raise ValueError("xml-inline: a tag_pattern match has no 'key'")
-            self._start_value(key, m.group())
-            i = m.end()
+            self._start_value(m)
+            i = end
 
-    def _start_value(self, key: Any, head: str) -> None:
+    def _start_value(self, m: Any) -> None:
+        key = m.group("key")
+        if key is None:
+            raise ValueError("xml-inline: a tag_pattern match has no 'key'")
         self._mode = _IN_VALUE
         self._key = key
         self._chunks = []
         if not self._plain:
-            self._head_text = head
+            self._head_text = m.group()
         elif self._streams and key not in self.value:
             self._stream = True
             self._sinks = self._sink

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from test_openai_deltas import CHATML, N_RAW, SETTINGS, check_text, chunkings, stream_text
 
 from hf_response_templates import get_template, parse_response
-from hf_response_templates.openai import DeltaStream
 from hf_response_templates.content import get_content_parser
+from hf_response_templates.openai import DeltaStream
 from hf_response_templates.partial import XmlInlinePartial, XmlTagsPartial, partial_parser
 
 #: Pieces of parameter values: what may end a value or a tag (``<``, ``\n``, cut closing tags, the next tag,
