@@ -3,13 +3,14 @@
 One interface for every content format that streams tool-call arguments (``json``, ``xml-inline``,
 ``python-call-list``), so that the delta adapters (`hf_response_templates.openai`) need no format knowledge:
 
-* ``feed(text)``: add body text. The cost is proportional to ``len(text)`` (plus, for ``xml-inline`` and
-  ``python-call-list``, the length of the one parameter or call being written when its end may have
-  arrived), never to the length of the body so far. It may return True (``json`` does): all of ``text`` was
-  appended, as it is, to the pieces of the open string value (`open_string`), and the structure did not
-  change. Until the next ``feed``, the parser then only waits for more of that string: a caller may append
-  text without ``"``, ``\\`` or control characters to those pieces itself instead of feeding it (what
-  `DeltaStream` does while an argument streams).
+* ``feed(text)``: add body text. The cost is proportional to ``len(text)`` (plus, for ``python-call-list``
+  and ``xml-inline`` patterns without a known `content.TagShape`, the length of the one parameter or call
+  being written when its end may have arrived), never to the length of the body so far. It may return True
+  (``json`` and `XmlTagsPartial` do): all of ``text`` was appended, as it is, to the pieces of the open
+  string value (`open_string`), and the structure did not change. Until the next ``feed``, the parser then
+  only waits for more of that string: a caller may append text without ``"``, ``\\``, control characters or
+  the parser's ``sink_stop`` character (if it has that attribute: ``<`` for XML tags) to those pieces itself
+  instead of feeding it (what `DeltaStream` does while an argument streams).
 * ``value``: the live partial value (containers are updated in place; `MISSING` before anything parsed).
   Strings still being written are not in it (see `open_string`), numbers are added when they end.
 * ``complete(path)``: whether the node at ``path`` (keys / indexes from the root) can no longer change.
@@ -20,8 +21,8 @@ One interface for every content format that streams tool-call arguments (``json`
   characters of an open string (or whitespace) arrive.
 * ``broken``: the text can no longer be a prefix of a valid body (nothing more becomes stable).
 * ``snapshot()``: a copy of the partial value, open strings included (for display).
-* ``follow(frame)`` (optional; ``json`` has it): write the members of the open object ``frame`` out as
-  ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from where the reader
+* ``follow(frame)`` (optional; ``json`` and `XmlTagsPartial` have it): write the members of the open object
+  ``frame`` out as ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from where the reader
   stands (False: not from here; None: never, for this parser). While `following` is that frame, ``feed``
   returns the text those members add (a ``str``, possibly empty; or True as above: then ``text`` itself), and
   ``hold(text)`` keeps text that can neither complete a member nor open its string value, for less than a
@@ -1039,6 +1040,15 @@ class XmlTagsPartial(_OpenRoot):
             return False
         self.following = frame
         self._set_wait()
+        return True
+
+    def hold(self, text: str) -> bool:
+        """While following: keep `text` (in `pending`, read with the next text fed) if it holds none of the
+        characters it must hold to be read now (`wait`); True if it was kept."""
+        wait = self.wait
+        if wait is None or not wait.isdisjoint(text):
+            return False
+        self.pending.append(text)
         return True
 
     def string_sink(self) -> list[str] | None:

@@ -286,3 +286,19 @@ def test_following_writes_each_piece_of_a_value_as_its_fragment() -> None:
     assert ds._open.partial.following is not None
     assert "".join(fragments[:-6]) == '{"a": "'
     assert fragments[-6:] == ["x ", '\\"q\\" ', "\\\\ ", "y", '", "b": "', "z"], fragments
+
+
+def test_while_following_text_before_the_next_tag_is_held_without_being_read() -> None:
+    """Between two tags (and in a head cut before its ``>``) the reader waits for the one character that can
+    move it: other text is kept (`hold`, or the stream's inlined test of `wait`) and read with the next piece."""
+    args = _args("qwen3-coder")
+    p = partial_parser("xml-inline", args)
+    assert p.follow(p.stack[0]) is True
+    out = [p.feed("<parameter=a>\nx\n</parameter>\n")]
+    assert p.wait == frozenset("<") and p.hold("  \n ") and not p.hold("<")
+    out.append(p.feed("<parameter=b"))
+    assert p.wait == frozenset(">") and p.hold("cd") and not p.hold(">")
+    out += [p.feed(">\ny"), p.feed("\n</parameter>")]
+    assert "".join(out) == '"a": "x", "bcd": "y"' and p.value == {"a": "x", "bcd": "y"}
+    body = "<parameter=a>\nx\n</parameter>\n  \n <parameter=bcd>\ny\n</parameter>"
+    assert p.value == get_content_parser("xml-inline").parse(body, args)
