@@ -963,8 +963,7 @@ class TagShape(NamedTuple):
 def _tag_shape(pattern: regex.Pattern) -> TagShape | None:
     r"""The `TagShape` of `pattern`, or None when it is not of that form (or it is unsure): the value group is
     ``(?P<value>.*?)`` at the top level with ``.`` matching newlines, the head starts with a fixed text and has
-    no anchor or lookaround, the tail is ``
-?`` (optional) then fixed text or an alternation of fixed texts,
+    no anchor or lookaround, the tail is ``\n?`` (optional) then fixed text or an alternation of fixed texts,
     lookaheads of fixed texts and ``\Z`` (see `_is_terminator`)."""
     from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
 
@@ -1010,12 +1009,12 @@ def _tag_shape(pattern: regex.Pattern) -> TagShape | None:
         opener.append(chr(av))
     newline = False
     if tail and tail[0][0] is _sre_constants.MAX_REPEAT and tail[0][1][:2] == (0, 1):
-        if list(tail[0][1][2]) != [(_sre_constants.LITERAL, 10)]:
+        if list(tail[0][1][2]) != [(_sre_constants.LITERAL, 10)]:  # (`\n?` only)
             return None
         newline, tail = True, tail[1:]
     ends: list[str] = []
     looks: list[str] = []
-    order: list[str] = []  # the alternatives of the end, in the pattern's order (it decides between two at a place)
+    order: list[str] = []  # the end's alternatives, in the pattern's order (it decides between two at a place)
     at_end = False
     if _is_literals(tail):
         ends.append("".join(chr(av) for _, av in tail))
@@ -1042,7 +1041,8 @@ def _tag_shape(pattern: regex.Pattern) -> TagShape | None:
     if "key" not in head.groupindex:
         return None
     last = head_items[-1]
-    if last[0] is _sre_constants.MAX_REPEAT and last[1][:2] == (0, 1) and list(last[1][2]) == [(_sre_constants.LITERAL, 10)]:
+    newline_item = [(_sre_constants.LITERAL, 10)]
+    if last[0] is _sre_constants.MAX_REPEAT and last[1][:2] == (0, 1) and list(last[1][2]) == newline_item:
         last = head_items[-2] if len(head_items) > 1 else last  # `>\n?`: the `>`
     head_nl = last is not head_items[-1]
     head_last = chr(last[1]) if last[0] is _sre_constants.LITERAL else None

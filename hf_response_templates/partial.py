@@ -22,10 +22,10 @@ One interface for every content format that streams tool-call arguments (``json`
 * ``broken``: the text can no longer be a prefix of a valid body (nothing more becomes stable).
 * ``snapshot()``: a copy of the partial value, open strings included (for display).
 * ``follow(frame)`` (optional; ``json`` and `XmlTagsPartial` have it): write the members of the open object
-  ``frame`` out as ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from where the reader
-  stands (False: not from here; None: never, for this parser). While `following` is that frame, ``feed``
-  returns the text those members add (a ``str``, possibly empty; or True as above: then ``text`` itself), and
-  ``hold(text)`` keeps text that can neither complete a member nor open its string value, for less than a
+  ``frame`` out as ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from
+  where the reader stands (False: not from here; None: never, for this parser). While `following` is that
+  frame, ``feed`` returns the text those members add (a ``str``, possibly empty; or True as above: then
+  ``text`` itself), and ``hold(text)`` keeps text that can neither complete a member nor open its string value, for less than a
   ``feed`` costs (True: kept); ``string_sink()`` is the open string value's pieces when text may be appended
   to them instead of fed. Members whose text is json.dumps's (integers, literals, floats as ``repr``
   writes them, strings, flat lists of scalars, keys without escapes) are read with string operations; at
@@ -934,8 +934,8 @@ class XmlTagsPartial(_OpenRoot):
 
     __slots__ = (
         "_args", "_head", "_head_fast", "_head_last", "_head_nl", "_opener", "_cut_opener", "_end", "_ends",
-        "_looks", "_stops", "_sink", "_tail", "_hold", "_plain", "_streams", "_mode", "_buf", "_edge", "_chunks", "_key",
-        "_stream", "_sinks", "_head_text", "_out", "_wait_seek", "_wait_head", "sink_stop", "following",
+        "_looks", "_stops", "_sink", "_tail", "_hold", "_plain", "_streams", "_mode", "_buf", "_edge", "_chunks",
+        "_key", "_stream", "_sinks", "_head_text", "_out", "_wait_seek", "_wait_head", "sink_stop", "following",
         "followed", "wait", "quotes", "pending",
     )  # fmt: skip
 
@@ -981,7 +981,8 @@ class XmlTagsPartial(_OpenRoot):
 
     def feed(self, text: str) -> Any:
         """Read more body text. Not following: True as `JsonPartial.feed`, else None. Following: the JSON
-        fragment the text writes (a ``str``), or True (the text itself, which went whole into the open value)."""
+        fragment the text writes (a ``str``), or True (the text itself, which went whole into the open
+        value)."""
         mode = self._mode
         buf = self._buf
         following = self.following
@@ -990,7 +991,8 @@ class XmlTagsPartial(_OpenRoot):
                 if self._stops.isdisjoint(text):
                     self._chunks.append(text)  # more of the open value (fast path)
                     if following is None:
-                        return (self._sinks and '"' not in text and "\\" not in text and text.isprintable()) or None
+                        sinks = self._sinks and '"' not in text and "\\" not in text and text.isprintable()
+                        return sinks or None
                     if '"' not in text and "\\" not in text and text.isprintable():
                         return True
                     return _encode_string(text)[1:-1]
@@ -1008,7 +1010,7 @@ class XmlTagsPartial(_OpenRoot):
         if buf:
             if mode == _HEAD:
                 if not self._edge and self._head_last is not None and self._head_last not in text:
-                    buf.append(text)  # a head cut by the end of the text: it cannot complete without its last character
+                    buf.append(text)  # (a head cut by the end of the text cannot complete without it)
                     return None if following is None else ""
             elif mode == _SEEK:
                 held = buf[0] + text
