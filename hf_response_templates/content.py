@@ -19,7 +19,7 @@ import json
 import re as _stdre
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import regex
 
@@ -952,6 +952,152 @@ def _bounded_matches(pattern: regex.Pattern, text: str, first: str, last_start: 
     return out
 
 
+class TagShape(NamedTuple):
+    r"""How a `tag_pattern` written as HEAD ``(?P<value>.*?)`` TAIL reads one value, for readers that take the
+    text piece by piece (`hf_response_templates.partial`): a match starts with the fixed text `opener`, where
+    `head` (the pattern up to the value group) matches; its value is the text from there up to the first place
+    where TAIL matches: an optional newline (`newline`: ``\n?``, not part of the value), then one of `ends`
+    (fixed texts, part of the match), one of `looks` (fixed texts in lookaheads, not part of it) or, with
+    `at_end`, the end of the text (``\Z``). With `at_end` a match at an `opener` where `head` matches always
+    exists, whatever follows, which is what lets a reader stream its value before it ends."""
+
+    opener: str
+    head: regex.Pattern
+    ends: tuple[str, ...]
+    looks: tuple[str, ...]
+    at_end: bool
+    newline: bool
+    #: the last fixed character of the head (``>``), if it ends with one (then ``\n?`` at most): a head cut by
+    #: the end of the text can only complete with text holding it, or one more character after it
+    head_last: str | None
+    #: the head ends with ``\n?`` after `head_last`: a match that ends at the end of the text is final only
+    #: when it took the newline (a head ending with `head_last` is final at once)
+    head_nl: bool
+    #: `head` compiled by the standard library when it matches the same (no timeout needed: it is proven
+    #: bounded), else None; faster, but without partial matches
+    head_fast: Any
+    #: matches, at the end of a text, the longest suffix that may be the start of what ends a value: a cut
+    #: end text (``</par``), with the ``\n`` before it when `newline`, or that ``\n`` alone
+    cut_end: Any
+    #: matches, at the end of a text, the longest suffix that may be the start of `opener` (a cut ``<param``)
+    cut_opener: Any
+    #: a search of it finds where a value ends (before the end of the text): the optional newline and an end
+    #: text or a lookahead's text (``\n?(?:</parameter>|(?=<parameter=))``); the match is what follows the value
+    value_end: Any
+
+
+def _tag_shape(pattern: regex.Pattern) -> TagShape | None:
+    r"""The `TagShape` of `pattern`, or None when it is not of that form (or it is unsure): the value group is
+    ``(?P<value>.*?)`` at the top level with ``.`` matching newlines, the head starts with a fixed text and has
+    no anchor or lookaround, the tail is ``\n?`` (optional) then fixed text or an alternation of fixed texts,
+    lookaheads of fixed texts and ``\Z`` (see `_is_terminator`)."""
+    from .delimiters import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
+
+    source = pattern.pattern
+    marker = "(?P<value>.*?)"
+    at = source.find(marker)
+    if (
+        at <= 0
+        or source.find(marker, at + 1) >= 0
+        or not pattern.flags & regex.DOTALL
+        or pattern.flags & (regex.IGNORECASE | regex.VERBOSE)
+    ):
+        return None
+    parsed = stdlib_parse(source)
+    if parsed is None:
+        return None
+    items = list(parsed)
+    group = pattern.groupindex["value"]
+
+    def lazy_any(body: Any) -> bool:  # `.*?`
+        body = list(body)
+        if len(body) != 1 or body[0][0] is not _sre_constants.MIN_REPEAT:
+            return False
+        low, high, inner = body[0][1]
+        return low == 0 and high == _sre_constants.MAXREPEAT and list(inner) == [(_sre_constants.ANY, None)]
+
+    idx = next(
+        (i for i, (op, av) in enumerate(items)
+         if op is _sre_constants.SUBPATTERN and av[0] == group and lazy_any(av[3])),
+        None,
+    )
+    if idx is None:
+        return None
+    head_items, tail = items[:idx], items[idx + 1 :]
+    if not head_items or head_items[0][0] is not _sre_constants.LITERAL:
+        return None
+    if any(op in _ASSERTIONS for op, _ in _every_item(head_items)):
+        return None
+    opener = []
+    for op, av in head_items:
+        if op is not _sre_constants.LITERAL:
+            break
+        opener.append(chr(av))
+    newline = False
+    if tail and tail[0][0] is _sre_constants.MAX_REPEAT and tail[0][1][:2] == (0, 1):
+        if list(tail[0][1][2]) != [(_sre_constants.LITERAL, 10)]:  # (`\n?` only)
+            return None
+        newline, tail = True, tail[1:]
+    ends: list[str] = []
+    looks: list[str] = []
+    order: list[str] = []  # the end's alternatives, in the pattern's order (it decides between two at a place)
+    at_end = False
+    if _is_literals(tail):
+        ends.append("".join(chr(av) for _, av in tail))
+        order.append(_stdre.escape(ends[-1]))
+    elif len(tail) == 1 and _is_terminator(*tail[0]):
+        for alternative in tail[0][1][1]:
+            op, av = alternative[0]
+            if op is _sre_constants.AT:
+                at_end = True
+            elif op is _sre_constants.ASSERT:
+                looks.append("".join(chr(c) for _, c in av[1]))
+                order.append(f"(?={_stdre.escape(looks[-1])})")
+            else:
+                ends.append("".join(chr(c) for _, c in alternative))
+                order.append(_stdre.escape(ends[-1]))
+    else:
+        return None
+    if not order or newline and any(t.startswith("\n") for t in ends + looks):
+        return None
+    try:
+        head = regex.compile(source[:at], pattern.flags)
+    except regex.error:
+        return None
+    if "key" not in head.groupindex:
+        return None
+    last = head_items[-1]
+    newline_item = [(_sre_constants.LITERAL, 10)]
+    if last[0] is _sre_constants.MAX_REPEAT and last[1][:2] == (0, 1) and list(last[1][2]) == newline_item:
+        last = head_items[-2] if len(head_items) > 1 else last  # `>\n?`: the `>`
+    head_nl = last is not head_items[-1]
+    head_last = chr(last[1]) if last[0] is _sre_constants.LITERAL else None
+    from .delimiters import (  # local: delimiters imports this module's neighbours
+        stdlib_equivalent,
+        untimed_spans,
+    )
+
+    head_fast = stdlib_equivalent(source[:at]) if untimed_spans(source[:at])[0] >= 0 else None
+    cuts = sorted({t[:k] for t in ends + looks for k in range(1, len(t))}, key=len, reverse=True)
+    alts = "|".join(_stdre.escape(c) for c in cuts)
+    if newline:
+        cut_end = _stdre.compile(f"\n?(?:{alts})\\Z|\n\\Z" if alts else "\n\\Z")
+    else:
+        cut_end = _stdre.compile(f"(?:{alts})\\Z" if alts else "(?!)")
+    # the first place the value can end before the end of the text: where the optional newline and one of
+    # the alternatives match (a search finds the first such place, as the lazy value stops at the first)
+    value_end = _stdre.compile(("\n?" if newline else "") + "(?:" + "|".join(order) + ")")
+    opener_text = "".join(opener)
+    cut_opener = _stdre.compile(
+        "(?:" + "|".join(_stdre.escape(opener_text[:k]) for k in range(len(opener_text) - 1, 0, -1)) + ")\\Z"
+        if len(opener_text) > 1 else "(?!)"
+    )
+    return TagShape(
+        opener_text, head, tuple(ends), tuple(looks), at_end, newline, head_last, head_nl, head_fast, cut_end,
+        cut_opener, value_end,
+    )
+
+
 def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
     """Check `value_parser_group` / `value_parsers` against `tag_pattern`, then work out how
     `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`), `_chain` (see
@@ -986,6 +1132,7 @@ def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
         args["_select"] = (group, parsers, column)
     args["_columns"] = columns
     args["_chain"] = _literal_chain(pattern)
+    args["_shape"] = _tag_shape(pattern)
     from .delimiters import stdlib_equivalent, untimed_spans  # local: delimiters imports this module's neighbours
 
     # bodies up to this long are searched without the timeout (the pattern is proven bounded on them), by

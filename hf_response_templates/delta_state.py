@@ -193,7 +193,7 @@ class _Region:
     __slots__ = (
         "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
         "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast", "sink",
-        "follow", "followable", "hot_key",
+        "follow", "followable", "hot_key", "stop",
     )  # fmt: skip
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
@@ -224,6 +224,10 @@ class _Region:
         # The call whose open arguments object the partial parser writes out itself (`JsonPartial.follow`): its
         # `feed` returns the next fragment of the arguments
         self.follow: _Call | None = None
+        # while `sink` is set: a character that text appended by the stream itself must not hold either, besides
+        # '"', '\\' and control characters (the partial parser's `sink_stop`, e.g. the "<" that may end an XML
+        # value; '"' when it has none)
+        self.stop = '"'
         self.followable = True  # False: its partial parser can never follow (see `ToolCallDeltas._try_follow`)
         # A text region's delta key once its text started, if it strips trailing whitespace: the flat path
         # of `DeltaStream._feed` takes its chunks

@@ -236,12 +236,14 @@ class ToolCallDeltas:
             member = value[key]
             typed = member if props is None or key not in props else cast_value(member, props[key])
             if call.str_key is not None and call.str_key == key:
-                self._stream_string(call, out)
+                rest = self._string_rest(call)  # (with the closing quote: one fragment)
                 call.str_key = None
                 r.streaming = None
                 if typed is member or (isinstance(typed, str) and typed == member):
-                    self._send(call, '"', out)
+                    self._send(call, rest + '"', out)
                 else:
+                    if rest:
+                        self._send(call, rest, out)
                     call.stuck = True  # typing changed a streamed string: the close decides
                     return
             else:
@@ -251,11 +253,14 @@ class ToolCallDeltas:
         if n < len(keys) and call.str_key is None:
             key = keys[n]
             chunks = p.open_string(frame)
-            if chunks is not None and self._string_stays(name, key):
-                self._send(call, (", " if n else "") + _dumps(key) + ': "', out)
+            if chunks is not None and (props is None or self._string_stays(name, key)):
                 call.str_key, call.str_chunks, call.str_idx = key, chunks, 0
                 r.streaming = call
-        if r.streaming is call:
+                # (with what the string holds already: one fragment)
+                self._send(call, (", " if n else "") + _dumps(key) + ': "' + self._string_rest(call), out)
+            elif r.streaming is call:
+                self._stream_string(call, out)
+        elif r.streaming is call:
             self._stream_string(call, out)
         if props is None and r.followable and not call.stuck:
             self._try_follow(r, call, frame, p)
@@ -298,12 +303,21 @@ class ToolCallDeltas:
             r.follow = None
 
     def _stream_string(self, call: _Call, out: list[dict]) -> None:
+        rest = self._string_rest(call)
+        if rest:
+            self._send(call, rest, out)
+
+    @staticmethod
+    def _string_rest(call: _Call) -> str:
+        """The pieces of the streaming string not sent yet, encoded as a JSON fragment ("" if none); marks them
+        sent."""
         chunks = call.str_chunks
         i = call.str_idx
-        if len(chunks) > i:
-            new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
-            call.str_idx = len(chunks)
-            self._send(call, _encode_string(new)[1:-1], out)
+        if len(chunks) <= i:
+            return ""
+        new = chunks[i] if len(chunks) == i + 1 else "".join(chunks[i:])
+        call.str_idx = len(chunks)
+        return _encode_string(new)[1:-1]
 
     def _params(self, name: str) -> Mapping | None:
         if not self._tools:

@@ -291,7 +291,7 @@ class DeltaStream(ToolCallDeltas):
                 if not self._ptake(text):
                     return self._route(self._pfeed(text))
                 if call is not None:
-                    if '"' not in text and "\\" not in text and text.isprintable():
+                    if '"' not in text and "\\" not in text and r.stop not in text and text.isprintable():
                         # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
                         # escaping (printable: no control character, no lone surrogate) is both the next
                         # piece of that string and its fragment.
@@ -767,6 +767,10 @@ class DeltaStream(ToolCallDeltas):
             dict(captures) if isinstance(captures, dict) else {},  # (an open event without captures has none)
             None if pargs is None or kind == "text" else partial_parser(content, pargs),
         )
+        if r.partial is not None:
+            stop = getattr(r.partial, "sink_stop", None)
+            if stop:
+                r.stop = stop
         self._tail_tool = None
         self._settle_deferred(out, "malformed")
         if kind == "tool":

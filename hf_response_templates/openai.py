@@ -38,7 +38,10 @@ Guarantees (what a client may rely on):
   change, and never taken back: for JSON bodies, each member once it is complete (a string value streams
   character by character when the tool schema lets it stay a string; numbers, booleans, nested objects
   wait until they are complete), the closing ``}`` at the region's close; for ``xml-inline`` bodies, each
-  parameter once its closing tag is there (typed by the schema); for ``python-call-list``, each call once
+  parameter once its closing tag is there (typed by the schema), or, where a value may also end with the end
+  of the body (Qwen3-Coder, Qwen3.5), a value that stays a string as it is written, character by character
+  (a repeated key's later value, which replaces the first in the message, flags the call ``inconsistent``);
+  for ``python-call-list``, each call once
   its ``)`` is there. So the arguments only become valid JSON when the call is complete. The ``json``
   parser's dialect (``unquoted_keys``, ``string_delims``: Gemma 4) streams the same way. Arguments written
   *before* the name in a JSON body wait for the name: the call is announced with its name, and arguments
@@ -94,7 +97,8 @@ The same stream drives `hf_response_templates.anthropic` (Messages API events) a
 
 `partial_value()` gives the partial parsed value of the open ``json`` / ``xml-inline`` /
 ``python-call-list`` region (before ``transform``): JSON with incomplete strings included (complete numbers
-only), xml-inline as the parameters whose closing tag was seen, python-call-list as the calls whose ``)``
+only), xml-inline as the parameters whose closing tag was seen (and the open value, for the tag shapes that
+stream it), python-call-list as the calls whose ``)``
 was seen. A content format registered by the user streams too once it has a partial parser
 (`hf_response_templates.partial.register_partial_parser`).
 

@@ -3,13 +3,14 @@
 One interface for every content format that streams tool-call arguments (``json``, ``xml-inline``,
 ``python-call-list``), so that the delta adapters (`hf_response_templates.openai`) need no format knowledge:
 
-* ``feed(text)``: add body text. The cost is proportional to ``len(text)`` (plus, for ``xml-inline`` and
-  ``python-call-list``, the length of the one parameter or call being written when its end may have
-  arrived), never to the length of the body so far. It may return True (``json`` does): all of ``text`` was
-  appended, as it is, to the pieces of the open string value (`open_string`), and the structure did not
-  change. Until the next ``feed``, the parser then only waits for more of that string: a caller may append
-  text without ``"``, ``\\`` or control characters to those pieces itself instead of feeding it (what
-  `DeltaStream` does while an argument streams).
+* ``feed(text)``: add body text. The cost is proportional to ``len(text)`` (plus, for ``python-call-list``
+  and ``xml-inline`` patterns without a known `content.TagShape`, the length of the one parameter or call
+  being written when its end may have arrived), never to the length of the body so far. It may return True
+  (``json`` and `XmlTagsPartial` do): all of ``text`` was appended, as it is, to the pieces of the open
+  string value (`open_string`), and the structure did not change. Until the next ``feed``, the parser then
+  only waits for more of that string: a caller may append text without ``"``, ``\\``, control characters or
+  the parser's ``sink_stop`` character (if it has that attribute: ``<`` for XML tags) to those pieces itself
+  instead of feeding it (what `DeltaStream` does while an argument streams).
 * ``value``: the live partial value (containers are updated in place; `MISSING` before anything parsed).
   Strings still being written are not in it (see `open_string`), numbers are added when they end.
 * ``complete(path)``: whether the node at ``path`` (keys / indexes from the root) can no longer change.
@@ -20,12 +21,11 @@ One interface for every content format that streams tool-call arguments (``json`
   characters of an open string (or whitespace) arrive.
 * ``broken``: the text can no longer be a prefix of a valid body (nothing more becomes stable).
 * ``snapshot()``: a copy of the partial value, open strings included (for display).
-* ``follow(frame)`` (optional; ``json`` has it, its dialect too: `JsonDialectPartial`): write the members of
-  the open object ``frame`` out as
-  ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from where the reader
-  stands (False: not from here; None: never, for this parser). While `following` is that frame, ``feed``
-  returns the text those members add (a ``str``, possibly empty; or True as above: then ``text`` itself), and
-  ``hold(text)`` keeps text that can neither complete a member nor open its string value, for less than a
+* ``follow(frame)`` (optional; ``json``, its dialect `JsonDialectPartial` and `XmlTagsPartial` have it): write the members of the open object
+  ``frame`` out as ``json.dumps`` writes them (``, `` and ``: `` separators, ``ensure_ascii=False``), from
+  where the reader stands (False: not from here; None: never, for this parser). While `following` is that
+  frame, ``feed`` returns the text those members add (a ``str``, possibly empty; or True as above: then
+  ``text`` itself), and ``hold(text)`` keeps text that can neither complete a member nor open its string value, for less than a
   ``feed`` costs (True: kept); ``string_sink()`` is the open string value's pieces when text may be appended
   to them instead of fed. Members whose text is json.dumps's (integers, literals, floats as ``repr``
   writes them, strings, flat lists of scalars, keys without escapes) are read with string operations; at
@@ -53,6 +53,7 @@ from hf_response_templates.content import (
     get_content_parser,
     parse_json,
 )
+from hf_response_templates.errors import RegexTimeoutError
 
 _encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # json.dumps of a str
 
@@ -62,6 +63,7 @@ __all__ = [
     "JsonPartial",
     "JsonDialectPartial",
     "XmlInlinePartial",
+    "XmlTagsPartial",
     "CallListPartial",
     "partial_parser",
     "register_partial_parser",
@@ -1186,6 +1188,302 @@ class XmlInlinePartial(_OpenRoot):
         self._frame.version += 1
 
 
+_SEEK, _HEAD, _IN_VALUE = range(3)
+
+
+class XmlTagsPartial(_OpenRoot):
+    """``xml-inline`` with a `tag_pattern` of the form the content parser describes as a `content.TagShape`
+    (``<parameter=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?=<parameter=)|\\Z)``, the
+    usual tags): it reads the tags as they come and keeps its place between pieces (looking for a tag, in a
+    tag's head, in a value). A piece inside a value that holds none of the characters its end can start with
+    costs a set test and an append; only the short text that may be a cut end (``\\n</para``) is held back.
+
+    When a value ends with the end of the text too (``\\Z``: a match exists as soon as a head does) and values
+    are kept as text (no ``value_parser``, ``value_parser_group``), each value streams as it is written: its
+    key is in `Frame.keys` (the frame's ``open_key``) and `open_string` gives its pieces, as for `JsonPartial`;
+    `feed` returns True when the piece went whole into it and needs no JSON escaping (the structure did not
+    change). Such a reader can also `follow` (see the module docs): write the arguments object out as
+    json.dumps writes it, each value as a JSON string. A value of a key seen before is not streamed (the later
+    value replaces it at its end, as in the parsed result; following stops there). Otherwise a parameter is
+    added once its end arrived, read by the content parser from its own text.
+    """
+
+    __slots__ = (
+        "_args", "_head", "_head_fast", "_head_last", "_head_nl", "_opener", "_cut_opener", "_end", "_ends",
+        "_looks", "_stops", "_sink", "_tail", "_hold", "_plain", "_streams", "_mode", "_buf", "_edge", "_chunks",
+        "_key", "_stream", "_sinks", "_head_text", "_out", "_wait_seek", "_wait_head", "sink_stop", "following",
+        "followed", "wait", "quotes", "pending",
+    )  # fmt: skip
+
+    def __init__(self, args: Mapping[str, Any]):
+        super().__init__({}, True)
+        shape = args["_shape"]
+        self._args = args
+        self._head = shape.head
+        self._head_fast = shape.head_fast
+        self._head_last = shape.head_last
+        self._head_nl = shape.head_nl
+        self._opener = shape.opener
+        self._cut_opener = shape.cut_opener
+        self._end = shape.value_end
+        self._ends, self._looks = shape.ends, shape.looks
+        self._stops = frozenset({t[0] for t in shape.ends + shape.looks} | ({"\n"} if shape.newline else set()))
+        self._tail = shape.cut_end
+        self._hold = max(len(t) for t in shape.ends + shape.looks) + 1  # (at most) the text held back
+        self._plain = not args.get("value_parser") and args.get("_select") is None
+        self._streams = shape.at_end and self._plain
+        printable = [c for c in self._stops if c.isprintable()]
+        #: the one character (besides ``"``, ``\\`` and control characters) that text a caller appends to the
+        #: open value's pieces itself, after `feed` returned True, must not hold (``<``); None: `feed` never
+        #: returns True (the value's end may start with several)
+        self.sink_stop: str | None = printable[0] if len(printable) == 1 else None
+        self._sink = self.sink_stop is not None
+        self._mode = _SEEK
+        self._buf: list[str] = []  # text that must be read again with what follows
+        self._edge = False  # in a head: it matched up to the end of the text (one more character decides)
+        self._chunks: list[str] = []  # the open value's pieces
+        self._key: Any = None
+        self._stream = False  # the open value streams (`open_string`)
+        self._sinks = False  # ... and `feed` may return True
+        self._head_text = ""
+        self._out: list[str] | None = None  # while following: the fragments the text being read writes
+        self._wait_seek = frozenset(shape.opener[0])
+        self._wait_head = frozenset(shape.head_last) if shape.head_last is not None else None
+        self.following: Frame | None = None  # (see `follow`)
+        self.followed = 0
+        self.wait: frozenset | None = None  # while following: text without these characters goes to `pending`
+        self.quotes = 0  # (`JsonPartial.hold`'s quote count: none here)
+        self.pending: list[str] = []  # while following: text kept by the caller, read with the next `feed`
+
+    def feed(self, text: str) -> Any:
+        """Read more body text. Not following: True as `JsonPartial.feed`, else None. Following: the JSON
+        fragment the text writes (a ``str``), or True (the text itself, which went whole into the open
+        value)."""
+        mode = self._mode
+        buf = self._buf
+        following = self.following
+        if mode == _IN_VALUE and text:
+            if not buf:
+                if self._stops.isdisjoint(text):
+                    self._chunks.append(text)  # more of the open value (fast path)
+                    if following is None:
+                        sinks = self._sinks and '"' not in text and "\\" not in text and text.isprintable()
+                        return sinks or None
+                    if '"' not in text and "\\" not in text and text.isprintable():
+                        return True
+                    return _encode_string(text)[1:-1]
+            else:
+                held = buf[0] + text
+                if self._tail.fullmatch(held):  # still (maybe) the start of the value's end: keep it
+                    buf[0] = held
+                    return None if following is None else ""
+        if self.broken or not text:
+            return None if following is None else ""
+        if following is not None and self.pending:
+            self.pending.append(text)
+            text = "".join(self.pending)
+            self.pending = []
+        if buf:
+            if mode == _HEAD:
+                if not self._edge and self._head_last is not None and self._head_last not in text:
+                    buf.append(text)  # (a head cut by the end of the text cannot complete without it)
+                    return None if following is None else ""
+            elif mode == _SEEK:
+                held = buf[0] + text
+                if self._opener.startswith(held):  # (a cut opener)
+                    buf[0] = held
+                    return None if following is None else ""
+            buf.append(text)
+            text = "".join(buf)
+            self._buf = []
+        written = self._out = [] if following is not None else None
+        try:
+            self._read(text)
+        except (ValueError, RegexTimeoutError):
+            self.broken = True
+            self._stop_following()
+        if written is None:
+            return None
+        self._out = None
+        if self.following is not None:
+            self._set_wait()
+        return "".join(written)
+
+    def follow(self, frame: Frame) -> bool | None:
+        """Write the arguments object out from now on (see the module docs): True; False: not from here (in a
+        value that does not stream); None: never (values that are not streamed text)."""
+        if not self._streams:
+            return None
+        if self.broken or frame is not self._frame or self._mode == _IN_VALUE and not self._stream:
+            return False
+        self.following = frame
+        self._set_wait()
+        return True
+
+    def hold(self, text: str) -> bool:
+        """While following: keep `text` (in `pending`, read with the next text fed) if it holds none of the
+        characters it must hold to be read now (`wait`); True if it was kept."""
+        wait = self.wait
+        if wait is None or not wait.isdisjoint(text):
+            return False
+        self.pending.append(text)
+        return True
+
+    def string_sink(self) -> list[str] | None:
+        """While following: the open value's pieces, when text without ``"``, ``\\``, control characters and
+        `sink_stop` may be appended to them instead of fed (nothing held back); else None."""
+        if self.following is None or self._mode != _IN_VALUE or self._buf or not self._stream or not self._sink:
+            return None
+        return self._chunks
+
+    def _set_wait(self) -> None:
+        """While following: what a piece must hold to be read now (the rest waits in `pending`)."""
+        mode = self._mode
+        if mode == _IN_VALUE:
+            self.wait = None
+        elif mode == _SEEK and not self._buf:
+            self.wait = self._wait_seek  # (text before the next tag is not read)
+        elif mode == _HEAD and not self._edge and self._head_last is not None:
+            self.wait = self._wait_head
+        else:
+            self.wait = None
+
+    def _stop_following(self) -> None:
+        if self.following is not None:
+            self.following = None
+            self.wait = None
+            self.followed = len(self._frame.keys) - (1 if self._stream else 0)
+            self._out = None
+
+    def _read(self, s: str) -> None:
+        i, n = 0, len(s)
+        while True:
+            mode = self._mode
+            if mode == _IN_VALUE:
+                m = self._end.search(s, i)
+                if m is None:  # the value goes on: keep what may be the start of its end
+                    m = self._tail.search(s, max(i, n - self._hold))
+                    cut = m.start() if m is not None else n
+                    if cut > i:
+                        self._chunks.append(s[i:cut])
+                        if self._out is not None:
+                            self._out.append(_encode_string(s[i:cut])[1:-1])
+                    if cut < n:
+                        self._buf = [s[cut:]]
+                    return
+                j = m.start()
+                if j > i:
+                    self._chunks.append(s[i:j])
+                    if self._out is not None:
+                        self._out.append(_encode_string(s[i:j])[1:-1])
+                i = m.end()
+                self._end_value(s, j, i)
+                continue
+            if mode == _SEEK:
+                k = s.find(self._opener, i)
+                if k < 0:  # keep a cut opener
+                    m = self._cut_opener.search(s, max(i, n - len(self._opener)))
+                    if m is not None:
+                        self._buf = [m.group()]
+                    return
+                i = k
+                self._mode = _HEAD
+            last = self._head_last
+            if last is not None and s.find(last, i + len(self._opener)) < 0:
+                self._edge = False  # it cannot have ended: wait for its last fixed character
+                self._buf = [s[i:]]
+                return
+            fast = self._head_fast
+            m = fast.match(s, i) if fast is not None else None
+            if m is None:  # (the standard library's match has no partial matches)
+                m = self._head.match(s, i, partial=True, timeout=DEFAULT_REGEX_TIMEOUT)
+                if m is None:  # no tag starts here: the next one may
+                    self._mode = _SEEK
+                    i += 1
+                    continue
+                if m.partial:  # wait for more of the head
+                    self._edge = False
+                    self._buf = [s[i:]]
+                    return
+            end = m.end()
+            if end >= n and (last is None or self._head_nl and s[n - 1] != "\n"):
+                self._edge = True  # wait for the character after it (``\n?``, or a head of unknown end)
+                self._buf = [s[i:]]
+                return
+            self._edge = False
+            self._start_value(m)
+            i = end
+
+    def _start_value(self, m: Any) -> None:
+        key = m.group("key")
+        if key is None:
+            raise ValueError("xml-inline: a tag_pattern match has no 'key'")
+        self._mode = _IN_VALUE
+        self._key = key
+        self._chunks = []
+        if not self._plain:
+            self._head_text = m.group()
+        elif self._streams and key not in self.value:
+            self._stream = True
+            self._sinks = self._sink
+            frame = self._frame
+            if self._out is not None:  # following: the member's key and the opening quote of its value
+                self._out.append((", " if frame.keys else "") + _encode_string(key) + ': "')
+            frame.keys.append(key)
+            frame.open_key = key
+            self.version += 1
+            frame.version += 1
+        else:
+            self._stop_following()  # (a repeated key: the general path takes it)
+
+    def _end_value(self, s: str, at: int, end: int) -> None:
+        """The open value ended at `at`; what ends it (the optional newline, an end text) ends at `end`."""
+        self._mode = _SEEK
+        root, frame = self.value, self._frame
+        value = "".join(self._chunks)
+        self._chunks = []
+        if self._plain:
+            if self._stream:
+                if self._out is not None:
+                    self._out.append('"')
+            elif self._key not in root:
+                frame.keys.append(self._key)
+            root[self._key] = value
+        else:  # the content parser reads the tag from its own text (value parsers), with what ends it
+            tail = s[at:end]
+            if not tail.endswith(self._ends):
+                tail += next((t for t in self._looks if s.startswith(t, end)), "")
+            params = get_content_parser("xml-inline").parse(self._head_text + value + tail, self._args)
+            for key, v in params.items():
+                if key not in root:
+                    frame.keys.append(key)
+                root[key] = v
+        frame.open_key = None
+        self._stream = self._sinks = False
+        self.version += 1
+        frame.version += 1
+
+    def complete(self, path: tuple) -> bool:
+        return bool(path) and not (self._stream and path[0] == self._key)
+
+    def open_string(self, frame: Frame) -> list[str] | None:
+        return self._chunks if self._stream and frame is self._frame else None
+
+    def snapshot(self) -> Any:
+        value = copy.deepcopy(self.value)
+        if self._stream:
+            value[self._key] = "".join(self._chunks)
+        return value
+
+
+def _xml_inline(args: Mapping[str, Any]) -> Any:
+    """The partial reader of an ``xml-inline`` field: by tags (`XmlTagsPartial`) when the content parser knows
+    the shape of its `tag_pattern`, else by searches of the pattern (`XmlInlinePartial`)."""
+    if args.get("_shape") is not None and not args.get("merge_duplicates", False):
+        return XmlTagsPartial(args)
+    return XmlInlinePartial(args)
+
+
 _CALL_SEP = re.compile(r"\s*,")
 
 
@@ -1253,7 +1551,7 @@ _FACTORIES: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "json": lambda args: (
         JsonDialectPartial if args.get("unquoted_keys") or args.get("string_delims") else JsonPartial
     )(bool(args.get("unquoted_keys")), tuple(args.get("string_delims") or ())),
-    "xml-inline": XmlInlinePartial,
+    "xml-inline": _xml_inline,
     "python-call-list": lambda args: CallListPartial(),
 }
 

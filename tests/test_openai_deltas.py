@@ -742,7 +742,9 @@ def test_partial_value_of_json_region() -> None:
 def test_partial_value_of_xml_region() -> None:
     ds = DeltaStream(get_template("qwen3-coder"), prefix=CHATML)
     ds.feed("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3")
-    assert ds.partial_value() == {"city": "Paris"}
+    assert ds.partial_value() == {"city": "Paris", "days": "3"}  # the open value too, as for JSON's open strings
+    ds.feed("1\n")  # (a newline that may come before the value's end is held back)
+    assert ds.partial_value() == {"city": "Paris", "days": "31"}
 
 
 PCL_TEMPLATE = {

@@ -188,6 +188,7 @@ def test_xml_inline_searches_only_when_the_literal_end_of_the_tag_arrives() -> N
             {"tag_pattern": "<parameter=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?</parameter>"}, "tool_calls"
         )
     )
+    args["_shape"] = None  # the reader that searches the pattern (patterns the tag reader does not know)
     counting = args["tag_pattern"] = _CountingPattern(args["tag_pattern"])
     value = "a > b >> c " * 20
     text = "".join(f"<parameter=p{i}>\n{value}\n</parameter>\n" for i in range(10))
@@ -210,6 +211,7 @@ def test_xml_inline_pattern_ending_in_alternatives_searches_when_one_of_them_arr
             "tool_calls",
         )
     )
+    args["_shape"] = None  # the reader that searches the pattern (patterns the tag reader does not know)
     counting = args["tag_pattern"] = _CountingPattern(args["tag_pattern"])
     value = "a > b = c " * 20
     text = "".join(f"<parameter=p{i}>\n{value}\n" + ("</parameter>\n" if i % 2 else "") for i in range(10))
