@@ -32,9 +32,12 @@ token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 chara
 text of the whole sequence. Only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
 generation (decoding depends on a few tokens before, never on the whole prompt); the prompt itself is
 decoded once per distinct prompt of a call, and only its last `_ANCHOR_WINDOW` tokens when they hold the
-template's literal start anchor (the engine keeps only the text after the last anchor). Ids are checked in
-C, and a fast tokenizer whose class does not change decoding is decoded by its `tokenizers` backend
-directly (`_backend_decoder`).
+template's start anchor (the engine keeps only the text after the last anchor): a literal, or a regex whose
+last match there is provably the whole prompt's (`_anchor_search`: bounded match length, or no match able to
+span the start of its leading text). Ids are checked in C, and a fast tokenizer whose class does not change
+decoding is decoded by its `tokenizers` backend directly (`_backend_decoder`), looked up once per call
+(`_decoder`); one plain list of ids and its prompt take a path without the batch's bookkeeping
+(`_decode_one`).
 """
 
 from __future__ import annotations
@@ -346,9 +349,11 @@ def _ids(seq: Any, what: str) -> list[int]:
         if plain:
             return seq if type(seq) is list else list(seq)
     out = []
-    for token in seq:
+    for position, token in enumerate(seq):
         if isinstance(token, bool) or not isinstance(token, numbers.Integral):
-            raise TypeError(f"`{what}` token ids must be integers, got {type(token).__name__}: {token!r}")
+            raise TypeError(
+                f"`{what}` token ids must be integers, got {type(token).__name__}: {token!r} at position {position}"
+            )
         out.append(int(token))
     return out
 
@@ -389,16 +394,16 @@ def _normalize(value: Any, what: str) -> tuple[list[_Item], bool]:
         if isinstance(first, numbers.Integral) and not isinstance(first, bool):
             return [_ids(value, what)], False
         items: list[_Item] = []
-        for row in value:
+        for index, row in enumerate(value):
             if _is_array(row):
                 data, ndim = _tensor_to_list(row, what)
                 if ndim != 1:
                     raise ValueError(
                         f"`{what}`: each item of a batch must be one sequence (1-D), got {ndim}-D"
                     )
-                items.append(_ids(data, what))
+                items.append(_ids(data, f"{what}[{index}]"))
             elif isinstance(row, (list, tuple)):
-                items.append(_ids(row, what))
+                items.append(_ids(row, f"{what}[{index}]"))
             else:
                 raise TypeError(
                     f"`{what}`: a batch must be a list of strings or a list of token-id sequences, "
@@ -454,6 +459,16 @@ def _decode_many(tokenizer: Any, sequences: list[list[int]]) -> list[str]:
         return list(tokenizer.batch_decode(sequences, **_DECODE_KWARGS))
     except TypeError:  # a custom tokenizer whose decode takes no extra keyword arguments
         return list(tokenizer.batch_decode(sequences, skip_special_tokens=False))
+
+
+def _decoder(tokenizer: Any) -> Callable[[list[int]], str]:
+    """How one call of `parse_response` / `get_response_parser` decodes one sequence of checked ids, looked up
+    once per call: the `tokenizers` backend's `decode` (`_backend_decoder`, a C-level `partial`), else the
+    tokenizer's own `batch_decode` with `_DECODE_KWARGS` (`_decode_many`)."""
+    backend = _backend_decoder(tokenizer)
+    if backend is not None:
+        return functools.partial(backend, skip_special_tokens=False)
+    return lambda ids: _decode_many(tokenizer, [ids])[0]
 
 
 #: tokenizer class -> whether its decoding is exactly the `tokenizers` backend's (see `_backend_decoder`)
@@ -572,7 +587,7 @@ _JOINT_TOKENS = 8
 _ANCHOR_WINDOW = 64
 
 
-def _window_text(tokenizer: Any, prompt: list[int], anchor: Any) -> str | None:
+def _window_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: Any) -> str | None:
     """Text standing in for the whole prompt's: the decode of its last `_ANCHOR_WINDOW` tokens, when the
     start `anchor` (a literal `str`, or the template's start-anchor `Delimiter`) is found there after the
     window's first `_JOINT_TOKENS` tokens (whose text may differ from the whole decode's: a character split
@@ -592,7 +607,7 @@ def _window_text(tokenizer: Any, prompt: list[int], anchor: Any) -> str | None:
         if literal is None and search is None:
             return None
     window = prompt[-_ANCHOR_WINDOW:]
-    head, text = _decode_many(tokenizer, [window[:_JOINT_TOKENS], window])
+    head, text = decode(window[:_JOINT_TOKENS]), decode(window)
     if literal is not None:
         return text if text.rfind(literal) > len(head) else None
     return text if search is not None and search(text, len(head)) else None
@@ -610,8 +625,10 @@ def _anchor_search(source: str, untimed: int) -> Callable[[str, int], bool] | No
     ends before it (matches are at most `width` long), so from there the scan of the whole text and the scan
     of the window find the same matches, and the same last one (`ResponseTemplate.cut_prefix`). One
     character of slack leaves out a context rule (`^` in multiline mode, `\\b`) that reads the character
-    before `start`. None (decode the whole prompt): unbounded length, lookbehind, back references, or a
-    pattern the standard library's `re` does not read exactly as `regex` does."""
+    before `start`. A pattern of unbounded length qualifies when no match can span the start of its leading
+    text (`_lead_never_inside`): then any match at or after `start + 1` shows it. None (decode the whole
+    prompt): unbounded length otherwise, lookbehind, back references, or a pattern the standard library's
+    `re` does not read exactly as `regex` does."""
     from .delimiters import stdlib_equivalent
 
     if untimed < 0 or "(?<=" in source or "(?<!" in source or "(?P=" in source or "(?(" in source:
@@ -626,12 +643,23 @@ def _anchor_search(source: str, untimed: int) -> Callable[[str, int], bool] | No
     except ImportError:  # Python < 3.11
         import sre_parse  # type: ignore[no-redef]
     try:
-        low, width = sre_parse.parse(source, compiled.flags).getwidth()
+        parsed = sre_parse.parse(source, compiled.flags)
+        low, width = parsed.getwidth()
     except Exception:  # noqa: BLE001 - any doubt: decode the whole prompt
         return None
-    if low < 1 or width > 4096:
+    if low < 1:
         return None
     search = compiled.search
+    if width > 4096:  # unbounded (Granite 3.3's `<\|start_of_role\|>assistant[^<]*<\|end_of_role\|>`)
+        if compiled.flags & re.IGNORECASE or not _lead_never_inside(list(parsed)):
+            return None
+
+        def found_at_lead(text: str, start: int) -> bool:
+            # a match at q >= start + 1 begins with the lead, and no match spans a lead: the whole text's
+            # matches from q on are the window's (see `_lead_never_inside`)
+            return len(text) <= untimed and search(text, start + 1) is not None
+
+        return found_at_lead
 
     def found(text: str, start: int) -> bool:
         if len(text) > untimed:  # a window longer than the regex is proven cheap on: decode the whole prompt
@@ -642,20 +670,123 @@ def _anchor_search(source: str, untimed: int) -> Callable[[str, int], bool] | No
     return found
 
 
-def _joint_split(tokenizer: Any, prompt: list[int], prompt_text: str, response: list[int]) -> tuple[str, str]:
+def _lead_never_inside(items: list) -> bool:
+    """Whether no match of the pattern parsed as `items` (`re._parser`, flat) can span a position where its
+    leading literal text L starts: a match beginning before such a position q ends at or before it. Then a
+    scan reaching q in the whole prompt's text and in a window's (where the text from q on is the same)
+    finds the same matches from q on, whatever the matches before q were.
+
+    Proven from the pattern's shape: L is its leading run of literal characters (at least 2), followed only by
+    literals and single-character sets (or repeats of one); the first character c of L is never consumed
+    inside a match, except by a literal c whose following literals differ from L's continuation before the
+    pattern (or the run of literals) ends: there the text cannot go on as L does. Anything else (groups,
+    alternations, lookarounds, anchors, `.`) declines."""
+    lead = []
+    for op, arg in items:
+        if str(op) != "LITERAL":
+            break
+        lead.append(arg)
+    if len(lead) < 2:
+        return False
+    c = lead[0]
+    for i in range(1, len(items)):
+        op, arg = items[i]
+        kind = str(op)
+        if kind == "LITERAL":
+            if arg != c:
+                continue
+            run = []
+            for o, a in items[i + 1 :]:
+                if str(o) != "LITERAL" or len(run) == len(lead) - 1:
+                    break
+                run.append(a)
+            if run == lead[1 : len(run) + 1]:  # the text after this c may go on as L does
+                return False
+        elif kind in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            body = list(arg[2])
+            if len(body) != 1 or not _one_char_excludes(body[0], c):
+                return False
+        elif not _one_char_excludes((op, arg), c):
+            return False
+    return True
+
+
+_CATEGORY_TESTS = {
+    "CATEGORY_DIGIT": str.isdecimal,
+    "CATEGORY_NOT_DIGIT": lambda ch: not ch.isdecimal(),
+    "CATEGORY_SPACE": lambda ch: re.fullmatch(r"\s", ch) is not None,
+    "CATEGORY_NOT_SPACE": lambda ch: re.fullmatch(r"\s", ch) is None,
+    "CATEGORY_WORD": lambda ch: re.fullmatch(r"\w", ch) is not None,
+    "CATEGORY_NOT_WORD": lambda ch: re.fullmatch(r"\w", ch) is None,
+}
+
+
+def _one_char_excludes(item: tuple, c: int) -> bool:
+    """Whether the one-character item (`re._parser`: a literal, a negated literal or a set) cannot match
+    the character `c`; False for anything else (`.`, groups, ...)."""
+    op, arg = item
+    kind = str(op)
+    if kind == "LITERAL":
+        return arg != c
+    if kind == "NOT_LITERAL":
+        return arg == c
+    if kind != "IN":
+        return False
+    negate, hit = False, False
+    for sub_op, sub_arg in arg:
+        sub = str(sub_op)
+        if sub == "NEGATE":
+            negate = True
+        elif sub == "LITERAL":
+            hit = hit or sub_arg == c
+        elif sub == "RANGE":
+            hit = hit or sub_arg[0] <= c <= sub_arg[1]
+        elif sub == "CATEGORY" and str(sub_arg) in _CATEGORY_TESTS:
+            hit = hit or _CATEGORY_TESTS[str(sub_arg)](chr(c))
+        else:
+            return False
+    return hit == negate
+
+
+def _joint_split(
+    decode: Callable[[list[int]], str], prompt: list[int], prompt_text: str, response: list[int]
+) -> tuple[str, str]:
     """(prefix text, response text) as decoding `prompt + response` in one piece and splitting it where the
     prompt's text ends (`_split_point`) gives them, decoding only the prompt's last `_JOINT_TOKENS` tokens
     again. Falls back to the whole joint decode when the tail's text is not the end of the prompt's text
     (its first token decodes differently without what precedes it, e.g. the middle of a UTF-8 character)."""
     if len(prompt) > _JOINT_TOKENS:
         tail = prompt[-_JOINT_TOKENS:]
-        tail_text, joint = _decode_many(tokenizer, [tail, tail + response])
+        tail_text = decode(tail)
+        tail += response
+        joint = decode(tail)
         if prompt_text.endswith(tail_text) and not tail_text.startswith("\ufffd"):
             cut = _split_point(joint, tail_text)
             return prompt_text[: len(prompt_text) - len(tail_text) + cut], joint[cut:]
-    full, whole = _decode_many(tokenizer, [prompt + response, prompt])  # (`prompt_text` may be a window's)
+    full, whole = decode(prompt + response), decode(prompt)  # (`prompt_text` may be a window's)
     cut = _split_point(full, whole)
     return full[:cut], full[cut:]
+
+
+def _prompt_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: Any) -> str:
+    """The text standing in for the (non-empty) prompt's: its last tokens' when they hold the start anchor
+    (`_window_text`), else its whole decode."""
+    text = _window_text(decode, prompt, anchor)
+    return decode(prompt) if text is None else text
+
+
+def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: Any) -> tuple[str, str]:
+    """`_decode_pairs` for one response and its prompt, both lists of checked ids: (prefix text, response
+    text), with the same padding rules and decodes, without the batch's bookkeeping."""
+    decode = _decoder(tokenizer)
+    pad, eos = _pad_ids(tokenizer)
+    if prompt and prompt[0] == pad:
+        prompt = _strip_prefix_padding(prompt, pad)
+    if response and (response[-1] == pad or response[-1] == eos):
+        response = _strip_response_padding(response, pad, eos)
+    if not prompt:
+        return "", decode(response)
+    return _joint_split(decode, prompt, _prompt_text(decode, prompt, anchor), response)
 
 
 def _decode_pairs(
@@ -668,6 +799,7 @@ def _decode_pairs(
     template's start `anchor` (literal, or a regex of bounded match length), a prompt whose last tokens hold
     it is decoded from there only (`_window_text`): the prefix text is then the end of the prompt's, which
     parses the same."""
+    decode = _decoder(tokenizer)
     pad, eos = _pad_ids(tokenizer)
     prompt_texts: dict[Any, str] = {}  # a prompt's ids (its identity for one row) -> its text
     single = len(responses) == 1
@@ -676,10 +808,7 @@ def _decode_pairs(
         key = id(ids) if single else tuple(ids)
         text = prompt_texts.get(key)
         if text is None:
-            text = _window_text(tokenizer, ids, anchor)
-            if text is None:
-                text = _decode_many(tokenizer, [ids])[0]
-            prompt_texts[key] = text
+            text = prompt_texts[key] = _prompt_text(decode, ids, anchor)
         return text
 
     out = []
@@ -690,12 +819,12 @@ def _decode_pairs(
             response = _strip_response_padding(response, pad, eos)
         if isinstance(prefix, list) and isinstance(response, list):
             if not prefix:
-                out.append(("", _decode_many(tokenizer, [response])[0]))
+                out.append(("", decode(response)))
             else:
-                out.append(_joint_split(tokenizer, prefix, prompt_text(prefix), response))
+                out.append(_joint_split(decode, prefix, prompt_text(prefix), response))
         else:
             p = prefix if isinstance(prefix, str) else prompt_text(prefix)
-            r = response if isinstance(response, str) else _decode_many(tokenizer, [response])[0]
+            r = response if isinstance(response, str) else decode(response)
             out.append((p, r))
     return out
 
@@ -727,7 +856,7 @@ def _single_prefix_text(tokenizer: Any, prefix: Any) -> str:
     if isinstance(item, str):
         return item
     pad, _ = _pad_ids(tokenizer)
-    return _decode_many(tokenizer, [_strip_prefix_padding(item, pad)])[0]
+    return _decoder(tokenizer)(_strip_prefix_padding(item, pad))
 
 
 def _underlying_tokenizer(obj: Any) -> Any:
@@ -833,18 +962,18 @@ class ResponseTemplateMixin:
         template = _resolve_template(tokenizer, schema)
         if prefix is None:
             raise ValueError(_PREFIX_REQUIRED)
+        _, _, engine_parse, _ = _engine()
         if type(response) is list and type(prefix) is list and _plain_ids(response) and _plain_ids(prefix):
             # one sequence of plain ints and its prompt (`generate(...)[0].tolist()`, `encode`): what
-            # `_normalize` / `_pair_up` would give, without their per-call checks
-            responses: list[_Item] = [response]
-            paired: list[_Item] = [prefix]
-            batched = False
-        else:
-            responses, batched = _normalize(response, "response")
-            prefixes, prefix_batched = _normalize(prefix, "prefix")
-            paired = _pair_up(responses, batched, prefixes, prefix_batched)
+            # `_normalize` / `_pair_up` / `_decode_pairs` would give, without their per-call bookkeeping
+            if len(response) > len(prefix) and response[0] == prefix[0]:
+                _warn_if_prompt_included([response], [prefix])
+            prefix_text, text = _decode_one(tokenizer, response, prefix, template.start_anchor)
+            return engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
+        responses, batched = _normalize(response, "response")
+        prefixes, prefix_batched = _normalize(prefix, "prefix")
+        paired = _pair_up(responses, batched, prefixes, prefix_batched)
         _warn_if_prompt_included(responses, paired)
-        _, _, engine_parse, _ = _engine()
         messages = []
         for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired, template.start_anchor)):
             try:

@@ -62,13 +62,18 @@ def enc(tok, text: str) -> list[int]:
 def decoded_lengths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """From now on, the length of every id sequence the token-id path decodes."""
     seen: list[int] = []
-    real = hf_tok._decode_many
+    real = hf_tok._decoder
 
-    def counting(tokenizer, sequences):
-        seen.extend(len(s) for s in sequences)
-        return real(tokenizer, sequences)
+    def counting(tokenizer):
+        decode = real(tokenizer)
 
-    monkeypatch.setattr(hf_tok, "_decode_many", counting)
+        def counted(ids):
+            seen.append(len(ids))
+            return decode(ids)
+
+        return counted
+
+    monkeypatch.setattr(hf_tok, "_decoder", counting)
     return seen
 
 
@@ -200,8 +205,62 @@ def test_id_validation() -> None:
             _ids(bad, "response")
     tok = byte_level_tokenizer()
     tok.response_template = verbatim_template()
-    with pytest.raises(TypeError, match=r"`prefix` token ids must be integers, got float: 2\.5"):
+    with pytest.raises(TypeError, match=r"`prefix` token ids must be integers, got float: 2\.5 at position 1$"):
         tok.parse_response([1, 2], prefix=[1, 2.5])
+
+
+def test_bad_ids_are_named_with_their_position_on_every_path() -> None:
+    """The one-sequence fast path checks ids in C; a bad id anywhere (also far back in a long prompt, whose
+    start is never decoded) still raises the error naming the argument, the batch row and the position."""
+    tok = byte_level_tokenizer()
+    tok.response_template = verbatim_template()
+    prompt = enc(tok, LONG_SYSTEM + PROMPT)
+    response = enc(tok, "Hi<|im_end|>")
+    assert len(prompt) > 2 * _ANCHOR_WINDOW
+    assert tok.parse_response(response, prefix=prompt)["content"] == "Hi"
+    # (the first item says what the argument is: a float there makes it a batch of something else)
+    for where in (1, 3, len(prompt) // 2, len(prompt) - 1):
+        bad = list(prompt)
+        bad[where] = float(bad[where])
+        with pytest.raises(TypeError, match=rf"^`prefix` token ids must be integers, got float: .* at position {where}$"):
+            tok.parse_response(response, prefix=bad)
+    for where in (1, len(response) - 1):
+        bad = list(response)
+        bad[where] = None
+        with pytest.raises(TypeError, match=rf"^`response` token ids must be integers, got NoneType: None at position {where}$"):
+            tok.parse_response(bad, prefix=prompt)
+    with pytest.raises(TypeError, match=r"^`response\[1\]` token ids must be integers, got str: 'x' at position 2$"):
+        tok.parse_response([response, response[:2] + ["x"]], prefix=prompt)
+    with pytest.raises(TypeError, match=r"^`prefix\[0\]` token ids must be integers, got float: 1\.5 at position 0$"):
+        tok.parse_response([response, response], prefix=[[1.5] + prompt, prompt])
+
+
+def test_the_token_path_follows_template_and_vocabulary_changes() -> None:
+    """Nothing the one-sequence path looks up goes stale: a new template, a pad token added to the vocabulary
+    after the first call, and an EOS changed to another token are all used by the next call."""
+    tok = byte_level_tokenizer()
+    tok.response_template = verbatim_template()
+    prompt = enc(tok, LONG_SYSTEM + PROMPT)
+    response = enc(tok, "Hi there<|im_end|>")
+    assert tok.parse_response(response, prefix=prompt)["content"] == "Hi there"
+    other = verbatim_template()
+    other["fields"]["content"]["close"] = " there"
+    tok.response_template = other  # the next call parses with it
+    assert tok.parse_response(response, prefix=prompt)["content"] == "Hi"
+    tok.response_template = verbatim_template()
+    # a pad token that is not in the vocabulary yet: right padding with it is only stripped once it is
+    assert tok.add_special_tokens({"pad_token": "<|pad_new|>"}) == 1
+    pad = tok.convert_tokens_to_ids("<|pad_new|>")
+    assert tok.parse_response(response + [pad] * 3, prefix=prompt)["content"] == "Hi there"
+    assert tok.parse_response(response, prefix=[pad] * 2 + prompt)["content"] == "Hi there"
+    # an EOS changed after a call: its trailing run collapses to the one the model wrote
+    bang = tok.convert_tokens_to_ids("!")
+    shouted = enc(tok, "Hi") + [bang] * 4
+    assert tok.parse_response(shouted, prefix=prompt)["content"] == "Hi!!!!"
+    tok.eos_token = "!"
+    assert tok.parse_response(shouted, prefix=prompt)["content"] == "Hi!"
+    tok.eos_token = "<|endoftext|>"
+    assert tok.parse_response(shouted, prefix=prompt)["content"] == "Hi!!!!"
 
 
 LONG_SYSTEM = "<|im_start|>system\n" + "Follow the rules. Olá, café! \N{GRINNING FACE} " * 30 + "<|im_end|>\n"
@@ -293,6 +352,43 @@ def test_long_prompts_with_a_bounded_regex_anchor_are_decoded_from_their_last_to
     assert max(seen) <= max(_ANCHOR_WINDOW, _JOINT_TOKENS + len(ids) - start)
 
 
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"<\|im_start\|>assistant[^<]*",  # unbounded; no `<` after the lead
+        r"<\|im_start\|>user[^<]*<\|im_end\|>\n<\|im_start\|>assistant\n",  # `<`s the lead cannot go on from
+    ],
+)
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_long_prompts_with_an_unbounded_regex_anchor_no_match_can_span_are_decoded_from_their_last_tokens(
+    kind: str, pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An anchor of unbounded length whose matches cannot span the start of its leading text (Granite 3.3's
+    `<|start_of_role|>assistant[^<]*<|end_of_role|>`) is looked for in the last tokens' decode too: the same
+    messages as the whole decode at every split point (also with the prefill after it), and the whole prompt
+    is not decoded when the anchor is there."""
+    tok = TOKENIZERS[kind]()
+    template = regex_anchor_template(pattern)
+    tok.response_template = template
+    # an earlier assistant header inside the user turn (a match before the last one), where the pattern
+    # allows it; the user-turn pattern's `[^<]*` must see a turn without `<` to match at all
+    user_text = "Hi <|im_start|>assistant no" if "assistant[" in pattern else "Hi there, no tags"
+    prompt_text = LONG_SYSTEM + PROMPT.replace("Hi", user_text) + "Sure, "
+    ids = enc(tok, prompt_text + "fine<|im_end|>")
+    start = len(enc(tok, LONG_SYSTEM + PROMPT))
+    assert start > 2 * _ANCHOR_WINDOW
+    for i in range(start - _ANCHOR_WINDOW - 4, len(ids) + 1):
+        prefix_text, text = whole_split(tok, ids[:i], ids[i:])
+        expected = parse_response(text, template, prefix=prefix_text)
+        assert tok.parse_response(ids[i:], prefix=ids[:i]) == expected, i
+    end = len(enc(tok, prompt_text))
+    prefix_text, text = whole_split(tok, ids[:end], ids[end:])
+    seen = decoded_lengths(monkeypatch)
+    message = tok.parse_response(ids[end:], prefix=ids[:end])
+    assert message == parse_response(text, template, prefix=prefix_text)
+    assert max(seen) <= max(_ANCHOR_WINDOW, _JOINT_TOKENS + len(ids) - end)
+
+
 @pytest.mark.parametrize("kind", sorted(TOKENIZERS))
 def test_a_regex_anchor_match_that_may_start_before_the_decoded_tail_falls_back_to_the_whole_prompt(
     kind: str, monkeypatch: pytest.MonkeyPatch
@@ -326,13 +422,25 @@ def test_regex_anchors_read_from_the_tail_only_when_provably_the_same() -> None:
 
     assert _anchor_search(r"\[/INST\]|\[/TOOL_RESULTS\]", 1 << 24) is not None
     assert _anchor_search(r"<｜Assistant｜>(?:</think>)?", 1 << 24) is not None
+    # unbounded, but no match can span the start of its leading text (Granite 3.3's anchor): the `<` inside
+    # is followed by `|end_of_role|>`, not by the lead's `|start_of_role|>assistant`
+    assert _anchor_search(r"<\|start_of_role\|>assistant[^<]*<\|end_of_role\|>", 1 << 24) is not None
+    assert _anchor_search(r"<ab>[^<\s]*<ac>[0-9]+", 1 << 24) is not None
     for declined in (
-        r"<\|start_of_role\|>assistant[^<]*<\|end_of_role\|>",  # unbounded length
+        r"<ab>[^<]*<a",  # a match may end where the text goes on as the lead `<ab>` does
+        r"<ab>[^<]*<",
+        r"<ab>.*<cd>",  # `.` and sets that hold the lead's first character may consume it
+        r"<ab>\S*",
+        r"<ab>[^x]*",
+        r"<ab>(?:<cd>)*",  # groups, alternations: not read
+        r"(?i)<ab>[^<]*",  # case-insensitive
+        r"<[^<]*",  # a lead of one character
         r"(?<=\n)<\|assistant\|>",  # lookbehind
         r"(?<!x)<\|assistant\|>",
         r"(<\|a\|>)x\1",  # back reference
         r"(?P<t><\|a\|>)(?P=t)",
         r"(?:x)?",  # may match empty text
+        r"(?:x)*",
         r"\bassistant\b",  # \b: `re` and `regex` read it differently
         r"\p{L}+:",  # `regex`-only syntax
     ):
