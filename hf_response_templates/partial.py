@@ -1215,6 +1215,9 @@ class XmlTagsPartial(_OpenRoot):
         "followed", "wait", "quotes", "pending",
     )  # fmt: skip
 
+    #: (`JsonDialectPartial.sink`: a custom-delimited string's pieces; its values stream through `string_sink`)
+    sink = None
+
     def __init__(self, args: Mapping[str, Any]):
         super().__init__({}, True)
         shape = args["_shape"]
