@@ -33,6 +33,7 @@ from typing import Any
 
 from . import content as _content
 from .delimiters import OPEN, DelimiterTimeout
+from .template import _strip_text
 
 __all__ = ["OneShotPlan", "plan_for"]
 
@@ -211,7 +212,8 @@ class OneShotPlan:
         for field, a, b, caps, decoded in regions:
             try:
                 if decoded is None:
-                    value = field.parse(window[a:b], caps)
+                    parse = field.parse
+                    value = window[a:b].strip() if parse is _strip_text else parse(window[a:b], caps)
                 else:
                     value = field.reshape(decoded[0], caps)
                 if schemas:

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_oneshot_equals_streaming import TEMPLATES, _streamed, _strict, _without_ids, case
 
 from hf_response_templates import ResponseParser, load_template, parse_response
 from hf_response_templates.content import REGEX_TIMEOUT
 from hf_response_templates.library import get_template, list_templates
 from hf_response_templates.plan import OneShotPlan, plan_for
 from hf_response_templates.tools import tool_schemas
-from test_oneshot_equals_streaming import TEMPLATES, _streamed, _strict, _without_ids, case
 
 #: The shipped templates the state machine keeps for one-shot parsing, and why.
 NO_PLAN = {
