@@ -420,3 +420,24 @@ def test_json_dialect_precomputed_rewrite_equals_the_general_path(options, text)
     assert "_translate" in args
     reference = {k: v for k, v in args.items() if k != "_translate"}
     assert _outcome(C.parse_json, text, args) == _outcome(C.parse_json, text, reference)
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: "[" + "f(a=1), " * (n // 8),  # no closing ']'
+    lambda n: "[f(" + "a=1, " * (n // 5),  # no closing ')'
+    lambda n: "[f(a=1" + " " * n + "x",
+    lambda n: '[f(a="' + "x" * n,
+], ids=["calls-unclosed", "arguments-unclosed", "spaces-then-junk", "string-unclosed"])
+def test_call_list_fast_path_rejects_in_linear_time(make):
+    import time
+
+    def per_char(n):
+        text, best = make(n), float("inf")
+        for _ in range(3):
+            t = time.process_time()
+            C._SIMPLE_CALLS.fullmatch(text)
+            best = min(best, time.process_time() - t)
+        return best / len(text)
+
+    small, large = per_char(2_000), per_char(100_000)
+    assert large < 8 * small + 1e-7  # quadratic would be ~50x per character
