@@ -984,7 +984,10 @@ def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
         args["_select"] = (group, parsers, column)
     args["_columns"] = columns
     args["_chain"] = _literal_chain(pattern)
-    from .delimiters import stdlib_equivalent, untimed_spans  # local: delimiters imports this module's neighbours
+    from .delimiters import (  # local: delimiters imports this module's neighbours
+        stdlib_equivalent,
+        untimed_spans,
+    )
 
     # bodies up to this long are searched without the timeout (the pattern is proven bounded on them), by
     # the standard library's `re` where it matches exactly what `regex` does (2-3x cheaper per call)
