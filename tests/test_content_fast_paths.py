@@ -8,6 +8,8 @@ that the fast path is taken on the usual input (the reference is made to fail, a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -23,7 +25,7 @@ def _mostly(valid, other):
 
 _NAMES = _mostly(["f", "get_weather", "a.b", "x-y", "_z9", "True"], ["1a", "f g", "", "a..b", "é"])
 _SPACE = _mostly(["", "", " ", "\n", " \t\r\n "], ["\f", "\u00a0"])
-_SCALARS = st.one_of(
+_VALUES = st.one_of(
     _mostly(['"Paris"', "'Paris'", '""', "''", "'\"'", "\"'\"", '"a b"', '"(x=1)"', '"[f(a=1)]"'],
             ['"a\\"b"', "'it\\'s'", '"\\u00e9"', '"\\ud83d\\ude00"', '"\\ud800"', '"\ud800"', '"a\nb"',
              '"a\\qb"', '"unterminated']),
@@ -33,13 +35,13 @@ _SCALARS = st.one_of(
     _mostly(["True", "False", "None", "true", "false", "null"], ["Truex", "none", "TRUE"]),
     st.sampled_from(["[1, 2]", "[]", '{"k": 1}', "{}", "[[1]]", "{'a': [True, None]}", "(1)", "f(x=1)"]),
 )
-_SCALARS = st.one_of(_SCALARS, _SCALARS, _SCALARS, st.text(max_size=4))
+_VALUES = st.one_of(_VALUES, _VALUES, _VALUES, st.text(max_size=4))
 
 
 @st.composite
 def _call_lists(draw):
     def kwarg():
-        return draw(_NAMES) + draw(_SPACE) + draw(_mostly(["="], [":", ""])) + draw(_SPACE) + draw(_SCALARS)
+        return draw(_NAMES) + draw(_SPACE) + draw(_mostly(["="], [":", ""])) + draw(_SPACE) + draw(_VALUES)
 
     def call():
         args = [kwarg() for _ in range(draw(st.integers(0, 3)))]
@@ -127,7 +129,7 @@ _JSON_PIECES = st.sampled_from(['{', '}', '[', ']', ',', ':', '"a"', '"\\u00e9"'
 @given(st.one_of(
     st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
                  lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-                 max_leaves=8).map(lambda v: __import__("json").dumps(v)),
+                 max_leaves=8).map(json.dumps),
     st.lists(_JSON_PIECES, max_size=12).map("".join),
     st.text(max_size=12),
 ))
@@ -138,7 +140,7 @@ _JSON_PIECES = st.sampled_from(['{', '}', '[', ']', ',', ':', '"a"', '"\\u00e9"'
 @example('{"a": 1} x')
 @example("[" * 100_000)
 def test_loads_equals_json_loads(text):
-    import json
+
     import math
 
     def outcome(fn):
@@ -158,7 +160,7 @@ def test_loads_equals_json_loads(text):
 
 
 def test_plain_json_takes_the_scanner(monkeypatch):
-    import json
+
 
     def refuse(*args, **kwargs):
         raise AssertionError("json.loads ran")
@@ -420,3 +422,24 @@ def test_json_dialect_precomputed_rewrite_equals_the_general_path(options, text)
     assert "_translate" in args
     reference = {k: v for k, v in args.items() if k != "_translate"}
     assert _outcome(C.parse_json, text, args) == _outcome(C.parse_json, text, reference)
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: "[" + "f(a=1), " * (n // 8),  # no closing ']'
+    lambda n: "[f(" + "a=1, " * (n // 5),  # no closing ')'
+    lambda n: "[f(a=1" + " " * n + "x",
+    lambda n: '[f(a="' + "x" * n,
+], ids=["calls-unclosed", "arguments-unclosed", "spaces-then-junk", "string-unclosed"])
+def test_call_list_fast_path_rejects_in_linear_time(make):
+    import time
+
+    def per_char(n):
+        text, best = make(n), float("inf")
+        for _ in range(3):
+            t = time.process_time()
+            C._SIMPLE_CALLS.fullmatch(text)
+            best = min(best, time.process_time() - t)
+        return best / len(text)
+
+    small, large = per_char(2_000), per_char(100_000)
+    assert large < 8 * small + 1e-7  # quadratic would be ~50x per character
