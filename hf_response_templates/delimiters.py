@@ -1051,12 +1051,9 @@ def _guard_chars(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
     characters that lookbehind's match can end with: `}` for llama4's `(?<=\\})\\s*;?\\s*(?=\\{\\s*"name")`,
     whose own first characters (`\\s`, `;`, `{`) are in nearly every chunk. An alternative anchored at `^` /
     `\\A` adds nothing (see `_start_chars`)."""
-    parsed = tolerant_parse(source)
-    if parsed is None:
+    alternatives = _top_alternatives(source)
+    if alternatives is None:
         return None
-    C = _sre_constants
-    items = list(parsed)
-    alternatives = items[0][1][1] if len(items) == 1 and items[0][0] is C.BRANCH else [items]
     at: set[str] = set()
     behind: set[str] = set()
     try:
@@ -1158,14 +1155,30 @@ def _literal_leads(source: str, lookaround: bool = False) -> tuple[str, ...] | N
         found = _leads_of(parsed, lookaround)
     except _Unknown:
         return None
-    texts = sorted({t for t, _ in found}, key=len)
-    if not texts or not texts[0]:
+    texts = {t for t, _ in found}
+    if not texts or "" in texts:
         return None
+    return _shortest(texts)
+
+
+def _shortest(texts: set[str]) -> tuple[str, ...]:
+    """`texts` without those that start with another one of them (a match starting with such a text starts
+    with the shorter one too), sorted."""
     kept: list[str] = []
-    for t in texts:
+    for t in sorted(texts, key=len):
         if not any(t.startswith(k) for k in kept):
             kept.append(t)
     return tuple(sorted(kept))
+
+
+def _top_alternatives(source: str) -> list[Any] | None:
+    """The top-level alternatives of regex `source`, each a parsed sequence (one if it has no `|` at the top);
+    None if it does not parse (`regex_safety.tolerant_parse`)."""
+    parsed = tolerant_parse(source)
+    if parsed is None:
+        return None
+    items = list(parsed)
+    return items[0][1][1] if len(items) == 1 and items[0][0] is _sre_constants.BRANCH else [items]
 
 
 def _after_guard(delimiters: list[Delimiter]) -> Any | None:
@@ -1198,12 +1211,9 @@ def _hold_prefixes(delimiters: tuple[Delimiter, ...], texts: set[str]) -> frozen
 def _late_leads(source: str) -> tuple[str, ...] | None:
     """`_partial_leads` of regex `source` leaving out its top-level alternatives that match only at stream
     offset 0 (`^` / `\\A` first, as `_guard_chars` reads them): `()` if every one does, None if unknown."""
-    parsed = tolerant_parse(source)
-    if parsed is None:
+    alternatives = _top_alternatives(source)
+    if alternatives is None:
         return None
-    C = _sre_constants
-    items = list(parsed)
-    alternatives = items[0][1][1] if len(items) == 1 and items[0][0] is C.BRANCH else [items]
     texts: set[str] = set()
     try:
         for alternative in alternatives:
@@ -1217,13 +1227,7 @@ def _late_leads(source: str) -> tuple[str, ...] | None:
             texts |= {t for t, _ in _leads_of(alternative, True)}
     except _Unknown:
         return None
-    if "" in texts:
-        return None
-    kept: list[str] = []
-    for t in sorted(texts, key=len):
-        if not any(t.startswith(k) for k in kept):
-            kept.append(t)
-    return tuple(sorted(kept))
+    return None if "" in texts else _shortest(texts)
 
 
 @lru_cache(maxsize=1024)

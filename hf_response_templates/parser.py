@@ -336,7 +336,6 @@ class ResponseParser:
             # char chunk (benchmarks/RESULTS.md). Held text (`<` that may begin `<|im_end|>`) joins the chunk
             # when the fixed texts say neither starts a delimiter.
             buf = self._buf
-            found = None
             if buf:
                 # (`feed_trigger` only for text held here: one a scan held may follow a lookbehind's guard)
                 trigger = watch.feed_trigger if self._fheld else watch.lead_trigger
@@ -346,7 +345,15 @@ class ResponseParser:
                 text = buf + text  # (joined once: a scan reads it from here too)
                 self._buf = ""
                 found = trigger(text)
-                clear = found is None
+                clear = True
+                if found is not None:
+                    rest = self._held_end(found, text, watch)
+                    if rest is None:
+                        clear = False
+                    elif not rest:
+                        return events
+                    else:
+                        text = rest
             else:
                 first = watch.first_char
                 if first is not None:
@@ -357,7 +364,15 @@ class ResponseParser:
                     trigger = watch.feed_trigger
                     if trigger is not None:
                         found = trigger(text)
-                        clear = found is None
+                        if found is None:
+                            clear = True
+                        else:
+                            rest = self._held_end(found, text, watch)
+                            if rest is not None:
+                                if not rest:
+                                    return events
+                                text = rest
+                                clear = True
                     elif self._vend is not None:
                         # A region that ends where its JSON value ends: its watch has no prefilter (`held_search`
                         # instead), so that no text gets past the scanner. Most chunks hold no bracket, backslash
@@ -375,17 +390,6 @@ class ResponseParser:
                             held = watch.held_search
                             clear = held is not None and held(text) is None and vend.scan(
                                 text, 0, len(text), self._consumed, False) == -1
-            if found is not None and found.end() == len(text):
-                i = found.start()
-                if text[i:] in watch.feed_holds:
-                    # Only the beginning of a fixed text, at the end (` <` of `<|im_end|>`): a partial match for
-                    # sure, and nothing can start before it. Hold it, route the rest.
-                    self._buf = text[i:]
-                    self._fheld = True
-                    if not i:
-                        return events
-                    text = text[:i]
-                    clear = True
             if not clear:  # `_run`'s fast path would check the same: scan
                 self._scan(text, events, False)
                 return events
@@ -395,8 +399,8 @@ class ResponseParser:
                 self._compact_body()
             cur = self._current
             self._consumed += len(text)
-            markup = cur.markup
-            if markup is not None:
+            if cur.markup is not None:
+                markup = cur.markup
                 mk = self._mk
                 # `_markup_chunk`'s commonest case, inlined: nothing held, and no markup can start in `text`
                 if (mk is None or mk.held or mk.off or self._dead or markup.first_char is None
@@ -436,6 +440,18 @@ class ResponseParser:
                 self._consumed += len(text)
                 return True
         return False
+
+    def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
+        """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning
+        of a fixed text, at the end (` <` of `<|im_end|>`), it is a partial match for sure (`Watch.feed_holds`)
+        and nothing can start before it: hold it and return the text before it, to route (maybe ""). Else
+        None: scan."""
+        i = found.start()
+        if found.end() != len(text) or text[i:] not in watch.feed_holds:
+            return None
+        self._buf = text[i:]
+        self._fheld = True
+        return text[:i]
 
     def _past_guard(self, text: str, watch: Watch) -> bool:
         """The text so far ends with a lookbehind guard's character (`_rescan`): whether no guarded delimiter can

@@ -28,28 +28,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import merge_chunks, scaled
+from test_delimiters_leads import _Count
 
 from hf_response_templates import ResponseParser, get_template, parse_response
-from hf_response_templates import delimiters as delim_mod
 from hf_response_templates import parser as parser_mod
 from hf_response_templates.delimiters import _late_leads, _sure_leads
 from hf_response_templates.jsonscan import HOLD, IN_LIST, IN_STRING, MORE, ValueEnd
 
 
-class _Count:
-    def __init__(self, fn):
-        self.fn = fn
-        self.calls = 0
-
-    def __call__(self, *args, **kwargs):
-        self.calls += 1
-        return self.fn(*args, **kwargs)
-
-
 @pytest.fixture
 def scans(monkeypatch):
-    counter = _Count(delim_mod.Watch.scan)
-    monkeypatch.setattr(delim_mod.Watch, "scan", lambda self, *a, **k: counter(self, *a, **k))
+    counter = _Count(ResponseParser._scan)
+    monkeypatch.setattr(ResponseParser, "_scan", lambda self, *a: counter(self, *a))
     return counter
 
 
@@ -239,7 +229,7 @@ def test_streaming_equals_one_shot_for_any_chunking(data):
 def _stream(tpl, prefix, text, bounds):
     parser = ResponseParser(tpl, prefix)
     events = list(parser.initial_events)
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in zip(bounds, bounds[1:], strict=False):
         events += parser.feed(text[a:b])
     message, final = parser.finalize()
     return message, events + final
@@ -277,7 +267,7 @@ def test_value_end_with_calm_chunks_is_the_value_end_of_the_whole_text(parts, se
     text = "".join(parts)
     cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=max(0, len(text) - 1))))
     bounds = [0, *[c for c in cuts if 0 < c < len(text)], len(text)]
-    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
     whole = _end([text], separator, calm=False)
     assert _end(chunks, separator, calm=False) == whole
     assert _end(chunks, separator, calm=True) == whole
