@@ -1030,7 +1030,7 @@ def _start_chars(source: str) -> tuple[frozenset[str] | None, int]:
     parsed = tolerant_parse(source)
     if parsed is None:
         return None, ANCHOR_NONE
-    walk = _FirstWalk()
+    walk = _FirstWalk(multiline=_multiline(source))
     try:
         chars, nullable = walk.sequence(parsed)
     except _Unknown:
@@ -1058,7 +1058,7 @@ def _guard_chars(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
     behind: set[str] = set()
     try:
         for alternative in alternatives:
-            walk = _FirstWalk()
+            walk = _FirstWalk(multiline=_multiline(source))
             try:
                 chars: set[str] | None
                 chars, nullable = walk.sequence(alternative)
@@ -1217,7 +1217,7 @@ def _late_leads(source: str) -> tuple[str, ...] | None:
     texts: set[str] = set()
     try:
         for alternative in alternatives:
-            walk = _FirstWalk()
+            walk = _FirstWalk(multiline=_multiline(source))
             try:
                 chars, _ = walk.sequence(alternative)
             except _Unknown:
@@ -1473,10 +1473,12 @@ def _needs_context(source: str) -> bool:
 class _FirstWalk:
     """`_start_chars`' walk: (first characters, can match empty) of parsed regex items; notes `^` / `\\A`."""
 
-    def __init__(self, reverse: bool = False) -> None:
+    def __init__(self, reverse: bool = False, multiline: bool = False) -> None:
         self.anchored = False
         #: walk from the end: the characters a match can end with (`_lookbehind_ends`); no assertions then
         self.reverse = reverse
+        #: the pattern sets MULTILINE somewhere (`(?m)`): `^` also matches after any newline (`_multiline`)
+        self.multiline = multiline
 
     def sequence(self, items: Any) -> tuple[set[str], bool]:
         chars: set[str] = set()
@@ -1519,12 +1521,12 @@ class _FirstWalk:
         if self.reverse and (op is C.AT or op is C.ASSERT or op is C.ASSERT_NOT):
             raise _Unknown  # (an anchor or assertion inside a lookbehind)
         if op is C.AT:
-            if av in _START_ANCHORS:  # matches nothing past offset 0 (no MULTILINE)
-                self.anchored = True
+            if av in _START_ANCHORS and not (self.multiline and av is C.AT_BEGINNING):
+                self.anchored = True  # matches nothing past offset 0 (`\A`; `^` without MULTILINE)
                 return set(), False
             return set(), True
         if op is C.ASSERT and av[0] > 0:  # a lookahead: the text here starts as its match does
-            inner = _FirstWalk(self.reverse)
+            inner = _FirstWalk(self.reverse, self.multiline)
             first, nullable = inner.sequence(av[1])
             self.anchored = self.anchored or inner.anchored
             return (first, False) if not nullable else (set(), True)
@@ -1534,6 +1536,34 @@ class _FirstWalk:
 
 
 _SPACE_CHARS = frozenset(chr(c) for lo, hi in _regex_space_ranges for c in range(lo, hi + 1))
+
+@lru_cache(maxsize=1024)
+def _multiline(source: str) -> bool:
+    """Whether regex `source` turns MULTILINE on anywhere (`(?m)`, `(?m:...)`): then its `^` is no anchor at
+    stream offset 0 (it matches after every newline too). True where unsure (the pattern does not parse)."""
+    parsed = tolerant_parse(source)
+    if parsed is None:
+        return True
+    if parsed.state.flags & _stdre.MULTILINE:
+        return True
+    C = _sre_constants
+    stack = [list(parsed)]
+    while stack:
+        for op, av in stack.pop():
+            if op is C.SUBPATTERN:
+                if av[1] & _stdre.MULTILINE:
+                    return True
+                stack.append(list(av[3]))
+            elif op is C.BRANCH:
+                stack.extend(list(alt) for alt in av[1])
+            elif op in _REPEATS:
+                stack.append(list(av[2]))
+            elif op in (C.ASSERT, C.ASSERT_NOT):
+                stack.append(list(av[1]))
+            elif op is _ATOMIC_GROUP:
+                stack.append(list(av))
+    return False
+
 
 _START_ANCHORS = frozenset(
     a for a in (getattr(_sre_constants, n, None) for n in ("AT_BEGINNING", "AT_BEGINNING_STRING")) if a is not None
