@@ -1061,7 +1061,7 @@ def _tag_shape(pattern: regex.Pattern) -> TagShape | None:
     if not order or newline and any(t.startswith("\n") for t in ends + looks):
         return None
     try:
-        head = regex.compile(source[:at], pattern.flags)
+        head = regex.compile(source[:at], pattern.flags, cache_pattern=False)  # (not in `regex`'s cache: see `compile_regex`)
     except regex.error:
         return None
     if "key" not in head.groupindex:
