@@ -1,0 +1,262 @@
+"""The ``json`` parser's dialect (``unquoted_keys``, ``string_delims``: Gemma 4): `JsonDialectPartial`."""
+
+from __future__ import annotations
+
+import re
+
+from hf_response_templates.content import _BARE_KEY, parse_json
+from hf_response_templates.partial.base import Frame
+from hf_response_templates.partial.json_reader import (
+    _AFTER,
+    _CSTR,
+    _DEAD,
+    _KEY_FIRST,
+    _LITERALS,
+    _STR,
+    _TOKEN_RUN,
+    _WAIT_LIST,
+    _WAIT_TOKEN,
+    JsonPartial,
+    _encode_pieces,
+    _encode_string,
+    _encode_value,
+    _scan_value,
+)
+
+_DIALECT_FIRST = re.compile(r"[ \t\n\r]*(" + _BARE_KEY.pattern + r")[ \t\n\r]*:[ \t\n\r]*")
+_DIALECT_NEXT = re.compile(r"[ \t\n\r]*,[ \t\n\r]*(" + _BARE_KEY.pattern + r")[ \t\n\r]*:[ \t\n\r]*")
+# what a member's start cut before its `:` looks like (the key may go on)
+_DIALECT_FIRST_CUT = re.compile(r"[ \t\n\r]*(?:" + _BARE_KEY.pattern + r"[ \t\n\r]*)?")
+_DIALECT_NEXT_CUT = re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*(?:" + _BARE_KEY.pattern + r"[ \t\n\r]*)?)?")
+_WAIT_COMMA = frozenset(",}")  # after a member: the `,` before the next one (or the object's end)
+
+
+class JsonDialectPartial(JsonPartial):
+    """`JsonPartial` for the `json` parser's dialect (``unquoted_keys``, ``string_delims``: Gemma 4's
+    ``{location:<|"|>Paris<|"|>,days:3}``), with `follow`: the members of an open object are written out as
+    ``json.dumps`` writes them (keys quoted, custom-delimited strings encoded, ``, `` / ``: ``), whatever spaces
+    the model put between them.
+
+    What a member is stays the `json` content parser's: keys are its bare keys (`content._BARE_KEY`), a
+    number or a flat list is read, once its text is complete, by its full parse (`content.parse_json`, with the
+    same dialect options), the general reader (`JsonPartial`) takes over at anything else (a quoted key, a
+    nested object, a list holding lists or objects, or that does not parse, a duplicate key, the object's end).
+    A string value streams: text of its custom-delimited value that holds no first character of the closing
+    delimiter is appended to its pieces by `feed` at once (the fragment: that text, JSON-escaped), or by the
+    caller (`sink`). `hold` keeps what cannot complete a member or open its string value: after a member, text
+    without ``,`` or ``}``; after its ``,``, text holding none of ``,`` ``}`` ``]`` and the last characters of
+    the opening delimiters (``"`` without custom delimiters); within a list, text without ``]``; within a
+    number or literal, text without ``,`` or ``}``.
+    """
+
+    __slots__ = ("_wake", "_dialect", "_opener_chars", "sink", "sink_stop")
+
+    def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
+        super().__init__(unquoted_keys, string_delims)
+        # what a member whose value has not started waits for: a number's or literal's end, a list's, a string
+        # delimiter's last character (a `"` too without custom delimiters)
+        self._wake = frozenset(",}]" + ("".join(o[-1] for o, _c in self._delims if o) or '"'))
+        self._dialect = {"unquoted_keys": unquoted_keys, "string_delims": self._delims}
+        self._opener_chars = frozenset(self._openers)
+        #: While `following`, in its open custom-delimited string value with nothing held back: that string's
+        #: pieces, to which text holding neither `sink_stop` (the first character of the closing delimiter) nor
+        #: ``"``, ``\\``, or a character that is not printable may be appended instead of fed (that text is then
+        #: its own fragment); else None. Set by each `feed`.
+        self.sink: list[str] | None = None
+        self.sink_stop = ""
+
+    def feed(self, text: str) -> bool | str | None:  # type: ignore[override]  # (as JsonPartial.feed's: str too)
+        """`JsonPartial.feed`; while `following`, text that stays inside the open custom-delimited string value
+        goes straight into its pieces, and its JSON-escaped text is returned."""
+        if self.following is not None and text:
+            mode = self._mode
+            if mode == _CSTR and not self._carry:
+                stop = self._close[0]
+                if stop not in text:
+                    chunks = self._chunks
+                    chunks.append(text)
+                    if len(chunks) >= 4096:  # (memory: a long string arrives in many small pieces)
+                        chunks[:] = ["".join(chunks)]
+                    self.sink, self.sink_stop = chunks, stop
+                    return _encode_string(text)[1:-1]
+            if mode != _STR:
+                res = self._follow_feed(text)
+                self._sink()
+                return res
+        self.sink = None
+        return JsonPartial.feed(self, text)
+
+    def _sink(self) -> None:
+        """Set `sink` after a `feed` or `follow`."""
+        if self._mode == _CSTR and not self._carry and self.following is not None:
+            self.sink, self.sink_stop = self._chunks, self._close[0]
+        else:
+            self.sink = None
+
+    def follow(self, frame: Frame) -> bool | None:
+        """`JsonPartial.follow` for the dialect: also from inside a custom-delimited string value. None (never)
+        without ``unquoted_keys`` (the members it reads have bare keys)."""
+        if not self._unquoted:
+            return None
+        if (
+            self.broken
+            or not self.stack
+            or self.stack[-1] is not frame
+            or not frame.is_dict
+            or frame.pending_key is not None
+        ):
+            return False
+        mode = self._mode
+        if mode == _STR or mode == _CSTR:
+            if self._is_key or frame.open_key is None:
+                return False
+            self.wait = None
+            self.following = frame
+            self._sink()
+            return True
+        elif self._carry or not (mode == _AFTER or mode == _KEY_FIRST and not frame.keys):
+            return False
+        else:
+            self.wait, self.quotes = (self._wake if mode == _KEY_FIRST else _WAIT_COMMA), 0
+        self.following = frame
+        return True
+
+    def _follow_feed(self, text: str) -> str:
+        """`feed` while `following`: the text the followed object's members add, as json.dumps writes it."""
+        out: list[str] = []
+        try:
+            if self._carry:
+                text = self._carry + text
+                self._carry = ""
+            i = 0
+            mode = self._mode
+            if mode == _CSTR or mode == _STR:  # its open string value
+                chunks = self._chunks
+                start = len(chunks)  # (the pieces before were written out)
+                i = self._custom_string(text, 0) if mode == _CSTR else self._string(text, 0)
+                if len(chunks) > start:
+                    new = chunks[start] if len(chunks) == start + 1 else "".join(chunks[start:])
+                    out.append(_encode_string(new)[1:-1])
+                if self._mode == mode:
+                    return out[0] if out else ""
+                out.append('"')
+            pending = self.pending
+            if pending:
+                pending.append(text[i:] if i else text)
+                text = "".join(pending)
+                pending.clear()
+                i = 0
+            self._follow_dialect(text, i, out)
+        except (ValueError, RecursionError):
+            self.broken = True
+            self._mode = _DEAD
+            self.following = None
+            self.wait = None
+            return ""
+        return out[0] if len(out) == 1 else "".join(out)
+
+    def _follow_dialect(self, s: str, i: int, out: list[str]) -> None:
+        """Read whole members of the followed object from `s[i:]` (see the class docs); hold back a partial
+        one in `pending`; hand anything else to the general reader."""
+        frame: Frame = self.following  # type: ignore[assignment]  # (following: not None)
+        node, keys = frame.node, frame.keys
+        n = len(s)
+        while True:
+            # `, key: ` (`key: ` first), one regex call; its end is where the value starts
+            m = (_DIALECT_NEXT if keys else _DIALECT_FIRST).match(s, i)
+            if m is None:
+                if (_DIALECT_NEXT_CUT if keys else _DIALECT_FIRST_CUT).fullmatch(s, i):
+                    # the text so far starts a member: it waits for the `,` before it, then for its value
+                    wait = self._wake if not keys or s.find(",", i) >= 0 else _WAIT_COMMA
+                    break
+                return self._unfollow(s, i)  # (the object's end, a quoted key, not the dialect: the general reader)
+            j = m.end()
+            if j == n:
+                wait = self._wake
+                break
+            key = m.group(1)
+            if key in node:
+                return self._unfollow(s, i)  # (a duplicate: the general reader says how)
+            sep = ", " if keys else ""
+            c = s[j]
+            if c in self._openers or c == '"':  # a string value opens: it streams
+                close = None
+                if c == '"':
+                    j += 1
+                else:
+                    for opener, closer in self._delims:
+                        if s.startswith(opener, j):
+                            close, j = closer, j + len(opener)
+                            break
+                    else:
+                        if any(opener.startswith(s[j:]) for opener, _c in self._delims):
+                            wait = self._wake  # (a delimiter cut by the end of the text)
+                            break
+                        return self._unfollow(s, i)
+                keys.append(key)
+                frame.open_key = key
+                self.version += 1
+                frame.version += 1
+                self._is_key = False
+                chunks = self._chunks = []
+                out.append(sep + _encode_string(key) + ': "')
+                if close is None:
+                    self._mode = _STR
+                    i = self._string(s, j)
+                else:
+                    self._mode, self._close = _CSTR, close
+                    i = self._custom_string(s, j)
+                if chunks:
+                    out.append(_encode_string(chunks[0] if len(chunks) == 1 else "".join(chunks))[1:-1])
+                if self._mode == _CSTR or self._mode == _STR:
+                    self.wait = None
+                    return
+                out.append('"')
+                continue
+            if c == "[":
+                t = s.find("]", j)
+                if t < 0:
+                    wait = _WAIT_LIST
+                    break
+                t += 1
+                try:
+                    if self._openers and not self._opener_chars.isdisjoint(s[j:t]):
+                        value = parse_json(s[j:t], self._dialect)
+                    else:  # (no custom string: the dialect's list is JSON's, and the C scanner reads it)
+                        value, e = _scan_value(s, j)
+                        if e != t:
+                            raise ValueError
+                except (ValueError, StopIteration):  # (a `]` in one of its strings, a cut string: the general reader)
+                    return self._unfollow(s, i)
+                for v in value:
+                    if type(v) is list or type(v) is dict:
+                        return self._unfollow(s, i)  # (only flat lists here)
+                written = "".join(_encode_pieces(value, 0))
+            else:
+                t = _TOKEN_RUN.match(s, j).end()  # type: ignore[union-attr]  # (it matches the empty text)
+                if t == n:
+                    wait = _WAIT_TOKEN  # (a number or literal may go on)
+                    break
+                written = s[j:t]
+                if written.isdigit() and (c != "0" or t == j + 1):
+                    value = int(written)
+                elif written in _LITERALS:
+                    value = _LITERALS[written]
+                else:
+                    if t == j:
+                        return self._unfollow(s, i)  # (a nested object, or not a value)
+                    try:
+                        value = parse_json(written, self._dialect)
+                    except ValueError:
+                        return self._unfollow(s, i)
+                    written = _encode_value(value)
+            keys.append(key)
+            node[key] = value
+            self.version += 1
+            frame.version += 1
+            self._mode = _AFTER
+            out.append(sep + _encode_string(key) + ": " + written)
+            i = t
+        if i < n:  # hold the start of the member back
+            self.pending.append(s[i:] if i else s)
+        self.wait = wait
