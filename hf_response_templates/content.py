@@ -503,7 +503,7 @@ def parse_bool(text: str, args: Mapping[str, Any]) -> bool:
 
 
 _NUMBER = _stdre.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")  # JSON digits are ASCII only
-_BARE_KEY = _stdre.compile(r"\w+")  # a bare key (unquoted_keys); partial.py reads keys with it too
+_BARE_KEY = _stdre.compile(r"\w+")  # a bare key (unquoted_keys); the partial JSON dialect reader reads keys with it too
 _WS = _stdre.compile(r"[ \t\n\r]*")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 #: The C scanner behind `json.loads` (one value from a position): `_loads` calls it directly.
@@ -1133,7 +1133,10 @@ def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
     args["_columns"] = columns
     args["_chain"] = _literal_chain(pattern)
     args["_shape"] = _tag_shape(pattern)
-    from .delimiters import stdlib_equivalent, untimed_spans  # local: delimiters imports this module's neighbours
+    from .delimiters import (  # local: delimiters imports this module's neighbours
+        stdlib_equivalent,
+        untimed_spans,
+    )
 
     # bodies up to this long are searched without the timeout (the pattern is proven bounded on them), by
     # the standard library's `re` where it matches exactly what `regex` does (2-3x cheaper per call)

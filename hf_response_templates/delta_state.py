@@ -200,7 +200,7 @@ class _Region:
         self.name = name
         self.kind = kind  # "text" | "tool" | "value"
         self.content = content
-        self.partial = partial  # the content format's partial parser (see partial.py), or None
+        self.partial = partial  # the content format's partial parser (see `hf_response_templates.partial`), or None
         self.captures = captures  # None: not known yet
         self.calls: list[_Call] = []
         self.dirty = False

@@ -1,5 +1,6 @@
 """Tool calls as OpenAI-style deltas: announcing calls, streaming their arguments from the partial parse of
-the region (`partial.py`), checking them against the parsed value at the close. A mixin of `DeltaStream`."""
+the region (`hf_response_templates.partial`), checking them against the parsed value at the close. A mixin
+of `DeltaStream`."""
 
 from __future__ import annotations
 
