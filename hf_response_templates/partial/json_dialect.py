@@ -9,7 +9,6 @@ from hf_response_templates.partial.base import Frame
 from hf_response_templates.partial.json_reader import (
     _AFTER,
     _CSTR,
-    _DEAD,
     _KEY_FIRST,
     _LITERALS,
     _STR,
@@ -121,41 +120,7 @@ class JsonDialectPartial(JsonPartial):
         self.following = frame
         return True
 
-    def _follow_feed(self, text: str) -> str:
-        """`feed` while `following`: the text the followed object's members add, as json.dumps writes it."""
-        out: list[str] = []
-        try:
-            if self._carry:
-                text = self._carry + text
-                self._carry = ""
-            i = 0
-            mode = self._mode
-            if mode == _CSTR or mode == _STR:  # its open string value
-                chunks = self._chunks
-                start = len(chunks)  # (the pieces before were written out)
-                i = self._custom_string(text, 0) if mode == _CSTR else self._string(text, 0)
-                if len(chunks) > start:
-                    new = chunks[start] if len(chunks) == start + 1 else "".join(chunks[start:])
-                    out.append(_encode_string(new)[1:-1])
-                if self._mode == mode:
-                    return out[0] if out else ""
-                out.append('"')
-            pending = self.pending
-            if pending:
-                pending.append(text[i:] if i else text)
-                text = "".join(pending)
-                pending.clear()
-                i = 0
-            self._follow_dialect(text, i, out)
-        except (ValueError, RecursionError):
-            self.broken = True
-            self._mode = _DEAD
-            self.following = None
-            self.wait = None
-            return ""
-        return out[0] if len(out) == 1 else "".join(out)
-
-    def _follow_dialect(self, s: str, i: int, out: list[str]) -> None:
+    def _follow_members(self, s: str, i: int, out: list[str]) -> None:
         """Read whole members of the followed object from `s[i:]` (see the class docs); hold back a partial
         one in `pending`; hand anything else to the general reader."""
         frame: Frame = self.following  # type: ignore[assignment]  # (following: not None)

@@ -263,14 +263,15 @@ class JsonPartial:
                 text = self._carry + text
                 self._carry = ""
             i = 0
-            if self._mode == _STR:  # its open string value
+            mode = self._mode
+            if mode == _STR or mode == _CSTR:  # its open string value (custom-delimited: the dialect's)
                 chunks = self._chunks
                 start = len(chunks)  # (the pieces before were written out, by `feed` or by the caller)
-                i = self._string(text, 0)
+                i = self._string(text, 0) if mode == _STR else self._custom_string(text, 0)
                 if len(chunks) > start:
                     new = chunks[start] if len(chunks) == start + 1 else "".join(chunks[start:])
                     out.append(_encode_string(new)[1:-1])
-                if self._mode == _STR:
+                if self._mode == mode:
                     return out[0] if out else ""
                 out.append('"')
             pending = self.pending
@@ -279,7 +280,7 @@ class JsonPartial:
                 text = "".join(pending)
                 pending.clear()
                 i = 0
-            self._follow_members(text, i, out)
+            self._follow_members(text, i, out)  # (the dialect's own reader of members: `JsonDialectPartial`)
         except (ValueError, RecursionError):
             self.broken = True
             self._mode = _DEAD
