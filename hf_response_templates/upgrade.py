@@ -755,7 +755,7 @@ def _flat_tools(tools: Sequence[Any]) -> list[Any] | None:
     """`tools` with every OpenAI-style `{"type": "function", "function": {...}}` replaced by its function
     dict; None when there is none to replace."""
     flat = [t["function"] if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping) else t for t in tools]
-    return None if all(a is b for a, b in zip(flat, tools)) else flat
+    return None if all(a is b for a, b in zip(flat, tools, strict=True)) else flat
 
 
 def verify_chat_template(

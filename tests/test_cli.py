@@ -23,8 +23,6 @@ from hf_response_templates.cli import DEMO_OUTPUT, DEMO_PROMPT, token_like_piece
 from hf_response_templates.library import get_template, list_templates
 
 
-
-
 def assert_one_line_error(code: int, err: str, *needles: str) -> None:
     assert code == 2, err
     lines = err.strip().splitlines()

@@ -34,8 +34,6 @@ from hf_response_templates.upgrade import (
 from hf_response_templates.verify import render_chat
 
 
-
-
 def assert_only_key_added(old: bytes, new: bytes, key: str = "response_template") -> str:
     """`new` is `old` with one insertion (a pure insertion: no byte of `old` removed or changed);
     returns the inserted text. The result parses to the old object plus `key`, last."""

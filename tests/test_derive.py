@@ -512,9 +512,8 @@ EDITED = [
 
 @pytest.mark.parametrize(("fixture", "renames", "specials", "expected"), EDITED)
 def test_an_edited_chat_template_of_no_shipped_family_is_derived(fixture, renames, specials, expected) -> None:
-    from tests._chat_render import chat_template
-
     from hf_response_templates.library import detect_template
+    from tests._chat_render import chat_template
 
     ct = chat_template(fixture)
     for old, new in renames.items():
@@ -820,10 +819,9 @@ def test_derived_templates_read_real_model_outputs() -> None:
     derived from their families' chat templates (not the shipped ones). What a chat template never shows
     (gpt-oss's own tool-call header, Llama's <|python_tag|>, Mistral calls without [CALL_ID], reasoning
     SmolLM3 and Granite drop from history) cannot be derived; everything else must parse the same."""
+    from hf_response_templates.library import TEMPLATE_INFO
     from tests._chat_render import TOOLS
     from tests.test_templates_raw_outputs import CASES, ON_TEMPLATE_CASES
-
-    from hf_response_templates.library import TEMPLATE_INFO
 
     underivable = {"smollm3-tool-call", "gpt-oss-model-tool-call", "gpt-oss-preamble-then-call", "mistral-tools",
                    "llama3-python-tag-eom", "llama3-tool-call-with-type-key", "granite-think-response",
@@ -841,10 +839,10 @@ def test_derived_templates_read_real_model_outputs() -> None:
 
 def test_attach_derive_on_a_real_tokenizer(tmp_path) -> None:
     """A Transformers tokenizer with an unknown chat template: attach derives, the template saves and parses."""
-    from tests._tokenizers import byte_level_tokenizer
+    from transformers import AutoTokenizer
 
     import hf_response_templates
-    from transformers import AutoTokenizer
+    from tests._tokenizers import byte_level_tokenizer
 
     tok = byte_level_tokenizer()
     tok.chat_template = chatml(REASONING + CONTENT + TAGGED_CALLS)

@@ -11,7 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf_response_templates import ResponseParseError, ResponseParser, TemplateError, load_template, parse_response
+from hf_response_templates import (
+    ResponseParseError,
+    ResponseParser,
+    TemplateError,
+    load_template,
+    parse_response,
+)
 from hf_response_templates.transform import TransformError, compile_transform
 
 CALLS = {

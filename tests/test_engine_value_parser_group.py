@@ -12,7 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf_response_templates import ResponseParseError, ResponseParser, TemplateError, load_template, parse_response
+from hf_response_templates import (
+    ResponseParseError,
+    ResponseParser,
+    TemplateError,
+    load_template,
+    parse_response,
+)
 
 PATTERN = r'<p name="(?P<key>[^"]+)"(?: string="(?P<string>[a-z]+)")?>(?P<value>.*?)</p>'
 

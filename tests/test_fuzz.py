@@ -38,7 +38,13 @@ from strategies import (
     without_trace,
 )
 
-from hf_response_templates import RegexTimeoutError, ResponseParseError, ResponseParser, load_template, parse_response
+from hf_response_templates import (
+    RegexTimeoutError,
+    ResponseParseError,
+    ResponseParser,
+    load_template,
+    parse_response,
+)
 
 STREAMABLE = {"text", "int", "float", "bool"}
 

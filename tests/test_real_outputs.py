@@ -37,9 +37,10 @@ from _real_outputs import (
     token_chunks,
     unclaimed_text,
 )
-from hf_response_templates.library import list_templates
 from hypothesis import given
 from hypothesis import strategies as st
+
+from hf_response_templates.library import list_templates
 
 RECORDS = load_corpus()
 BY_ID = {r.id: r for r in RECORDS}
@@ -211,7 +212,7 @@ def test_streaming_equals_one_shot_for_random_chunkings(data: st.DataObject) -> 
     record = data.draw(st.sampled_from(RECORDS), label="record")
     text = record.output
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12), label="cuts")))
-    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     streamed, events = parse_streamed(record, chunks)
     assert streamed == parse_one_shot(record), record.id
     assert _squeeze("".join(unclaimed_text(streamed, events))) == _squeeze(UNCLAIMED.get(record.id, ""))

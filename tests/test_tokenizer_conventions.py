@@ -12,11 +12,11 @@ import os
 import pkgutil
 import subprocess
 import sys
-import tomllib
 import typing
 from pathlib import Path
 
 import pytest
+import tomllib
 import transformers
 from _tokenizers import byte_level_tokenizer, qwen3_template
 from transformers.utils import logging as hf_logging

@@ -43,7 +43,7 @@ def test_a_generate_that_fails_before_its_first_token_raises_in_the_consumer(tok
             pass
     thread.join(60)
     with pytest.raises(ValueError, match="no_such_kwarg"):
-        streamer.message
+        _ = streamer.message
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")

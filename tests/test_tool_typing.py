@@ -73,8 +73,9 @@ def test_json_schema_tools(schema: dict[str, Any], raw: str, expected: Any) -> N
         assert canon(_arguments(_call({"p": raw}), tools, native.parse_response)["p"]) == canon(expected)
 
 
-def weather(city: str, days: Optional[int] = None, unit: str | None = None, limit: int | None = None,
-            extra: Union[int, str] = 0, tags: Optional[list[str]] = None) -> str:
+def weather(city: str, days: Optional[int] = None, unit: str | None = None,  # noqa: UP045 (old-style hints on purpose)
+            limit: int | None = None, extra: Union[int, str] = 0,  # noqa: UP007 (the typing.Union form on purpose)
+            tags: Optional[list[str]] = None) -> str:  # noqa: UP045
     """Get the weather.
 
     Args:
