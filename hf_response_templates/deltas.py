@@ -289,8 +289,18 @@ class DeltaStream(ToolCallDeltas):
             call = r.sink
             if call is not None or r.follow is not None:  # a tool region: a string argument, or followed
                 if not self._ptake(text):
-                    return self._route(self._pfeed(text))
-                if call is not None:
+                    if call is not None:
+                        return self._route(self._pfeed(text))
+                    # (followed: the text it routes, if one chunk of this region, takes the path below, which
+                    # holds or sinks it, as `_route` would not)
+                    events = self._pfeed(text)
+                    if len(events) != 1 or self._open is not r or r.follow is None:
+                        return self._route(events)
+                    ev = events[0]
+                    if ev["type"] != "region_chunk" or ev["field"] != r.name:
+                        return self._route(events)
+                    text = ev["text"]
+                elif call is not None:
                     if '"' not in text and "\\" not in text and r.stop not in text and text.isprintable():
                         # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
                         # escaping (printable: no control character, no lone surrogate) is both the next

@@ -23,6 +23,7 @@ from test_openai_deltas import SETTINGS, check_deltas, check_text, chunkings, st
 
 from hf_response_templates import get_template
 from hf_response_templates.content import get_content_parser
+from hf_response_templates.openai import DeltaStream
 from hf_response_templates.partial import JsonDialectPartial, partial_parser
 
 GEMMA = "<|turn>user\nHi<turn|>\n<|turn>model\n"
@@ -385,3 +386,49 @@ def test_custom_string_delimiters_with_quoted_keys_are_never_followed() -> None:
     for pieces in (list(text), [text]):
         acc = check_text(template, GEMMA, text, pieces, tools=None)
         assert acc["tool_calls"][0]["function"]["arguments"] == '{"location": "Paris", "days": 3, "t": ["a"]}'
+
+
+# pieces of a string value that the parser holds back (a start of `<tool_call|>`, `<turn|>`, `<|tool_response>`)
+held_starts = st.sampled_from(["<", "<|", "<t", "<tool", "<tu", "<|tool_re", "<|t"])
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(
+    args=st.dictionaries(keys, flat, min_size=1, max_size=5),
+    cuts=st.lists(st.integers(0, 10**6), max_size=12),
+    start=held_starts,
+)
+def test_pieces_the_parser_routes_after_a_held_start_are_held_or_sunk_as_any_other(args, cuts, start) -> None:
+    """A piece ending with what may start the call's end (held by the parser, which routes it with the next
+    piece: `DeltaStream._feed`'s followed path then holds or sinks that text as any other): cut right after each
+    `<` of the text, and anywhere else, the deltas reassemble into parse_response's message and json.dumps's
+    arguments."""
+    args = {k: (v + start + "x" if isinstance(v, str) else v) for k, v in args.items()}
+    text = _call(dialect(args, (" ", "", " ")))
+    at = sorted({i + 1 for i, c in enumerate(text) if c == "<"} | {c % len(text) for c in cuts} | {0, len(text)})
+    chunks = [text[a:b] for a, b in zip(at[:-1], at[1:], strict=True) if b > a]
+    acc = check_text(get_template("gemma4"), GEMMA, text, chunks, tools=None)
+    assert acc["tool_calls"][0]["function"]["arguments"] == json.dumps(args, ensure_ascii=False)
+
+
+def test_a_piece_routed_after_a_held_start_that_completes_nothing_is_held(monkeypatch) -> None:  # noqa: ANN001
+    """`<|` ends a piece (the parser holds it: `<|tool_response>` may start), the next piece ``"|`` cannot open
+    the string value yet: it is kept, not read (the partial reader's `feed` is not called for it)."""
+    template = get_template("gemma4")
+    ds = DeltaStream(template, prefix=GEMMA, id_seed=0)
+    pieces = ["<|tool_call>call:f{", "a: 1, b: ", "<|", '"|', ">x", "y<|", '"|>}', "<tool_call|><turn|>"]
+    for piece in pieces[:3]:
+        ds.feed(piece)
+    p = ds._open.partial
+    assert ds._open.follow is not None and p.wait is not None
+    calls: list[str] = []
+    feed = JsonDialectPartial.feed
+    monkeypatch.setattr(JsonDialectPartial, "feed", lambda self, text: calls.append(text) or feed(self, text))
+    ds.feed(pieces[3])
+    assert calls == []  # (held: it completes nothing)
+    for piece in pieces[4:]:
+        ds.feed(piece)
+    assert calls[0] == ">x"  # (the rest of the opening delimiter: the value opens, with what was held)
+    ds.finish()
+    args = ds.message["tool_calls"][0]["function"]["arguments"]
+    assert args == {"a": 1, "b": "xy"}

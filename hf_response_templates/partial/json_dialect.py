@@ -80,7 +80,10 @@ class JsonDialectPartial(JsonPartial):
                     return _encode_string(text)[1:-1]
             if mode != _STR:
                 res = self._follow_feed(text)
-                self._sink()
+                if self._mode == _CSTR and not self._carry and self.following is not None:  # `_sink`, inlined
+                    self.sink, self.sink_stop = self._chunks, self._close[0]
+                else:
+                    self.sink = None
                 return res
         self.sink = None
         return JsonPartial.feed(self, text)
@@ -164,7 +167,7 @@ class JsonDialectPartial(JsonPartial):
                 frame.version += 1
                 self._is_key = False
                 chunks = self._chunks = []
-                out.append(sep + _encode_string(key) + ': "')
+                out.append(f'{sep}"{key}": "')  # (a bare key needs no escaping: `_encode_string`'s)
                 if close is None:
                     self._mode = _STR
                     i = self._string(s, j)
@@ -220,7 +223,7 @@ class JsonDialectPartial(JsonPartial):
             self.version += 1
             frame.version += 1
             self._mode = _AFTER
-            out.append(sep + _encode_string(key) + ": " + written)
+            out.append(f'{sep}"{key}": {written}')
             i = t
         if i < n:  # hold the start of the member back
             self.pending.append(s[i:] if i else s)
