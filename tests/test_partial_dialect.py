@@ -432,3 +432,65 @@ def test_a_piece_routed_after_a_held_start_that_completes_nothing_is_held(monkey
     ds.finish()
     args = ds.message["tool_calls"][0]["function"]["arguments"]
     assert args == {"a": 1, "b": "xy"}
+
+
+# --------------------------------------------------------------------------- the reader's shortcuts
+
+# values the member regexes read whole (integers, literals, integer lists as json.dumps writes them), and their
+# neighbours that they must leave to the token / list readers (`-0`, `1.0`, `[1,2]`, `[ 1]`, `[-0]`, `truex`...)
+edge_values = st.sampled_from(
+    ["0", "-0", "7", "-12", "1.0", "1e3", "true", "false", "null", "[]", "[1, 2, 3]", "[-4]", "[0, -0]",
+     "[1,2]", "[ 1]", "[1 ]", "[1, 2.5]", "[true]", '[<|"|>x<|"|>]', "[10, 0]"]
+)  # fmt: skip
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(
+    values=st.lists(edge_values, min_size=1, max_size=6),
+    sp=st.tuples(*[st.sampled_from(SPACES)] * 3),
+    data=st.data(),
+)
+def test_values_read_whole_or_not_any_spacing_any_chunking_equal_parse_response(values, sp, data) -> None:
+    """Integers, literals and integer lists next to what only looks like them, with any spaces between the
+    tokens, cut anywhere: the deltas reassemble into parse_response's message and json.dumps's arguments."""
+    after_comma, before_colon, after_colon = sp
+    members = (f"k{i}{before_colon}:{after_colon}{v}" for i, v in enumerate(values))
+    body = "{" + ("," + after_comma).join(members) + "}"
+    args = get_content_parser("json").parse(body, ARGS)
+    _check(args, body, [body[0], *_cuts(data, body[1:])])
+    text = _call(body)
+    acc = check_text(get_template("gemma4"), GEMMA, text, data.draw(chunkings(text)), tools=None)
+    assert acc["tool_calls"][0]["function"]["arguments"] == json.dumps(args, ensure_ascii=False)
+
+
+def test_edge_values_split_at_each_position() -> None:
+    for body in ["{a:-0,b:[0, -0],c:[1,2],d:true}", "{a:[1, 2],b:1.0,c:[ 1],d:null }", "{a:0,b:[]}"]:
+        _split_everywhere(get_content_parser("json").parse(body, ARGS), body)
+
+
+def _counting(monkeypatch, cls: type, name: str) -> list[str]:  # noqa: ANN001
+    calls: list[str] = []
+    method = getattr(cls, name)
+    monkeypatch.setattr(cls, name, lambda self, text, *rest: calls.append(text) or method(self, text, *rest))
+    return calls
+
+
+def test_the_members_between_strings_are_read_without_the_general_follow_feed(monkeypatch) -> None:  # noqa: ANN001
+    """Between two members, and at a string's close, `feed` reads the members itself (`_follow_feed` is not
+    called); a `,` after a member that completes nothing is kept without reading it; text in the string that
+    holds a `<` but neither the closing delimiter nor a start of it at its end is the string's at once."""
+    from hf_response_templates.partial.json_reader import JsonPartial
+
+    p = partial_parser("json", ARGS)
+    p.feed("{")
+    assert p.follow(p.stack[0])
+    general = _counting(monkeypatch, JsonPartial, "_follow_feed")
+    members = _counting(monkeypatch, JsonDialectPartial, "_follow_members")
+    written = [p.feed(t) for t in ["a: 1", ", b: [1, 2]", ", s: <|", '"|>x', " < yes", " <", '|"|>', ", c"]]
+    assert written == ["", '"a": 1, "b": [1, 2]', "", ', "s": "x', " < yes", " ", '"', ""]
+    assert general == [" <"]  # (the one piece that may end with a cut closing delimiter: the general path)
+    # (`, s: <|` after the list: kept, not read; ` < yes`: the open string's at once)
+    assert members == ["a: 1", "a: 1, b: [1, 2]", ', s: <|"|>x', '<|"|>']
+    assert p.pending == [", c"] and p.wait is not None  # (`, c`: kept)
+    assert p.feed(": 3}") == ', "c": 3' and p.following is None
+    assert p.value == {"a": 1, "b": [1, 2], "s": "x < yes ", "c": 3}
