@@ -440,7 +440,7 @@ def test_a_piece_routed_after_a_held_start_that_completes_nothing_is_held(monkey
 # neighbours that they must leave to the token / list readers (`-0`, `1.0`, `[1,2]`, `[ 1]`, `[-0]`, `truex`...)
 edge_values = st.sampled_from(
     ["0", "-0", "7", "-12", "1.0", "1e3", "true", "false", "null", "[]", "[1, 2, 3]", "[-4]", "[0, -0]",
-     "[1,2]", "[ 1]", "[1 ]", "[1, 2.5]", "[true]", '[<|"|>x<|"|>]', "[10, 0]"]
+     "[1,2]", "[ 1]", "[1 ]", "[1, 2.5]", "[true]", '[<|"|>x<|"|>]', "[10, 0]", '"a[b, c"', '["x,", 1]']
 )  # fmt: skip
 
 
@@ -477,8 +477,9 @@ def _counting(monkeypatch, cls: type, name: str) -> list[str]:  # noqa: ANN001
 
 def test_the_members_between_strings_are_read_without_the_general_follow_feed(monkeypatch) -> None:  # noqa: ANN001
     """Between two members, and at a string's close, `feed` reads the members itself (`_follow_feed` is not
-    called); a `,` after a member that completes nothing is kept without reading it; text in the string that
-    holds a `<` but neither the closing delimiter nor a start of it at its end is the string's at once."""
+    called); a `,` after a member that completes nothing is kept without reading it, and so is a `,` inside a
+    list value that opened in the text kept; text in the string that holds a `<` but neither the closing
+    delimiter nor a start of it at its end is the string's at once."""
     from hf_response_templates.partial.json_reader import JsonPartial
 
     p = partial_parser("json", ARGS)
@@ -486,11 +487,13 @@ def test_the_members_between_strings_are_read_without_the_general_follow_feed(mo
     assert p.follow(p.stack[0])
     general = _counting(monkeypatch, JsonPartial, "_follow_feed")
     members = _counting(monkeypatch, JsonDialectPartial, "_follow_members")
-    written = [p.feed(t) for t in ["a: 1", ", b: [1, 2]", ", s: <|", '"|>x', " < yes", " <", '|"|>', ", c"]]
-    assert written == ["", '"a": 1, "b": [1, 2]', "", ', "s": "x', " < yes", " ", '"', ""]
+    pieces = ["a: 1", ", b: [1, 2]", ", l: [", "1,", " 2", "], s: <|", '"|>x', " < yes", " <", '|"|>', ", c"]
+    written = [None if p.hold(t) else p.feed(t) for t in pieces]
+    assert written == [None, '"a": 1, "b": [1, 2]', "", "", None, ', "l": [1, 2]', ', "s": "x', " < yes", " ",
+                       '"', ""]  # fmt: skip
     assert general == [" <"]  # (the one piece that may end with a cut closing delimiter: the general path)
-    # (`, s: <|` after the list: kept, not read; ` < yes`: the open string's at once)
-    assert members == ["a: 1", "a: 1, b: [1, 2]", ', s: <|"|>x', '<|"|>']
-    assert p.pending == [", c"] and p.wait is not None  # (`, c`: kept)
+    # (`, l: [` and `1,` kept, not read; ` < yes`: the open string's at once; `, c`: kept)
+    assert members == ["a: 1, b: [1, 2]", ", l: [1, 2], s: <|", ', s: <|"|>x', '<|"|>']
+    assert p.pending == [", c"] and p.wait is not None
     assert p.feed(": 3}") == ', "c": 3' and p.following is None
-    assert p.value == {"a": 1, "b": [1, 2], "s": "x < yes ", "c": 3}
+    assert p.value == {"a": 1, "b": [1, 2], "l": [1, 2], "s": "x < yes ", "c": 3}

@@ -140,6 +140,22 @@ class JsonDialectPartial(JsonPartial):
                     self.wait = self._wake
                     self.sink = None
                     return ""
+                elif (
+                    wait is self._wake
+                    and self._wake_no_comma.isdisjoint(text)
+                    and '"' not in text
+                    and (
+                        -1 < text.find("[") < text.find(",")
+                        or self.pending and "[" in self.pending[-1] and '"' not in "".join(self.pending)
+                    )
+                ):
+                    # the member's value opened as a list (in the text kept, or before the text's first `,`; no
+                    # `"` where the `[` may be a standard string's), and the `,` is in it: its `]` completes it
+                    # (what else the text holds, the reading of it decides then)
+                    self.pending.append(text)
+                    self.wait = _WAIT_LIST
+                    self.sink = None
+                    return ""
                 else:  # between two members (no string open, nothing carried)
                     pending = self.pending
                     if pending:
