@@ -64,9 +64,10 @@ class JsonDialectPartial(JsonPartial):
     written ``[1, 2]``), its value are read with one regex call; any other number or flat list is read, once its
     text is complete, by its full parse (`content.parse_json`, with the same dialect options); the general
     reader (`JsonPartial`) takes over at anything else (a quoted key, a nested object, a list holding lists or
-    objects, or that does not parse, a duplicate key, the object's end). A string value streams: text of its custom-delimited value that holds no first character of the closing
-    delimiter is appended to its pieces by `feed` at once (the fragment: that text, JSON-escaped), or by the
-    caller (`sink`). `hold` keeps what cannot complete a member or open its string value: after a member, text
+    objects, or that does not parse, a duplicate key, the object's end). A string value streams: text of its
+    custom-delimited value that holds no first character of the closing delimiter (or no start of it at its
+    end) is appended to its pieces by `feed` at once (the fragment: that text, JSON-escaped), or by the caller
+    (`sink`: no first character of it at all). `hold` keeps what cannot complete a member or open its string value: after a member, text
     without ``,`` or ``}``; after its ``,``, text holding none of ``,`` ``}`` ``]`` and the last characters of
     the opening delimiters (``"`` without custom delimiters); within a list, text without ``]``; within a
     number or literal, text without ``,`` or ``}``.
