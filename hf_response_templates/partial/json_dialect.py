@@ -67,10 +67,10 @@ class JsonDialectPartial(JsonPartial):
     objects, or that does not parse, a duplicate key, the object's end). A string value streams: text of its
     custom-delimited value that holds no first character of the closing delimiter (or no start of it at its
     end) is appended to its pieces by `feed` at once (the fragment: that text, JSON-escaped), or by the caller
-    (`sink`: no first character of it at all). `hold` keeps what cannot complete a member or open its string value: after a member, text
-    without ``,`` or ``}``; after its ``,``, text holding none of ``,`` ``}`` ``]`` and the last characters of
-    the opening delimiters (``"`` without custom delimiters); within a list, text without ``]``; within a
-    number or literal, text without ``,`` or ``}``.
+    (`sink`: no first character of it at all). `hold` keeps what cannot complete a member or open its string
+    value: after a member, text without ``,`` or ``}``; after its ``,``, text holding none of ``,`` ``}`` ``]``
+    and the last characters of the opening delimiters (``"`` without custom delimiters); within a list, text
+    without ``]``; within a number or literal, text without ``,`` or ``}``.
     """
 
     __slots__ = ("_wake", "_wake_no_comma", "_dialect", "_opener_chars", "_members", "sink", "sink_stop")
@@ -292,7 +292,7 @@ class JsonDialectPartial(JsonPartial):
                             value, e = _scan_value(s, j)
                             if e != t:
                                 raise ValueError
-                    except (ValueError, StopIteration):  # (a `]` in one of its strings, a cut string: the general reader)
+                    except (ValueError, StopIteration):  # (a `]` in one of its strings, a cut string)
                         return self._unfollow(s, i)
                     for v in value:
                         if type(v) is list or type(v) is dict:
