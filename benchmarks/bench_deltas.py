@@ -168,13 +168,18 @@ def measure(case: str, n: int, repeat: int = 5) -> dict:
 def count_opcodes(case: str, n: int) -> dict:
     """Python opcodes executed per piece by `ResponseParser.feed` and by `DeltaStream.feed` (which includes its
     parser's), the same text and pieces as `measure`: deterministic, unlike CPU time on a loaded machine
-    (``sys.settrace`` with ``f_trace_opcodes``; a call into C counts as the opcodes that make it)."""
+    (``sys.settrace`` with ``f_trace_opcodes``; a call into C counts as the opcodes that make it). Each is run
+    once untraced first, as the CPU figures' best of N are: what is compiled once per process (a regex) is not
+    counted."""
     rng = random.Random(SEED)
     name, prefix, text = make_case(case, n, rng)
     template = get_template(name)
     chunks = pieces(text, rng)
     counts = []
     for make in (lambda: ResponseParser(template, prefix).feed, lambda: DeltaStream(template, prefix=prefix, id_seed=0).feed):
+        feed = make()
+        for c in chunks:
+            feed(c)
         feed = make()
         ops = 0
 

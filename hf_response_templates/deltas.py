@@ -36,6 +36,8 @@ from hf_response_templates.tools import ToolSchemas, tool_schemas
 
 __all__ = ["DeltaStream"]
 
+_LAG_AT = 128  # pieces kept by `DeltaStream._take` before the parser gets them anyway
+
 #: Per template (compiled templates are immutable): its fields' sources, ``{field: (content parser, its
 #: compiled content args)}`` for the fields with a partial parser (compiling xml-inline args costs ~0.5 ms),
 #: and ``{field: _Shape}`` for the tool-call fields met so far.
@@ -122,6 +124,13 @@ class DeltaStream(ToolCallDeltas):
         self._parser = parser
         self._pfeed: Callable[[str], list] = parser.feed if parser is not None else self._no_feed
         self._ptake: Callable[[str], bool] = parser.feed_region if parser is not None else self._no_feed
+        # Text the parser takes later, in one piece (see `_take`): only with a parser of its own (the caller's
+        # may be looked at between pieces)
+        self._lag: list[str] = []
+        self._lag_char: str | None = None
+        if parser is not None and parser is not parser_or_template:
+            self._region_take, self._region_char = parser.feed_region, parser.region_char
+            self._ptake = self._take
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
         self._id_seed = id_seed
@@ -289,8 +298,18 @@ class DeltaStream(ToolCallDeltas):
             call = r.sink
             if call is not None or r.follow is not None:  # a tool region: a string argument, or followed
                 if not self._ptake(text):
-                    return self._route(self._pfeed(text))
-                if call is not None:
+                    if call is not None:
+                        return self._route(self._pfeed(text))
+                    # (followed: the text it routes, if one chunk of this region, takes the path below, which
+                    # holds or sinks it, as `_route` would not)
+                    events = self._pfeed(text)
+                    if len(events) != 1 or self._open is not r or r.follow is None:
+                        return self._route(events)
+                    ev = events[0]
+                    if ev["type"] != "region_chunk" or ev["field"] != r.name:
+                        return self._route(events)
+                    text = ev["text"]
+                elif call is not None:
                     if '"' not in text and "\\" not in text and r.stop not in text and text.isprintable():
                         # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
                         # escaping (printable: no control character, no lone surrogate) is both the next
@@ -338,7 +357,7 @@ class DeltaStream(ToolCallDeltas):
                 try:  # `_follow_chunk`, inlined for what a member's end writes
                     res = p.feed(text)
                     if type(res) is str and p.following is not None:
-                        if p.wait is None:  # (following, it waits for nothing: in a string value)
+                        if p.wait is None and p.sink is None:  # (in a string value the stream is not sinking)
                             chunks = p.string_sink()
                             if chunks is not None:  # its pieces so far are in `res`: a sink
                                 r.sink = call
@@ -367,6 +386,9 @@ class DeltaStream(ToolCallDeltas):
             self._check_open()
         if not text:
             return self._begin()
+        if self._lag:
+            self._unlag()
+        self._lag_char = None
         events = parser.feed(text)
         if r is not None and len(events) == 1:  # (`r` is still the open region: only the events change it)
             ev = events[0]
@@ -382,6 +404,45 @@ class DeltaStream(ToolCallDeltas):
                         return self._follow_chunk(r, text)
                     return self._partial_chunk(r, ev["text"])
         return self._route(events)
+
+    def _take(self, text: str) -> bool:
+        """`_ptake` (`ResponseParser.feed_region`) of a stream with its own parser: while the parser says text
+        without some character cannot end the open region (`ResponseParser.region_char`), text without it is
+        kept (`_lag`) and handed on, joined, with the next text that holds it (or every `_LAG_AT` pieces, or
+        before anything else reaches the parser): one parser call for many pieces."""
+        c = self._lag_char
+        if c and c not in text:
+            if not text:
+                return False
+            lag = self._lag
+            lag.append(text)
+            if len(lag) >= _LAG_AT:
+                self._unlag()
+            return True
+        lag = self._lag
+        if lag:
+            lag.append(text)
+            joined = "".join(lag)
+            lag.clear()
+            if self._region_take(joined):
+                return True
+            if not self._region_take(joined[: len(joined) - len(text)]):  # (taken, by `region_char`)
+                raise AssertionError("region text lagged behind the parser was not taken")
+        elif self._region_take(text):
+            if c is None:
+                self._lag_char = self._region_char() or ""  # ("": not until the parser is fed again)
+            return True
+        self._lag_char = None  # (the caller feeds it: the parser may stand elsewhere then)
+        return False
+
+    def _unlag(self) -> None:
+        """Hand the parser the text kept by `_take`."""
+        lag = self._lag
+        if lag:
+            joined = "".join(lag)
+            lag.clear()
+            if not self._region_take(joined):
+                raise AssertionError("region text lagged behind the parser was not taken")
 
     def _route(self, events: list) -> list[dict[str, Any]]:
         r = self._open
@@ -585,6 +646,7 @@ class DeltaStream(ToolCallDeltas):
         if self._parser is not None:
             if length and r is not None and r.kind == "tool":
                 r.length_cut = True
+            self._unlag()
             message, events = self._parser.finalize()
             self._handle(events, out)
             self.message = message

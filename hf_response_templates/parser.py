@@ -441,6 +441,18 @@ class ResponseParser:
                 return True
         return False
 
+    def region_char(self) -> str | None:
+        """For a consumer that may hand `feed_region` many pieces at once (`DeltaStream`): a character such that,
+        from now on, `feed_region` takes every text without it (no delimiter starts with another character),
+        so the joined pieces are taken as each would be; None if the parser does not stand where that holds
+        (no region open, text held, a delimiter that may start with any of several characters). It holds
+        until text with that character is fed, or anything through `feed` or `finalize`."""
+        watch = self._watch
+        if self._opened and watch is not None and not self._buf and not self._rescan:
+            if self._current.markup is None:  # type: ignore[union-attr]  # (open: a current field)
+                return watch.first_char
+        return None
+
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning
         of a fixed text, at the end (` <` of `<|im_end|>`), it is a partial match for sure (`Watch.feed_holds`)

@@ -23,6 +23,7 @@ from test_openai_deltas import SETTINGS, check_deltas, check_text, chunkings, st
 
 from hf_response_templates import get_template
 from hf_response_templates.content import get_content_parser
+from hf_response_templates.openai import DeltaStream
 from hf_response_templates.partial import JsonDialectPartial, partial_parser
 
 GEMMA = "<|turn>user\nHi<turn|>\n<|turn>model\n"
@@ -385,3 +386,114 @@ def test_custom_string_delimiters_with_quoted_keys_are_never_followed() -> None:
     for pieces in (list(text), [text]):
         acc = check_text(template, GEMMA, text, pieces, tools=None)
         assert acc["tool_calls"][0]["function"]["arguments"] == '{"location": "Paris", "days": 3, "t": ["a"]}'
+
+
+# pieces of a string value that the parser holds back (a start of `<tool_call|>`, `<turn|>`, `<|tool_response>`)
+held_starts = st.sampled_from(["<", "<|", "<t", "<tool", "<tu", "<|tool_re", "<|t"])
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(
+    args=st.dictionaries(keys, flat, min_size=1, max_size=5),
+    cuts=st.lists(st.integers(0, 10**6), max_size=12),
+    start=held_starts,
+)
+def test_pieces_the_parser_routes_after_a_held_start_are_held_or_sunk_as_any_other(args, cuts, start) -> None:
+    """A piece ending with what may start the call's end (held by the parser, which routes it with the next
+    piece: `DeltaStream._feed`'s followed path then holds or sinks that text as any other): cut right after each
+    `<` of the text, and anywhere else, the deltas reassemble into parse_response's message and json.dumps's
+    arguments."""
+    args = {k: (v + start + "x" if isinstance(v, str) else v) for k, v in args.items()}
+    text = _call(dialect(args, (" ", "", " ")))
+    at = sorted({i + 1 for i, c in enumerate(text) if c == "<"} | {c % len(text) for c in cuts} | {0, len(text)})
+    chunks = [text[a:b] for a, b in zip(at[:-1], at[1:], strict=True) if b > a]
+    acc = check_text(get_template("gemma4"), GEMMA, text, chunks, tools=None)
+    assert acc["tool_calls"][0]["function"]["arguments"] == json.dumps(args, ensure_ascii=False)
+
+
+def test_a_piece_routed_after_a_held_start_that_completes_nothing_is_held(monkeypatch) -> None:  # noqa: ANN001
+    """`<|` ends a piece (the parser holds it: `<|tool_response>` may start), the next piece ``"|`` cannot open
+    the string value yet: it is kept, not read (the partial reader's `feed` is not called for it)."""
+    template = get_template("gemma4")
+    ds = DeltaStream(template, prefix=GEMMA, id_seed=0)
+    pieces = ["<|tool_call>call:f{", "a: 1, b: ", "<|", '"|', ">x", "y<|", '"|>}', "<tool_call|><turn|>"]
+    for piece in pieces[:3]:
+        ds.feed(piece)
+    p = ds._open.partial
+    assert ds._open.follow is not None and p.wait is not None
+    calls: list[str] = []
+    feed = JsonDialectPartial.feed
+    monkeypatch.setattr(JsonDialectPartial, "feed", lambda self, text: calls.append(text) or feed(self, text))
+    ds.feed(pieces[3])
+    assert calls == []  # (held: it completes nothing)
+    for piece in pieces[4:]:
+        ds.feed(piece)
+    assert calls[0] == ">x"  # (the rest of the opening delimiter: the value opens, with what was held)
+    ds.finish()
+    args = ds.message["tool_calls"][0]["function"]["arguments"]
+    assert args == {"a": 1, "b": "xy"}
+
+
+# --------------------------------------------------------------------------- the reader's shortcuts
+
+# values the member regexes read whole (integers, literals, integer lists as json.dumps writes them), and their
+# neighbours that they must leave to the token / list readers (`-0`, `1.0`, `[1,2]`, `[ 1]`, `[-0]`, `truex`...)
+edge_values = st.sampled_from(
+    ["0", "-0", "7", "-12", "1.0", "1e3", "true", "false", "null", "[]", "[1, 2, 3]", "[-4]", "[0, -0]",
+     "[1,2]", "[ 1]", "[1 ]", "[1, 2.5]", "[true]", '[<|"|>x<|"|>]', "[10, 0]", '"a[b, c"', '["x,", 1]']
+)  # fmt: skip
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(
+    values=st.lists(edge_values, min_size=1, max_size=6),
+    sp=st.tuples(*[st.sampled_from(SPACES)] * 3),
+    data=st.data(),
+)
+def test_values_read_whole_or_not_any_spacing_any_chunking_equal_parse_response(values, sp, data) -> None:
+    """Integers, literals and integer lists next to what only looks like them, with any spaces between the
+    tokens, cut anywhere: the deltas reassemble into parse_response's message and json.dumps's arguments."""
+    after_comma, before_colon, after_colon = sp
+    members = (f"k{i}{before_colon}:{after_colon}{v}" for i, v in enumerate(values))
+    body = "{" + ("," + after_comma).join(members) + "}"
+    args = get_content_parser("json").parse(body, ARGS)
+    _check(args, body, [body[0], *_cuts(data, body[1:])])
+    text = _call(body)
+    acc = check_text(get_template("gemma4"), GEMMA, text, data.draw(chunkings(text)), tools=None)
+    assert acc["tool_calls"][0]["function"]["arguments"] == json.dumps(args, ensure_ascii=False)
+
+
+def test_edge_values_split_at_each_position() -> None:
+    for body in ["{a:-0,b:[0, -0],c:[1,2],d:true}", "{a:[1, 2],b:1.0,c:[ 1],d:null }", "{a:0,b:[]}"]:
+        _split_everywhere(get_content_parser("json").parse(body, ARGS), body)
+
+
+def _counting(monkeypatch, cls: type, name: str) -> list[str]:  # noqa: ANN001
+    calls: list[str] = []
+    method = getattr(cls, name)
+    monkeypatch.setattr(cls, name, lambda self, text, *rest: calls.append(text) or method(self, text, *rest))
+    return calls
+
+
+def test_the_members_between_strings_are_read_without_the_general_follow_feed(monkeypatch) -> None:  # noqa: ANN001
+    """Between two members, and at a string's close, `feed` reads the members itself (`_follow_feed` is not
+    called); a `,` after a member that completes nothing is kept without reading it, and so is a `,` inside a
+    list value that opened in the text kept; text in the string that holds a `<` but neither the closing
+    delimiter nor a start of it at its end is the string's at once."""
+    from hf_response_templates.partial.json_reader import JsonPartial
+
+    p = partial_parser("json", ARGS)
+    p.feed("{")
+    assert p.follow(p.stack[0])
+    general = _counting(monkeypatch, JsonPartial, "_follow_feed")
+    members = _counting(monkeypatch, JsonDialectPartial, "_follow_members")
+    pieces = ["a: 1", ", b: [1, 2]", ", l: [", "1,", " 2", "], s: <|", '"|>x', " < yes", " <", '|"|>', ", c"]
+    written = [None if p.hold(t) else p.feed(t) for t in pieces]
+    assert written == [None, '"a": 1, "b": [1, 2]', "", "", None, ', "l": [1, 2]', ', "s": "x', " < yes", " ",
+                       '"', ""]  # fmt: skip
+    assert general == [" <"]  # (the one piece that may end with a cut closing delimiter: the general path)
+    # (`, l: [` and `1,` kept, not read; ` < yes`: the open string's at once; `, c`: kept)
+    assert members == ["a: 1, b: [1, 2]", ", l: [1, 2], s: <|", ', s: <|"|>x', '<|"|>']
+    assert p.pending == [", c"] and p.wait is not None
+    assert p.feed(": 3}") == ', "c": 3' and p.following is None
+    assert p.value == {"a": 1, "b": [1, 2], "l": [1, 2], "s": "x < yes ", "c": 3}

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hf_response_templates.content import _BARE_KEY, parse_json
 from hf_response_templates.partial.base import Frame
 from hf_response_templates.partial.json_reader import (
     _AFTER,
     _CSTR,
+    _DEAD,
     _KEY_FIRST,
     _LITERALS,
     _STR,
@@ -22,11 +24,32 @@ from hf_response_templates.partial.json_reader import (
     _scan_value,
 )
 
-_DIALECT_FIRST = re.compile(r"[ \t\n\r]*(" + _BARE_KEY.pattern + r")[ \t\n\r]*:[ \t\n\r]*")
-_DIALECT_NEXT = re.compile(r"[ \t\n\r]*,[ \t\n\r]*(" + _BARE_KEY.pattern + r")[ \t\n\r]*:[ \t\n\r]*")
-# what a member's start cut before its `:` looks like (the key may go on)
-_DIALECT_FIRST_CUT = re.compile(r"[ \t\n\r]*(?:" + _BARE_KEY.pattern + r"[ \t\n\r]*)?")
-_DIALECT_NEXT_CUT = re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*(?:" + _BARE_KEY.pattern + r"[ \t\n\r]*)?)?")
+_WS = r"[ \t\n\r]*"
+_KEY = _WS + "(" + _BARE_KEY.pattern + ")" + _WS + ":" + _WS  # `key: ` (its end: where the value starts)
+# a value the member regexes read whole, as json.dumps writes it (so that its text is what is written): an
+# integer, a literal, a list of integers written `[1, 2, 3]`, each followed by what ends it
+_INT = r"0|-?[1-9][0-9]*"
+_WHOLE = rf"(?:({_INT})|(true|false|null)|(\[(?:(?:{_INT})(?:, (?:{_INT}))*)?\]))(?=[ \t\n\r]*[,}}])"
+# what a member's start cut before its `:` looks like (the key may go on); group 1: the `,` before it
+_DIALECT_FIRST_CUT = re.compile(_WS + "(?:" + _BARE_KEY.pattern + _WS + ")?")
+_DIALECT_NEXT_CUT = re.compile(_WS + "(?:(,)" + _WS + "(?:" + _BARE_KEY.pattern + _WS + ")?)?")
+_MEMBERS: dict[tuple, tuple[re.Pattern, re.Pattern, dict]] = {}
+
+
+def _member_regexes(delims: tuple) -> tuple[re.Pattern, re.Pattern, dict]:
+    """The regexes of a member's start (`key: `, then `, key: `), one call each: groups 1 the key, 2-4 a value
+    read whole (`_WHOLE`), 5 the opening delimiter of a string value (``"`` first, then the custom ones in
+    their order, as `_follow_members` tries them); and each opening delimiter's closing one (None: ``"``)."""
+    found = _MEMBERS.get(delims)
+    if found is None:
+        openers = ['"', *(o for o, _c in delims if o and not o.startswith('"'))]
+        value = "(?:" + _WHOLE + "|(" + "|".join(re.escape(o) for o in openers) + "))?"
+        close_of = {o: c for o, c in reversed(delims) if o}
+        close_of['"'] = None
+        found = _MEMBERS[delims] = (re.compile(_KEY + value), re.compile(_WS + "," + _KEY + value), close_of)
+    return found
+
+
 _WAIT_COMMA = frozenset(",}")  # after a member: the `,` before the next one (or the object's end)
 
 
@@ -36,27 +59,31 @@ class JsonDialectPartial(JsonPartial):
     ``json.dumps`` writes them (keys quoted, custom-delimited strings encoded, ``, `` / ``: ``), whatever spaces
     the model put between them.
 
-    What a member is stays the `json` content parser's: keys are its bare keys (`content._BARE_KEY`), a
-    number or a flat list is read, once its text is complete, by its full parse (`content.parse_json`, with the
-    same dialect options), the general reader (`JsonPartial`) takes over at anything else (a quoted key, a
-    nested object, a list holding lists or objects, or that does not parse, a duplicate key, the object's end).
-    A string value streams: text of its custom-delimited value that holds no first character of the closing
-    delimiter is appended to its pieces by `feed` at once (the fragment: that text, JSON-escaped), or by the
-    caller (`sink`). `hold` keeps what cannot complete a member or open its string value: after a member, text
-    without ``,`` or ``}``; after its ``,``, text holding none of ``,`` ``}`` ``]`` and the last characters of
-    the opening delimiters (``"`` without custom delimiters); within a list, text without ``]``; within a
-    number or literal, text without ``,`` or ``}``.
+    What a member is stays the `json` content parser's: keys are its bare keys (`content._BARE_KEY`); a
+    member's start and, where json.dumps would write it the same (an integer, a literal, a list of integers
+    written ``[1, 2]``), its value are read with one regex call; any other number or flat list is read, once its
+    text is complete, by its full parse (`content.parse_json`, with the same dialect options); the general
+    reader (`JsonPartial`) takes over at anything else (a quoted key, a nested object, a list holding lists or
+    objects, or that does not parse, a duplicate key, the object's end). A string value streams: text of its
+    custom-delimited value that holds no first character of the closing delimiter (or no start of it at its
+    end) is appended to its pieces by `feed` at once (the fragment: that text, JSON-escaped), or by the caller
+    (`sink`: no first character of it at all). `hold` keeps what cannot complete a member or open its string
+    value: after a member, text without ``,`` or ``}``; after its ``,``, text holding none of ``,`` ``}`` ``]``
+    and the last characters of the opening delimiters (``"`` without custom delimiters); within a list, text
+    without ``]``; within a number or literal, text without ``,`` or ``}``.
     """
 
-    __slots__ = ("_wake", "_dialect", "_opener_chars", "sink", "sink_stop")
+    __slots__ = ("_wake", "_wake_no_comma", "_dialect", "_opener_chars", "_members", "sink", "sink_stop")
 
     def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
         super().__init__(unquoted_keys, string_delims)
         # what a member whose value has not started waits for: a number's or literal's end, a list's, a string
         # delimiter's last character (a `"` too without custom delimiters)
         self._wake = frozenset(",}]" + ("".join(o[-1] for o, _c in self._delims if o) or '"'))
+        self._wake_no_comma = self._wake - {","}
         self._dialect = {"unquoted_keys": unquoted_keys, "string_delims": self._delims}
         self._opener_chars = frozenset(self._openers)
+        self._members = _member_regexes(self._delims)
         #: While `following`, in its open custom-delimited string value with nothing held back: that string's
         #: pieces, to which text holding neither `sink_stop` (the first character of the closing delimiter) nor
         #: ``"``, ``\\``, or a character that is not printable may be appended instead of fed (that text is then
@@ -70,8 +97,11 @@ class JsonDialectPartial(JsonPartial):
         if self.following is not None and text:
             mode = self._mode
             if mode == _CSTR and not self._carry:
-                stop = self._close[0]
-                if stop not in text:
+                close = self._close
+                stop = close[0]
+                # (text that holds neither the closing delimiter nor a start of it at its end: all of it is
+                # the string's, e.g. the `<` of `x < y` before `<|"|>`)
+                if stop not in text or close not in text and stop not in text[1 - len(close) :]:
                     chunks = self._chunks
                     chunks.append(text)
                     if len(chunks) >= 4096:  # (memory: a long string arrives in many small pieces)
@@ -79,11 +109,94 @@ class JsonDialectPartial(JsonPartial):
                     self.sink, self.sink_stop = chunks, stop
                     return _encode_string(text)[1:-1]
             if mode != _STR:
-                res = self._follow_feed(text)
-                self._sink()
+                wait = self.wait
+                out: list[str] = []
+                if wait is None:  # in the open custom-delimited string (see `follow`): does it close?
+                    if self._carry:
+                        text = self._carry + text
+                        self._carry = ""
+                    close = self._close
+                    k = text.find(close)
+                    if k < 0:  # (a start of the delimiter ends it, or something to escape)
+                        res = self._follow_feed(text)
+                        i = -1
+                    else:  # `_follow_feed`: the string ends (`_end_string`, inlined), members may follow
+                        chunks = self._chunks
+                        if k:
+                            chunks.append(text[:k])
+                            out.append(_encode_string(text[:k])[1:-1])
+                        out.append('"')
+                        frame: Frame = self.following
+                        frame.node[frame.open_key] = chunks[0] if len(chunks) == 1 else "".join(chunks)
+                        frame.open_key = None
+                        frame.version += 1
+                        self.version += 1
+                        self._mode = _AFTER
+                        self._chunks = []
+                        i = k + len(close)
+                elif wait is _WAIT_COMMA and text.count(",") == 1 and self._wake_no_comma.isdisjoint(text):
+                    # after a member, its `,`, and no character that may complete the next member (see
+                    # `_follow_members`): the start of that member, kept for the next text that may complete it
+                    self.pending.append(text)
+                    self.wait = self._wake
+                    self.sink = None
+                    return ""
+                elif (
+                    wait is self._wake
+                    and self._wake_no_comma.isdisjoint(text)
+                    and '"' not in text
+                    and (
+                        -1 < text.find("[") < text.find(",")
+                        or self.pending and "[" in self.pending[-1] and '"' not in "".join(self.pending)
+                    )
+                ):
+                    # the member's value opened as a list (in the text kept, or before the text's first `,`; no
+                    # `"` where the `[` may be a standard string's), and the `,` is in it: its `]` completes it
+                    # (what else the text holds, the reading of it decides then)
+                    self.pending.append(text)
+                    self.wait = _WAIT_LIST
+                    self.sink = None
+                    return ""
+                else:  # between two members (no string open, nothing carried)
+                    pending = self.pending
+                    if pending:
+                        text = (pending[0] if len(pending) == 1 else "".join(pending)) + text
+                        pending.clear()
+                    i = 0
+                if i >= 0:  # `_follow_feed`'s own reading of the members, one call less
+                    try:
+                        self._follow_members(text, i, out)
+                    except (ValueError, RecursionError):
+                        self.broken = True
+                        self._mode = _DEAD
+                        self.following = self.wait = self.sink = None
+                        return ""  # (as `_follow_feed`: nothing of a text that breaks the body is sent)
+                    res = out[0] if len(out) == 1 else "".join(out)
+                if self._mode == _CSTR and not self._carry and self.following is not None:  # `_sink`, inlined
+                    self.sink, self.sink_stop = self._chunks, self._close[0]
+                else:
+                    self.sink = None
                 return res
         self.sink = None
         return JsonPartial.feed(self, text)
+
+    def _custom_string(self, text: str, i: int) -> int:
+        """`JsonPartial._custom_string`, looking for a closing delimiter cut by the end of the text (kept back)
+        only when a first character of it is among the text's last characters."""
+        close = self._close
+        k = text.find(close, i)
+        if k < 0:
+            n = len(text)
+            tail = n + 1 - len(close)
+            if text.find(close[0], tail if tail > i else i) < 0:
+                if n > i:
+                    self._chunks.append(text[i:] if i else text)
+                return n
+            return JsonPartial._custom_string(self, text, i)
+        if k > i:
+            self._chunks.append(text[i:k])
+        self._end_string()
+        return k + len(close)
 
     def _sink(self) -> None:
         """Set `sink` after a `feed` or `follow`."""
@@ -126,45 +239,92 @@ class JsonDialectPartial(JsonPartial):
         frame: Frame = self.following  # type: ignore[assignment]  # (following: not None)
         node, keys = frame.node, frame.keys
         n = len(s)
+        first, nxt, close_of = self._members
+        value: Any
         while True:
-            # `, key: ` (`key: ` first), one regex call; its end is where the value starts
-            m = (_DIALECT_NEXT if keys else _DIALECT_FIRST).match(s, i)
+            # `, key: ` (`key: ` first) and, if it is there, a value read whole or a string's opening delimiter:
+            # one regex call
+            m = (nxt if keys else first).match(s, i)
             if m is None:
-                if (_DIALECT_NEXT_CUT if keys else _DIALECT_FIRST_CUT).fullmatch(s, i):
+                cut = (_DIALECT_NEXT_CUT if keys else _DIALECT_FIRST_CUT).fullmatch(s, i)
+                if cut is not None:
                     # the text so far starts a member: it waits for the `,` before it, then for its value
-                    wait = self._wake if not keys or s.find(",", i) >= 0 else _WAIT_COMMA
+                    wait = self._wake if not keys or cut.lastindex else _WAIT_COMMA
                     break
                 return self._unfollow(s, i)  # (the object's end, a quoted key, not the dialect: the general reader)
             j = m.end()
-            if j == n:
-                wait = self._wake
-                break
-            key = m.group(1)
+            groups = m.groups()
+            key = groups[0]
             if key in node:
                 return self._unfollow(s, i)  # (a duplicate: the general reader says how)
             sep = ", " if keys else ""
-            c = s[j]
-            if c in self._openers or c == '"':  # a string value opens: it streams
-                close = None
-                if c == '"':
-                    j += 1
+            at = m.lastindex or 1  # (group 1, the key, always matches)
+            if at == 5:  # a string value opens: it streams
+                close = close_of[groups[4]]
+            elif at != 1:  # an integer, a literal, a list of integers, as json.dumps writes them
+                written = groups[at - 1]
+                if at == 2:
+                    value = int(written)
                 else:
-                    for opener, closer in self._delims:
-                        if s.startswith(opener, j):
-                            close, j = closer, j + len(opener)
-                            break
-                    else:
-                        if any(opener.startswith(s[j:]) for opener, _c in self._delims):
-                            wait = self._wake  # (a delimiter cut by the end of the text)
-                            break
+                    value = _LITERALS[written] if at == 3 else _scan_value(written, 0)[0]
+                close = ""
+            elif j == n:
+                wait = self._wake
+                break
+            else:
+                c = s[j]
+                close = ""
+                if c in self._openers:
+                    if any(opener.startswith(s[j:]) for opener, _c in self._delims):
+                        wait = self._wake  # (a delimiter cut by the end of the text)
+                        break
+                    return self._unfollow(s, i)
+                if c == "[":
+                    t = s.find("]", j)
+                    if t < 0:
+                        wait = _WAIT_LIST
+                        break
+                    t += 1
+                    try:
+                        if self._openers and not self._opener_chars.isdisjoint(s[j:t]):
+                            value = parse_json(s[j:t], self._dialect)
+                        else:  # (no custom string: the dialect's list is JSON's, and the C scanner reads it)
+                            value, e = _scan_value(s, j)
+                            if e != t:
+                                raise ValueError
+                    except (ValueError, StopIteration):  # (a `]` in one of its strings, a cut string)
                         return self._unfollow(s, i)
+                    for v in value:
+                        if type(v) is list or type(v) is dict:
+                            return self._unfollow(s, i)  # (only flat lists here)
+                    written = "".join(_encode_pieces(value, 0))
+                else:
+                    t = _TOKEN_RUN.match(s, j).end()  # type: ignore[union-attr]  # (it matches the empty text)
+                    if t == n:
+                        wait = _WAIT_TOKEN  # (a number or literal may go on)
+                        break
+                    written = s[j:t]
+                    if written.isdigit() and (c != "0" or t == j + 1):
+                        value = int(written)
+                    elif written in _LITERALS:
+                        value = _LITERALS[written]
+                    else:
+                        if t == j:
+                            return self._unfollow(s, i)  # (a nested object, or not a value)
+                        try:
+                            value = parse_json(written, self._dialect)
+                        except ValueError:
+                            return self._unfollow(s, i)
+                        written = _encode_value(value)
+                j = t
+            if close != "":  # (the string value opens: `close`, its closing delimiter; None: `"`)
                 keys.append(key)
                 frame.open_key = key
                 self.version += 1
                 frame.version += 1
                 self._is_key = False
                 chunks = self._chunks = []
-                out.append(sep + _encode_string(key) + ': "')
+                out.append(f'{sep}"{key}": "')  # (a bare key needs no escaping: `_encode_string`'s)
                 if close is None:
                     self._mode = _STR
                     i = self._string(s, j)
@@ -178,50 +338,18 @@ class JsonDialectPartial(JsonPartial):
                     return
                 out.append('"')
                 continue
-            if c == "[":
-                t = s.find("]", j)
-                if t < 0:
-                    wait = _WAIT_LIST
-                    break
-                t += 1
-                try:
-                    if self._openers and not self._opener_chars.isdisjoint(s[j:t]):
-                        value = parse_json(s[j:t], self._dialect)
-                    else:  # (no custom string: the dialect's list is JSON's, and the C scanner reads it)
-                        value, e = _scan_value(s, j)
-                        if e != t:
-                            raise ValueError
-                except (ValueError, StopIteration):  # (a `]` in one of its strings, a cut string: the general reader)
-                    return self._unfollow(s, i)
-                for v in value:
-                    if type(v) is list or type(v) is dict:
-                        return self._unfollow(s, i)  # (only flat lists here)
-                written = "".join(_encode_pieces(value, 0))
-            else:
-                t = _TOKEN_RUN.match(s, j).end()  # type: ignore[union-attr]  # (it matches the empty text)
-                if t == n:
-                    wait = _WAIT_TOKEN  # (a number or literal may go on)
-                    break
-                written = s[j:t]
-                if written.isdigit() and (c != "0" or t == j + 1):
-                    value = int(written)
-                elif written in _LITERALS:
-                    value = _LITERALS[written]
-                else:
-                    if t == j:
-                        return self._unfollow(s, i)  # (a nested object, or not a value)
-                    try:
-                        value = parse_json(written, self._dialect)
-                    except ValueError:
-                        return self._unfollow(s, i)
-                    written = _encode_value(value)
             keys.append(key)
             node[key] = value
             self.version += 1
             frame.version += 1
             self._mode = _AFTER
-            out.append(sep + _encode_string(key) + ": " + written)
-            i = t
+            out.append(f'{sep}"{key}": {written}')
+            i = j
+            # what follows a member is most often the start of the next one, cut: one regex call
+            cut = _DIALECT_NEXT_CUT.fullmatch(s, i)
+            if cut is not None:
+                wait = self._wake if cut.lastindex else _WAIT_COMMA
+                break
         if i < n:  # hold the start of the member back
             self.pending.append(s[i:] if i else s)
         self.wait = wait
