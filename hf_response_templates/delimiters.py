@@ -446,6 +446,7 @@ class Watch:
         timeout: float | None,
         memo: dict | None = None,
         resume: tuple[dict, int, int] | None = None,
+        held_only: bool = False,
     ) -> tuple[int, int, Delimiter, dict | None] | int:
         """See the module docstring. `zw_at`: a window index where zero-width delimiters were just
         committed, or -1; `zw_fired`: those delimiters (each may match there with zero width once, so
@@ -459,10 +460,16 @@ class Watch:
         A regex whose (partial) match it found starting at `i` is searched from `i`, one it found nothing
         for from `end`: a position where no match nor partial match starts cannot become one with more text
         (what routing text before the hold position relies on), so only the delimiters still alive are
-        tried, each from its held candidate, not every regex again from `pos` (issue 19)."""
+        tried, each from its held candidate, not every regex again from `pos` (issue 19). `held_only`: `resume`
+        is only for `_held_at` (a zero-width state on this scan or the last one: what they found for zero-width
+        matches may differ, a partial match's is the same), else the scan is done as without it."""
         if eos:
             return self.scan_end(window, pos, zw_at, zw_fired, disabled, timeout, memo)
         n = len(window)
+        if resume is not None and self.regexes and self._held_at(window, pos, disabled, timeout, memo, resume):
+            return pos  # a regex still runs from `pos` into the end: nothing can commit, all stays held
+        if held_only:
+            resume = None
         if resume is None:  # (resumed, something is known to be held at `pos`: the prefilters would find it)
             back = pos - self.reach if pos else 0  # a lookbehind guard's character may be the last one routed
             if self.first_char is not None:
@@ -472,8 +479,6 @@ class Watch:
                 return n
             if self.lead_trigger is not None and self.lead_trigger(window, pos) is None:
                 return n
-        elif self.regexes and self._held_at(window, pos, disabled, timeout, memo, resume):
-            return pos  # a regex still runs from `pos` into the end: nothing can commit, all stays held
         hold = n
         best: tuple | None = None
         if self.lit_find is not None:

@@ -630,9 +630,12 @@ class ResponseParser:
         fired = self._zw_fired if zw >= 0 else _NONE_FIRED
         memo: dict = {}  # regex results reusable across the scans of this window (see Watch.scan)
         resume = self._resume
+        held_only = False
         if resume is not None:  # the held text is scanned again with `text` after it: only its live delimiters
             self._resume = None
-            if resume[0] is self._watch and resume[1] == self._consumed and zw < 0 and not eos:
+            if resume[0] is self._watch and resume[1] == self._consumed and not eos:
+                # (with a zero-width state, on either scan, only for `Watch._held_at`: a partial match is none)
+                held_only = zw >= 0 or resume[5]
                 resume = (resume[4], resume[2] - w0, resume[3] - w0)
             else:
                 resume = None
@@ -646,7 +649,7 @@ class ResponseParser:
                         result = watch.scan_end(window, pos, zw, fired, self._disabled, self._call_timeout, memo)
                     else:
                         result = watch.scan(
-                            window, pos, False, zw, fired, self._disabled, self._call_timeout, memo, resume)
+                            window, pos, False, zw, fired, self._disabled, self._call_timeout, memo, resume, held_only)
                         resume = None
                 except DelimiterTimeout as t:
                     self._on_timeout(t, w0 + pos, events)
@@ -691,8 +694,8 @@ class ResponseParser:
         self._buf = window[pos:]
         self._fheld = False
         self._consumed = w0 + pos
-        if pos < len(window) and zw < 0 and memo and self._vend is None and not eos:
-            self._resume = (self._watch, w0 + pos, w0, w0 + len(window), memo)
+        if pos < len(window) and memo and self._vend is None and not eos:
+            self._resume = (self._watch, w0 + pos, w0, w0 + len(window), memo, zw >= 0)
         if self._ctx_on:
             self._ctx = window[max(0, pos - LOOKBEHIND_CONTEXT) : pos]
             self._ctx_at = self._consumed

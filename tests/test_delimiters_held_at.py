@@ -92,3 +92,29 @@ def test_a_held_header_is_not_searched_again_per_chunk(chunked, monkeypatch):
     # after them included). With it, only the chunks where a delimiter's answer changes search (a beginning
     # dies, the header completes) and the content after the header: 20 either way.
     assert calls["searches"] <= 24, calls
+
+
+@pytest.mark.parametrize("shortcut", [True, False])
+def test_a_header_held_after_a_zero_width_close_is_not_searched_again_per_chunk(shortcut, monkeypatch):
+    # Kimi K3's tool section opens with `<|open|>tools<|sep|>` and closes with no width where the first call
+    # opens, so the call header is held in a zero-width state (the resume of `scan` is off there: its results
+    # for zero-width matches may differ); a partial match is none, and `_held_at` still applies.
+    tpl = load_template(get_template("kimi-k3"))
+    parser = ResponseParser(tpl, "")
+    parser.feed("<|open|>response<|sep|>Hi<|close|>response<|sep|>")
+    parser.feed("<|open|>tools<|sep|>")
+    if not shortcut:
+        monkeypatch.setattr(delimiters.Watch, "_held_at", lambda self, *a: False)
+    calls = _count(monkeypatch)
+    header = '<|open|>call tool="get_weather" index="1"<|sep|>'
+    for ch in header:
+        parser.feed(ch)
+    parser.feed('<|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|>')
+    parser.feed("<|close|>call<|sep|><|close|>tools<|sep|>")
+    message, _ = parser.finalize()
+    assert message["content"] == "Hi"
+    assert message["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": {"city": "Paris"}}
+    if shortcut:
+        assert calls["searches"] <= 12, calls
+    else:  # (the oracle of the bound above: the full scan searches the held header on each of its chunks)
+        assert calls["searches"] >= len(header), calls
