@@ -24,12 +24,43 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
+def _counted(tpl, prefix: str, chunks: list[str]) -> tuple[int, int]:
+    """(Python opcodes, C calls) of one stream: build the parser, feed every chunk, `finalize()`."""
+    from hf_response_templates import ResponseParser
+
+    def run() -> None:
+        p = ResponseParser(tpl, prefix)
+        for c in chunks:
+            p.feed(c)
+        p.finalize()
+
+    run()  # (warm: caches filled on first use are not counted)
+    counts = [0, 0]
+
+    def tracer(frame, event, arg):
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            counts[0] += 1
+        return tracer
+
+    def profiler(frame, event, arg):
+        if event == "c_call":
+            counts[1] += 1
+
+    sys.setprofile(profiler)
+    sys.settrace(tracer)
+    run()
+    sys.settrace(None)
+    sys.setprofile(None)
+    return counts[0], counts[1]
+
+
 def _count(names: list[str], size: int) -> dict[str, tuple[int, int]]:
     os.environ["HF_RESPONSE_TEMPLATES_NO_PATCH"] = "1"
     sys.path.insert(0, str(HERE))
     import _corpus
 
-    from hf_response_templates import ResponseParser, load_template
+    from hf_response_templates import load_template
     from hf_response_templates.library import get_template
 
     texts = [c.prefix + c.text for n in _corpus.template_names() for c in _corpus.short_cases(n, 10)]
@@ -37,34 +68,7 @@ def _count(names: list[str], size: int) -> dict[str, tuple[int, int]]:
     out = {}
     for name in names:
         case = _corpus.stream_case(name, size)
-        chunks = _corpus.token_chunks(tok, case.text)
-        tpl = load_template(get_template(name))
-
-        def run() -> None:
-            p = ResponseParser(tpl, case.prefix)
-            for c in chunks:
-                p.feed(c)
-            p.finalize()
-
-        run()  # (warm: caches filled on first use are not counted)
-        counts = [0, 0]
-
-        def tracer(frame, event, arg):
-            frame.f_trace_opcodes = True
-            if event == "opcode":
-                counts[0] += 1
-            return tracer
-
-        def profiler(frame, event, arg):
-            if event == "c_call":
-                counts[1] += 1
-
-        sys.setprofile(profiler)
-        sys.settrace(tracer)
-        run()
-        sys.settrace(None)
-        sys.setprofile(None)
-        out[name] = (counts[0], counts[1])
+        out[name] = _counted(load_template(get_template(name)), case.prefix, _corpus.token_chunks(tok, case.text))
     return out
 
 

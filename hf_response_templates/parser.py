@@ -341,7 +341,7 @@ class ResponseParser:
                 or self._spent or self._unclaimed):
             return None
         changed = []
-        for name, old in zip(_PREFIX_SLOTS, before):
+        for name, old in zip(_PREFIX_SLOTS, before, strict=True):
             value = getattr(self, name)
             cls = value.__class__
             if value is old or ((cls is list or cls is dict or cls is set) and value == old):

@@ -13,21 +13,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import merge_chunks, scaled
+from strategies import scaled
 from test_delimiters_resume import HEADERS, PREFIXES, held_texts
+from test_parser_prefix_cache import _stream as _events  # (message, merged events) of a stream
 
 import hf_response_templates.delimiters as delimiters
 from hf_response_templates import ResponseParser, load_template, parse_response
 from hf_response_templates.library import get_template
-
-
-def _events(tpl, prefix: str, chunks: list[str]) -> tuple[dict, list]:
-    parser = ResponseParser(tpl, prefix)
-    events = list(parser.initial_events)
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    message, final = parser.finalize()
-    return message, merge_chunks(events + final)
 
 
 def _ids_dropped(value):

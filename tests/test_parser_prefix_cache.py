@@ -58,7 +58,7 @@ def _stream(tpl, prefix: str, chunks: list[str]):
 def _cut(draw, text: str) -> list[str]:
     cuts = sorted(draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=8)))
     bounds = [0, *[c for c in cuts if c < len(text)], len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:]) if a < b]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if a < b]
 
 
 @st.composite
@@ -102,7 +102,7 @@ def test_a_cache_hit_scans_nothing(name, monkeypatch):
     # the same state, sharing nothing mutable
     assert second.initial_events == first.initial_events
     assert second._body == first._body and second._body is not first._body
-    for e, f in zip(second.initial_events, first.initial_events):
+    for e, f in zip(second.initial_events, first.initial_events, strict=True):
         assert e is not f
     if first.initial_events:
         first.initial_events[0]["mutated"] = True
