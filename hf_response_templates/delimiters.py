@@ -446,6 +446,7 @@ class Watch:
         timeout: float | None,
         memo: dict | None = None,
         resume: tuple[dict, int, int] | None = None,
+        held_only: bool = False,
     ) -> tuple[int, int, Delimiter, dict | None] | int:
         """See the module docstring. `zw_at`: a window index where zero-width delimiters were just
         committed, or -1; `zw_fired`: those delimiters (each may match there with zero width once, so
@@ -459,10 +460,16 @@ class Watch:
         A regex whose (partial) match it found starting at `i` is searched from `i`, one it found nothing
         for from `end`: a position where no match nor partial match starts cannot become one with more text
         (what routing text before the hold position relies on), so only the delimiters still alive are
-        tried, each from its held candidate, not every regex again from `pos` (issue 19)."""
+        tried, each from its held candidate, not every regex again from `pos` (issue 19). `held_only`: `resume`
+        is only for `_held_at` (a zero-width state on this scan or the last one: what they found for zero-width
+        matches may differ, a partial match's is the same), else the scan is done as without it."""
         if eos:
             return self.scan_end(window, pos, zw_at, zw_fired, disabled, timeout, memo)
         n = len(window)
+        if resume is not None and self.regexes and self._held_at(window, pos, disabled, timeout, memo, resume):
+            return pos  # a regex still runs from `pos` into the end: nothing can commit, all stays held
+        if held_only:
+            resume = None
         if resume is None:  # (resumed, something is known to be held at `pos`: the prefilters would find it)
             back = pos - self.reach if pos else 0  # a lookbehind guard's character may be the last one routed
             if self.first_char is not None:
@@ -537,6 +544,35 @@ class Watch:
         if best is not None and best[0] < hold:
             return best[0], best[3], best[4], best[5]
         return hold
+
+    def _held_at(
+        self, window: str, pos: int, disabled: frozenset | set, timeout: float | None, memo: dict | None,
+        resume: tuple[dict, int, int],
+    ) -> bool:
+        """`scan`'s shortcut for a resumed scan (held text, then new text): whether the first regex whose partial
+        match the last scan found starting at `pos` is still a partial match from `pos` (runs into the end of
+        the window, as a tool-call header held chunk after chunk does). Then the hold position is `pos`, the
+        earliest it can be, and no delimiter can commit before it: `scan` answers `pos` after this one `regex`
+        call, not one search per delimiter (issue 19). False if that regex's answer changed (it completed, or
+        failed) or none was pending at `pos`: the full scan decides."""
+        n = len(window)
+        if n - pos > MAX_DELIMITER_LENGTH:
+            return False  # (a partial match this long is no delimiter: `_search_regex` looks past it)
+        old_memo, shift = resume[0], resume[1]
+        for d in self.regexes:
+            old = old_memo.get(d)
+            if old is None or old[1] is None or not old[1][3] or old[1][0] + shift != pos or d in disabled:
+                continue
+            try:
+                m = d.pattern.match(window, pos, None, None, True, None if n - pos <= d.untimed_match else timeout)
+            except TimeoutError:
+                raise DelimiterTimeout(d, window[pos:]) from None
+            if m is None or not m.partial or not _fits_leads(window, pos, d.partial_leads):
+                return False
+            if memo is not None and d in self.reusable:
+                memo[d] = (pos, (pos, n, None, True))  # (for the next scan's `resume`, as the full scan keeps)
+            return True
+        return False
 
     def scan_end(
         self,

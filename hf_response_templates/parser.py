@@ -73,6 +73,26 @@ _PREFIX_REQUIRED = (
 )
 
 
+#: `ResponseParser._run_prefix`: at most this many cut prefixes cached per template, each at most this long (a
+#: template without a start anchor cuts nothing: the whole prompt is its "cut", not worth keeping).
+_PREFIX_STATES = 32
+_PREFIX_CACHED = 256
+
+#: The state `_run` may change while running a cut prefix: every slot but the parser's configuration, the
+#: message (the cached state stores no value: a fresh `new_message` is it) and the events (copied apart).
+_PREFIX_SLOTS: tuple[str, ...] = ()  # (set after the class: its slots)
+#: Values `_prefix_state` may share between parsers: immutable ones, and the template's own objects (watches,
+#: fields) and `_resume` (its memo is only read by the next scan).
+_IMMUTABLE = frozenset({str, int, bool, float, tuple, frozenset, type(None)})
+_SHARED_SLOTS = frozenset({"_current", "_watch", "_resume"})
+
+
+def _copied(value: Any) -> Any:
+    """A copy of a list, dict or set (the others as they are), for `ResponseParser._prefix_state`."""
+    cls = value.__class__
+    return cls(value) if cls is list or cls is dict or cls is set else value
+
+
 def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, (str, list, dict)) and not value)
 
@@ -175,7 +195,10 @@ class ResponseParser:
     ):
         cut = self._setup(template, prefix, tools, trace, regex_timeout, regex_budget, policy)
         if cut:
-            self._run(cut, self.initial_events, False)
+            if trace or regex_timeout is not None or regex_budget is not None or self._policy is not None:
+                self._run(cut, self.initial_events, False)
+            else:
+                self._run_prefix(cut)
 
     def _setup(
         self,
@@ -279,6 +302,58 @@ class ResponseParser:
             cut = tpl.cut_prefix(prefix)
         self._gen_start = len(cut)  # stream offsets below this are in the prefix
         return cut
+
+    def _run_prefix(self, cut: str) -> None:
+        """`_run` of the cut prefix, from the template's cache when it can be: a chat template prefills the same
+        few texts (``<think>\n``) for every response, and running one costs a scan (~5 µs, benchmarks/RESULTS.md)
+        for what is always the same state. The first parser to run a cut records the attributes the run
+        changed (`_prefix_state`); the next ones copy them. Not cached: a run that stored a value, kept text
+        in `unparsed`, met an error or holds a stateful reader (`_vend`, `_mk`)."""
+        states = self._tpl.__dict__.get("_prefix_states")  # (a cache on the immutable template, see `_prefix_state`)
+        state = states.get(cut) if states is not None else None
+        if state is None:
+            if states is not None and (len(states) >= _PREFIX_STATES or len(cut) > _PREFIX_CACHED):
+                self._run(cut, self.initial_events, False)
+                return
+            before = [_copied(getattr(self, name)) for name in _PREFIX_SLOTS]
+            self._run(cut, self.initial_events, False)
+            state = self._prefix_state(before)
+            if state is not None:
+                if states is None:
+                    states = {}
+                    object.__setattr__(self._tpl, "_prefix_states", states)
+                states[cut] = state
+            return
+        changed, events = state
+        for name, value, copy in changed:
+            object.__setattr__(self, name, value if copy is None else copy(value))
+        if events:
+            self.initial_events = [
+                {**e, "captures": dict(e["captures"])} if "captures" in e else dict(e) for e in events
+            ]
+
+    def _prefix_state(self, before: list[Any]) -> tuple | None:
+        """What `_run_prefix` caches: `(changed, events)`, `changed` the `(slot, value, copier)` of the slots
+        the run changed (`copier`: how to copy a mutable value, None for an immutable one), or None when
+        the state after the run is not one to share (see `_run_prefix`)."""
+        if (self._assigned or self._errors or self._malformed or self._more is not None or self._vend is not None
+                or self._mk is not None or self._dead is not None or self._disabled or self._held is not None
+                or self._spent or self._unclaimed):
+            return None
+        changed = []
+        for name, old in zip(_PREFIX_SLOTS, before, strict=True):
+            value = getattr(self, name)
+            cls = value.__class__
+            if value is old or ((cls is list or cls is dict or cls is set) and value == old):
+                continue  # (`before` holds copies of the mutable values: `_body` grows in place)
+            if cls is list or cls is dict or cls is set:
+                changed.append((name, cls(value), cls))
+            elif cls in _IMMUTABLE or name in _SHARED_SLOTS:
+                changed.append((name, value, None))
+            else:
+                return None
+        events = [{**e, "captures": dict(e["captures"])} if "captures" in e else dict(e) for e in self.initial_events]
+        return tuple(changed), events
 
     def __reduce__(self) -> tuple:
         # pickle / copy.deepcopy / multiprocessing: the template's source and the state (see _pickling.py)
@@ -567,9 +642,12 @@ class ResponseParser:
         fired = self._zw_fired if zw >= 0 else _NONE_FIRED
         memo: dict = {}  # regex results reusable across the scans of this window (see Watch.scan)
         resume = self._resume
+        held_only = False
         if resume is not None:  # the held text is scanned again with `text` after it: only its live delimiters
             self._resume = None
-            if resume[0] is self._watch and resume[1] == self._consumed and zw < 0 and not eos:
+            if resume[0] is self._watch and resume[1] == self._consumed and not eos:
+                # (with a zero-width state, on either scan, only for `Watch._held_at`: a partial match is none)
+                held_only = zw >= 0 or resume[5]
                 resume = (resume[4], resume[2] - w0, resume[3] - w0)
             else:
                 resume = None
@@ -583,7 +661,7 @@ class ResponseParser:
                         result = watch.scan_end(window, pos, zw, fired, self._disabled, self._call_timeout, memo)
                     else:
                         result = watch.scan(
-                            window, pos, False, zw, fired, self._disabled, self._call_timeout, memo, resume)
+                            window, pos, False, zw, fired, self._disabled, self._call_timeout, memo, resume, held_only)
                         resume = None
                 except DelimiterTimeout as t:
                     self._on_timeout(t, w0 + pos, events)
@@ -628,8 +706,8 @@ class ResponseParser:
         self._buf = window[pos:]
         self._fheld = False
         self._consumed = w0 + pos
-        if pos < len(window) and zw < 0 and memo and self._vend is None and not eos:
-            self._resume = (self._watch, w0 + pos, w0, w0 + len(window), memo)
+        if pos < len(window) and memo and self._vend is None and not eos:
+            self._resume = (self._watch, w0 + pos, w0, w0 + len(window), memo, zw >= 0)
         if self._ctx_on:
             self._ctx = window[max(0, pos - LOOKBEHIND_CONTEXT) : pos]
             self._ctx_at = self._consumed
@@ -1097,6 +1175,13 @@ class ResponseParser:
                 self._call_timeout = max(left, 0.0)
                 if left <= 0.0 and not self._spent:
                     self._exhaust(events)
+
+
+_PREFIX_SLOTS = tuple(
+    name for name in ResponseParser.__slots__
+    if name not in {"_tpl", "_tools", "_trace", "_timeout", "_call_timeout", "_left", "_budget", "_timed", "_t0",
+                    "_policy", "_lenient", "_errors", "_malformed", "_message", "_assigned", "initial_events"}
+)
 
 
 def parse_response(
