@@ -120,8 +120,12 @@ class DeltaStream(ToolCallDeltas):
             # without a prefix, the engine raises its own message explaining why the prompt is needed
             parser = None if _events_only else ResponseParser(tpl, prefix, tools=tools, trace=model_ids)
         self._parser = parser
-        self._pfeed: Callable[[str], list] = parser.feed if parser is not None else self._no_feed
+        self._pfeed: Callable[[str], list] = self._parser_feed if parser is not None else self._no_feed
         self._ptake: Callable[[str], bool] = parser.feed_region if parser is not None else self._no_feed
+        self._pquick: Callable[[str], None] = parser.take_region if parser is not None else self._no_feed
+        # After the parser's `feed_region` took a piece: its `region_guard` (a piece without that character it
+        # would take as well: `take_region` takes it without the checks), until `_pfeed` feeds it; else None
+        self._guard: str | None = None
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
         self._id_seed = id_seed
@@ -283,13 +287,23 @@ class DeltaStream(ToolCallDeltas):
             # in events mode and once finished) returns the events.
             key = r.hot_key
             if key is not None:  # a text region streaming
-                if not self._ptake(text):
+                g = self._guard
+                if g is not None and g not in text and text:  # (the parser takes it: `take_region`)
+                    self._pquick(text)
+                elif not self._ptake(text):
                     return self._route(self._pfeed(text))
+                elif g is None:
+                    self._guard = self._parser.region_guard()  # type: ignore[union-attr]
                 return self._text_piece(r, key, text)
             call = r.sink
             if call is not None or r.follow is not None:  # a tool region: a string argument, or followed
-                if not self._ptake(text):
+                g = self._guard
+                if g is not None and g not in text and text:
+                    self._pquick(text)
+                elif not self._ptake(text):
                     return self._route(self._pfeed(text))
+                elif g is None:
+                    self._guard = self._parser.region_guard()  # type: ignore[union-attr]
                 if call is not None:
                     if '"' not in text and "\\" not in text and r.stop not in text and text.isprintable():
                         # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
@@ -346,7 +360,7 @@ class DeltaStream(ToolCallDeltas):
                         if not res:
                             return []
                         parts = call.parts
-                        if res.isascii() and len(parts) < _COMPACT_AT:
+                        if (res.isascii() or res.isprintable()) and len(parts) < _COMPACT_AT:  # (no lone surrogate)
                             parts.append(res)
                             return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
                         out: list[dict] = []
@@ -367,6 +381,7 @@ class DeltaStream(ToolCallDeltas):
             self._check_open()
         if not text:
             return self._begin()
+        self._guard = None
         events = parser.feed(text)
         if r is not None and len(events) == 1:  # (`r` is still the open region: only the events change it)
             ev = events[0]
@@ -607,7 +622,8 @@ class DeltaStream(ToolCallDeltas):
                     in_message=call.done,
                 )
         self._finished = True
-        self._pfeed = self._ptake = self._no_feed
+        self._pfeed = self._ptake = self._pquick = self._no_feed
+        self._guard = None
         if finish_reason in (None, "stop"):
             finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
         self.finish_reason = finish_reason
@@ -696,6 +712,11 @@ class DeltaStream(ToolCallDeltas):
         return [self.chunk(d) for d in deltas] + [self.chunk({}, self.finish_reason)]
 
     # ------------------------------------------------------------------ event handling
+
+    def _parser_feed(self, text: str) -> list[dict[str, Any]]:
+        """The parser's `feed` (which ends what its `region_guard` said)."""
+        self._guard = None
+        return self._parser.feed(text)  # type: ignore[union-attr]
 
     def _no_feed(self, text: str) -> NoReturn:
         if self._parser is not None:

@@ -441,6 +441,24 @@ class ResponseParser:
                 return True
         return False
 
+    def region_guard(self) -> str:
+        """Right after `feed_region` returned True: a character such that `feed_region` would take any other
+        non-empty text without it as well, as long as nothing else is fed (no `feed`, `finalize`): then
+        `take_region` takes such text without `feed_region`'s checks. ``""`` if no single character tells."""
+        watch = self._watch
+        first = watch.first_char if watch is not None else None
+        return first if first is not None else ""
+
+    def take_region(self, text: str) -> None:
+        """Add `text` to the open region as `feed_region` does, without its checks: only for non-empty text
+        without the character `region_guard` gave, while the parser stands as `feed_region` left it (after it
+        returned True, with only `take_region` since)."""
+        body = self._body
+        body.append(text)
+        if len(body) >= self._compact_at:
+            self._compact_body()
+        self._consumed += len(text)
+
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning
         of a fixed text, at the end (` <` of `<|im_end|>`), it is a partial match for sure (`Watch.feed_holds`)
