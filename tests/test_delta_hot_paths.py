@@ -69,6 +69,71 @@ def test_feed_region_takes_text_only_inside_an_open_region() -> None:
     assert message["reasoning_content"] == "hm x < y"
 
 
+def _events_of_take_region(template, pieces: list[str]) -> list[dict]:
+    """As `_events_of_feed_region`, with `take_region` for a piece without the `region_guard` that the last
+    `feed_region` taking a piece gave (as `DeltaStream.feed` does), until `feed` is called."""
+    p = ResponseParser(template, CHATML)
+    events: list[dict] = []
+    guard = None
+    for piece in pieces:
+        if guard and piece and guard not in piece:
+            p.take_region(piece)
+        elif p.feed_region(piece):
+            guard = p.region_guard()
+        else:
+            guard = None
+            events += p.feed(piece)
+            continue
+        field = p.current_field
+        assert field is not None
+        events.append({"type": "region_chunk", "field": field, "text": piece,
+                       "dirty": not p.template.by_name[field].streamable})
+    return events + p.finalize()[1]
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(name=st.sampled_from(TEMPLATES), reasoning=TEXT, content=TEXT, data=st.data())
+def test_take_region_takes_what_feed_region_would_take(name: str, reasoning: str, content: str, data) -> None:
+    """For any text and chunking, a piece without the guard, taken by `take_region`, makes the same stream of
+    events as `feed` (the guard holds until the parser is fed)."""
+    template = get_template(name)
+    text = f"<think>\n{reasoning}\n</think>\n{content}<|im_end|>"
+    pieces = data.draw(chunkings(text))
+    p = ResponseParser(template, CHATML)
+    want = [ev for piece in pieces for ev in p.feed(piece)] + p.finalize()[1]
+    assert _events_of_take_region(template, pieces) == want
+
+
+def test_region_guard_is_the_first_character_of_what_may_end_the_region() -> None:
+    p = ResponseParser(get_template("hermes3"), CHATML)
+    p.feed("<tool_call>")
+    assert p.feed_region('\n{"name": "f"') is True
+    assert p.region_guard() == "<"  # (`</tool_call>`, `<|im_end|>`)
+    p.take_region(', "arguments": {}}')
+    p.feed("\n</tool_call>")
+    assert p.finalize()[0]["tool_calls"] == [{"type": "function", "function": {"name": "f", "arguments": {}}}]
+
+
+def test_the_stream_stops_taking_pieces_itself_once_its_parser_was_fed() -> None:
+    """A piece the parser holds part of (`<`, that may begin `</tool_call>`) goes to its `feed`: the pieces after
+    it must not be taken by `take_region` (they would pass the held `<`)."""
+    template = get_template("hermes3")
+    pieces = ["<tool_call>", '\n{"name": "f", ', '"arguments": {"a": "x', "y", " <", "b", ' c", "n": 1}}', "\n</tool_call>"]
+    text = "".join(pieces)
+    acc = check_text(template, CHATML, text, pieces, tools=None)
+    assert json.loads(acc["tool_calls"][0]["function"]["arguments"]) == {"a": "xy <b c", "n": 1}
+    ds = DeltaStream(template, prefix=CHATML)
+    for piece in pieces[:4]:
+        ds.feed(piece)
+    assert ds._guard == "<"  # (the string argument's piece "y" was taken: `feed_region`, then its guard)
+    ds.feed(" <")
+    assert ds._guard is None
+    ds.feed("b")  # (declined by `feed_region`: the held `<` goes with it, through `feed`)
+    assert ds._guard is None
+    ds.feed(pieces[6])
+    assert ds._guard == "<"
+
+
 @settings(max_examples=200, **SETTINGS)
 @given(name=st.sampled_from(TEMPLATES), reasoning=TEXT, content=TEXT, data=st.data())
 def test_text_regions_any_text_any_chunking_equal_parse_response(name: str, reasoning: str, content: str, data):
