@@ -25,19 +25,27 @@ TEXT = st.lists(
 TEMPLATES = ["smollm3", "hermes3", "qwen3"]
 
 
-def _events_of_feed_region(template, pieces: list[str]) -> list[dict]:
+def _events_of_feed_region(template, pieces: list[str], take: bool = False) -> list[dict]:
     """The events of a parser fed with `feed_region` first, then `feed` when it declines (a piece it takes
-    stands for the region_chunk of it)."""
+    stands for the region_chunk of it). ``take``: as `DeltaStream.feed` does, a piece without the
+    `region_guard` that the last `feed_region` taking a piece gave goes to `take_region`, until `feed` is
+    called."""
     p = ResponseParser(template, CHATML)
     events: list[dict] = []
+    guard = None
     for piece in pieces:
-        if p.feed_region(piece):
-            field = p.current_field
-            assert field is not None
-            events.append({"type": "region_chunk", "field": field, "text": piece,
-                           "dirty": not p.template.by_name[field].streamable})
+        if guard and piece and guard not in piece:
+            p.take_region(piece)
+        elif p.feed_region(piece):
+            guard = p.region_guard() if take else None
         else:
+            guard = None
             events += p.feed(piece)
+            continue
+        field = p.current_field
+        assert field is not None
+        events.append({"type": "region_chunk", "field": field, "text": piece,
+                       "dirty": not p.template.by_name[field].streamable})
     return events + p.finalize()[1]
 
 
@@ -45,13 +53,15 @@ def _events_of_feed_region(template, pieces: list[str]) -> list[dict]:
 @given(name=st.sampled_from(TEMPLATES), reasoning=TEXT, content=TEXT, data=st.data())
 def test_feed_region_takes_exactly_what_feed_makes_one_chunk_of(name: str, reasoning: str, content: str, data) -> None:
     """For any text and chunking, `feed_region` takes a piece only when `feed` would have returned one
-    region_chunk of it (of the open region), and declining it changes nothing: the same stream of events."""
+    region_chunk of it (of the open region), and declining it changes nothing: the same stream of events; so
+    does `take_region` for the pieces without its guard, until the parser is fed."""
     template = get_template(name)
     text = f"<think>\n{reasoning}\n</think>\n{content}<|im_end|>"
     pieces = data.draw(chunkings(text))
     p = ResponseParser(template, CHATML)
     want = [ev for piece in pieces for ev in p.feed(piece)] + p.finalize()[1]
     assert _events_of_feed_region(template, pieces) == want
+    assert _events_of_feed_region(template, pieces, take=True) == want
 
 
 def test_feed_region_takes_text_only_inside_an_open_region() -> None:
@@ -67,41 +77,6 @@ def test_feed_region_takes_text_only_inside_an_open_region() -> None:
     assert p.feed("/think>")[-1] == {"type": "region_close", "field": "reasoning_content", "value": "hm x < y"}
     message, _ = p.finalize()
     assert message["reasoning_content"] == "hm x < y"
-
-
-def _events_of_take_region(template, pieces: list[str]) -> list[dict]:
-    """As `_events_of_feed_region`, with `take_region` for a piece without the `region_guard` that the last
-    `feed_region` taking a piece gave (as `DeltaStream.feed` does), until `feed` is called."""
-    p = ResponseParser(template, CHATML)
-    events: list[dict] = []
-    guard = None
-    for piece in pieces:
-        if guard and piece and guard not in piece:
-            p.take_region(piece)
-        elif p.feed_region(piece):
-            guard = p.region_guard()
-        else:
-            guard = None
-            events += p.feed(piece)
-            continue
-        field = p.current_field
-        assert field is not None
-        events.append({"type": "region_chunk", "field": field, "text": piece,
-                       "dirty": not p.template.by_name[field].streamable})
-    return events + p.finalize()[1]
-
-
-@settings(max_examples=150, **SETTINGS)
-@given(name=st.sampled_from(TEMPLATES), reasoning=TEXT, content=TEXT, data=st.data())
-def test_take_region_takes_what_feed_region_would_take(name: str, reasoning: str, content: str, data) -> None:
-    """For any text and chunking, a piece without the guard, taken by `take_region`, makes the same stream of
-    events as `feed` (the guard holds until the parser is fed)."""
-    template = get_template(name)
-    text = f"<think>\n{reasoning}\n</think>\n{content}<|im_end|>"
-    pieces = data.draw(chunkings(text))
-    p = ResponseParser(template, CHATML)
-    want = [ev for piece in pieces for ev in p.feed(piece)] + p.finalize()[1]
-    assert _events_of_take_region(template, pieces) == want
 
 
 def test_region_guard_is_the_first_character_of_what_may_end_the_region() -> None:
