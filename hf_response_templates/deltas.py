@@ -365,7 +365,7 @@ class DeltaStream(ToolCallDeltas):
                         if not res:
                             return []
                         parts = call.parts
-                        if res.isascii() and len(parts) < _COMPACT_AT:
+                        if (res.isascii() or res.isprintable()) and len(parts) < _COMPACT_AT:  # (no lone surrogate)
                             parts.append(res)
                             return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
                         out: list[dict] = []

@@ -141,3 +141,18 @@ def test_members_read_in_one_match_are_what_the_general_reader_reads() -> None:
         if ok:
             p.feed("}")
             assert p.done and p.value["arguments"] == json.loads("{" + bad), bad
+
+
+def test_a_followed_fragment_with_a_lone_surrogate_is_scrubbed() -> None:
+    """A fragment the followed arguments object writes may hold a lone surrogate (from a JSON escape): it is sent
+    as U+FFFD, while printable non-ASCII text (é, 🌧) is sent as it is."""
+    template = get_template("hermes3")
+    pieces = ['<tool_call>\n{"name": "f", "arguments": {', '"a": 1, "q": "x\\ud800y é", "b', '": "🌧", "c": 2', "}}",
+              "\n</tool_call>"]
+    ds = DeltaStream(template, prefix=CHATML)
+    sent = [d["tool_calls"][0]["function"].get("arguments", "") for p in pieces for d in ds.feed(p) if "tool_calls" in d]
+    ds.finish()
+    assert '"a": 1, "q": "x\ufffdy é"' in sent and ', "b": "🌧"' in sent  # (one fragment per member, whole)
+    args = "".join(sent)
+    args.encode("utf-8")  # (a lone surrogate would raise here)
+    assert json.loads(args) == {"a": 1, "q": "x\ufffdy é", "b": "🌧", "c": 2}

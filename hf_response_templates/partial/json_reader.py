@@ -299,23 +299,28 @@ class JsonPartial:
         while i < n:
             m = (_NEXT_MEMBER if keys else _FIRST_MEMBER).match(s, i)
             if m is not None:  # the common members whole, in one match: what the steps below check, one by one
-                key = m.group(1)
+                key, num, lit, text = m.groups()
                 if key in node:
                     return self._unfollow(s, i)  # (a duplicate)
-                g = m.lastindex
                 keys.append(key)
-                if g == 4:  # a string: it opened and ended (two changes, as below)
-                    node[key] = m.group(4)
+                if text is not None:  # a string: it opened and ended (two changes, as below)
+                    node[key] = text
                     self.version += 2
                     frame.version += 2  # type: ignore[union-attr]
                 else:
-                    node[key] = int(m.group(2)) if g == 2 else _LITERALS[m.group(3)]
+                    node[key] = int(num) if num is not None else _LITERALS[lit]
                     self.version += 1
                     frame.version += 1  # type: ignore[union-attr]
                 self._mode = _AFTER
                 j = m.end()
                 out.append(s[i:j])
                 i = j
+                if s.startswith(', "', j) and s.find('"', j + 3) < 0:
+                    # the next key, cut after its opening quote (the common end of a piece that ends a
+                    # member): held without matching again (`_hold_at(s, j)`)
+                    self.pending.append(s[j:])
+                    self.wait, self.quotes = _WAIT_MEMBER, 2
+                    return None
                 continue
             if keys:  # `, "key": value`
                 if not s.startswith(', "', i):
@@ -328,8 +333,10 @@ class JsonPartial:
             else:
                 return self._unfollow(s, i)
             q = s.find('"', k)
-            if q < 0:
-                return self._hold_at(s, i)
+            if q < 0:  # (`_hold_at(s, i)`, inlined for the common end of a piece: a key cut after its quote)
+                self.pending.append(s[i:] if i else s)
+                self.wait, self.quotes = _WAIT_MEMBER, 2
+                return None
             key = s[k:q]
             v = q + 3
             if not s.startswith('": ', q):
