@@ -132,10 +132,15 @@ def _first_of(path: str, where: str, field: str) -> Applier:
     lookups = [_lookup(alternative) for alternative in alternatives]
 
     def apply(scope: Mapping[str, Any]) -> Any:
-        errors = []
         for lookup in lookups:
             try:
                 return lookup(scope)
+            except TransformError:
+                pass
+        errors = []  # (worded only when none resolves: the lookups have no side effects)
+        for lookup in lookups:
+            try:
+                lookup(scope)
             except TransformError as e:
                 errors.append(str(e))
         raise TransformError(f"transform placeholder '{{{path}}}': no alternative resolves ({'; '.join(errors)})")
@@ -268,4 +273,29 @@ def _lookup_steps(path: str, root: str | None, steps: list[str]) -> Applier:
                 value = value[step]
         return value
 
-    return apply
+    if root is None or any(kind for kind, _ in kinds):
+        return apply
+    keys = tuple(steps)
+    if len(keys) == 1:  # "{content.name}": the usual dotted placeholder
+        key = keys[0]
+
+        def apply_key(scope: Mapping[str, Any]) -> Any:
+            if root in scope:
+                value = scope[root]
+                if value.__class__ is dict and key in value:
+                    return value[key]
+            return apply(scope)  # (not there, or not a plain dict: `apply` decides, and words the error)
+
+        return apply_key
+
+    def apply_keys(scope: Mapping[str, Any]) -> Any:
+        if root not in scope:
+            return apply(scope)
+        value = scope[root]
+        for key in keys:
+            if value.__class__ is not dict or key not in value:
+                return apply(scope)
+            value = value[key]
+        return value
+
+    return apply_keys

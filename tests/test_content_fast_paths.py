@@ -364,6 +364,13 @@ _scopes = st.recursive(
 @example(None, ["$value", "city"], {"get_weather": {"city": "Paris"}})
 @example("content", ["$value"], {"content": _Dict(x=1)})
 @example("content", ["$value"], {"content": {}})
+@example("content", ["a"], {"content": {"a": 1}})  # plain keys: the dict fast path
+@example("content", ["a", "b"], {"content": {"a": {"b": None}}})
+@example("content", ["a", "b"], {"content": {"a": _Dict(b=1)}})
+@example("content", ["a"], {"content": _Dict(a=1)})
+@example("content", ["a"], {"content": [1]})
+@example("a", ["b"], {"content": {"b": 1}})
+@example("content", ["a", "b"], {"content": {"a": 3}})
 def test_one_key_steps_equal_the_reference(root, steps, scope):
     from hf_response_templates.transform import TransformError, _lookup_steps
 
@@ -383,6 +390,43 @@ def test_one_key_steps_equal_the_reference(root, steps, scope):
     assert got == want
     if got[0] == "ok":
         assert got[1] is want[1]
+
+
+@given(st.lists(st.lists(st.sampled_from(["content", "a", "b", "$value"]), min_size=1, max_size=3), min_size=2,
+                max_size=3, unique_by=tuple), _scopes)
+@example([["content", "parameters"], ["content", "arguments"]], {"content": {"name": "f", "arguments": {}}})
+@example([["content", "a"], ["b"]], {"content": {}})
+def test_placeholder_alternatives_equal_the_reference(paths, scope):
+    # `"{a|b.c}"`: the first alternative that resolves, else one error naming every alternative's failure
+    from hf_response_templates.transform import TransformError, compile_transform
+
+    paths = [p for p in paths if p[0] != "$value"] or [["content"]]
+    paths = list(dict.fromkeys(map(tuple, paths)))
+    if len(paths) < 2:
+        paths.append(("zz",))
+    text = "|".join(".".join(p) for p in paths)
+    if not isinstance(scope, dict):
+        scope = {"content": scope}
+
+    def reference():
+        errors = []
+        for p in paths:
+            try:
+                return "ok", _reference_lookup_steps(".".join(p), p[0], list(p[1:]))(scope) if len(p) > 1 else (
+                    scope[p[0]] if p[0] in scope else _raise(p[0], scope))
+            except TransformError as e:
+                errors.append(str(e))
+        return "error", f"transform placeholder '{{{text}}}': no alternative resolves ({'; '.join(errors)})"
+
+    def _raise(name, scope):
+        from hf_response_templates.transform import _undefined
+        raise _undefined(name, scope)
+
+    try:
+        got = "ok", compile_transform("{" + text + "}", field="f")(scope)
+    except TransformError as e:
+        got = "error", str(e)
+    assert got == reference()
 
 
 # ---------------------------------------------------------------- xml-inline: the `re` twin of the tag pattern
