@@ -516,3 +516,24 @@ def test_call_list_fast_path_rejects_in_linear_time(make):
 
     small, large = per_char(2_000), per_char(100_000)
     assert large < 8 * small + 1e-7  # quadratic would be ~50x per character
+
+
+# ---------------------------------------------------------------- value parsers without option lookups
+
+
+@given(st.one_of(st.text(max_size=8), st.lists(_JSON_PIECES, max_size=8).map("".join)),
+       st.sampled_from([("text", {}), ("text", {"strip": False}), ("text", {"strip": True}),
+                        ("json", {"allow_non_json": True})]))
+@example(" [" * 3000, ("json", {"allow_non_json": True}))
+@example(" 8 ", ("json", {"allow_non_json": True}))
+def test_fast_value_parsers_equal_the_parser(text, spec):
+    name, raw = spec
+    fast = C._value_parser({"name": name, "args": raw}, "f", "content_args.value_parser")
+    parser = C.get_content_parser(name)
+    args = parser.compile_args(raw, "f")
+    assert fast is not None and C._fast_value_parser(parser.parse, args) is not None
+    got, want = _outcome(fast, text), _outcome(parser.parse, text, args)
+    if got[0] == "ok" and want[0] == "ok":
+        assert json.dumps(got[1]) == json.dumps(want[1])
+    else:
+        assert got == want
