@@ -1502,10 +1502,11 @@ _F_FLAT = (f"\\[{_F_WS}(?:(?:{_F_SCALAR})(?:{_F_WS},{_F_WS}(?:{_F_SCALAR}))*{_F_
 _F_KWARG = f"{_F_NAME}{_F_WS}={_F_WS}(?:{_F_SCALAR}|{_F_FLAT})"
 _F_CALL = f"{_F_NAME}{_F_WS}\\({_F_WS}(?:{_F_KWARG}(?:{_F_WS},{_F_WS}{_F_KWARG})*{_F_WS})?\\)"
 _SIMPLE_CALLS = _stdre.compile(f"{_F_WS}\\[{_F_WS}(?:{_F_CALL}(?:{_F_WS},{_F_WS}{_F_CALL})*{_F_WS})?\\]{_F_WS}")
-#: In a text `_SIMPLE_CALLS` matches: (call name, "", ...) for each call, ("", keyword, string with its quotes,
-#: number, constant, flat list or dict) for each argument, in order.
+#: In a text `_SIMPLE_CALLS` matches: (call name, "", "", "", "") for each call, (keyword, string with its
+#: quotes, number, constant, flat list or dict) for each argument, in order (the name is read once: an
+#: alternation of a call and a keyword would read each keyword twice, and try every shorter name in between).
 _SIMPLE_TOKENS = _stdre.compile(
-    f"({_F_NAME}){_F_WS}\\(|({_F_NAME}){_F_WS}={_F_WS}(?:({_F_STRING})|({_F_NUMBER})|({_F_CONSTANT})|({_F_FLAT}))")
+    f"({_F_NAME}){_F_WS}(?:\\(|={_F_WS}(?:({_F_STRING})|({_F_NUMBER})|({_F_CONSTANT})|({_F_FLAT})))")
 #: In a flat list `_F_FLAT` matches: (string, number, constant) of each item; in a flat dict: (key with its
 #: quotes, string, number, constant) of each pair.
 _FLAT_ITEMS = _stdre.compile(f"({_F_STRING})|({_F_NUMBER})|({_F_CONSTANT})")
@@ -1556,10 +1557,10 @@ def _simple_call_list(text: str) -> list[dict[str, Any]] | None:
         return None
     calls: list[dict[str, Any]] = []
     arguments: dict[str, Any] = {}
-    for name, key, string, number, constant, flat in _SIMPLE_TOKENS.findall(text):
-        if name:
+    for key, string, number, constant, flat in _SIMPLE_TOKENS.findall(text):
+        if not (string or number or constant or flat):  # (a value's text is never empty: a string has its quotes)
             arguments = {}
-            calls.append({"name": name, "arguments": arguments})
+            calls.append({"name": key, "arguments": arguments})
             continue
         if key in arguments:
             return None  # repeated: an error, worded by the reader
