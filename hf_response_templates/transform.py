@@ -130,7 +130,7 @@ def _first_of(path: str, where: str, field: str) -> Applier:
         if "$" in alternative:
             _check_steps(alternative, where, field)
     lookups = [_lookup(alternative) for alternative in alternatives]
-    pairs = [(_quick(alternative), lookup) for alternative, lookup in zip(alternatives, lookups)]
+    pairs = [(_quick(alternative), lookup) for alternative, lookup in zip(alternatives, lookups, strict=True)]
 
     def apply(scope: Mapping[str, Any]) -> Any:
         for quick, lookup in pairs:

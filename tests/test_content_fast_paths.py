@@ -52,7 +52,7 @@ def _flat_values(draw):
     keys = draw(st.lists(st.sampled_from(['"k"', "'k'", '"j"', "'a b'", '"\\u00e9"'] * 3 + ["k", "1", "None"]),
                          min_size=len(items), max_size=len(items)))
     colon = draw(space) + draw(_mostly([":"], ["=", ""])) + draw(space)
-    return "{" + draw(space) + sep.join(k + colon + v for k, v in zip(keys, items)) + draw(space) + draw(
+    return "{" + draw(space) + sep.join(k + colon + v for k, v in zip(keys, items, strict=True)) + draw(space) + draw(
         _mostly(["}"], [",}", ""]))
 
 
