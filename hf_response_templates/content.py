@@ -277,7 +277,30 @@ def _value_parser(value: Any, field: str, key: str) -> Callable[[str], Any]:
     parser = get_content_parser(value["name"], field=field, key=f"{key}.name")
     args = parser.compile_args(value.get("args"), field, f"{key}.args")
     parse = parser.parse
-    return lambda text: parse(text, args)
+    fast = _fast_value_parser(parse, args)
+    return fast if fast is not None else lambda text: parse(text, args)
+
+
+def _json_or_text(text: str) -> Any:
+    """`parse_json(text, {"allow_non_json": True})` (a value parser reading JSON, else keeping the text)."""
+    try:
+        return _loads(text)
+    except (ValueError, RecursionError):
+        return text.strip()
+
+
+def _fast_value_parser(parse: ParseFn, args: Mapping[str, Any]) -> Callable[[str], Any] | None:
+    """`lambda text: parse(text, args)` without the parser's option lookups, for the usual value parsers
+    (`text` as it is or stripped, `json` with `allow_non_json` alone); None for any other."""
+    if parse is parse_text and not args.keys() - {"strip"}:
+        return str.strip if args.get("strip", True) else _as_is
+    if parse is parse_json and args == {"allow_non_json": True}:
+        return _json_or_text
+    return None
+
+
+def _as_is(text: str) -> str:
+    return text
 
 
 def _value_parsers(value: Any, field: str, key: str) -> dict[str, Callable[[str], Any]]:
@@ -1151,9 +1174,10 @@ def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
     )
 
 
-#: Bodies up to this long are searched without `_search_bounds` (~1 µs per region saved): even a
-#: quadratic search of so little text costs about as much per character as parsing it normally.
-_BOUND_FROM = 128
+#: Bodies up to this long are searched without `_search_bounds` (~2.5 µs saved on DeepSeek's 135-character
+#: two-parameter call: its four `rfind`s of non-ASCII tags): a quadratic search of so little text stays small,
+#: at worst ~25 µs (256 characters of unclosed tags, every start scanning to the end; bounded: ~1 µs).
+_BOUND_FROM = 256
 
 
 def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -1459,53 +1483,94 @@ class _CallListReader:
         return text, m.end()
 
 
-# The fast path of `python-call-list`: a list of calls whose arguments are all scalars written without escapes
-# (the usual tool call) is recognised by one C-level `fullmatch` of that subset of the grammar and read by
-# one `findall` of its tokens, ~4x cheaper than the reader; anything else (nesting, escapes, a repeated
-# name, an integer out of range, an error) is left to `_CallListReader`, which decides and words the error.
-# Every loop below is followed by a character it cannot take, so a failing match backtracks linearly.
+# The fast path of `python-call-list`: a list of calls whose arguments are scalars written without escapes, or
+# flat lists and dicts of them (the usual tool call) is recognised by one C-level `fullmatch` of that subset of
+# the grammar and read by `findall`s of its tokens, ~4x cheaper than the reader; anything else (deeper nesting,
+# escapes, a repeated name or dict key, an integer out of range, an error) is left to `_CallListReader`, which
+# decides and words the error. Every loop below is followed by a character it cannot take, so a failing match
+# backtracks linearly.
 _F_WS = r"[ \t\n\r]*"
 _F_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*"
 _F_STRING = r"\"[^\"\\\n\r\ud800-\udfff]*\"|'[^'\\\n\r\ud800-\udfff]*'"  # no escape, no surrogate
 _F_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 _F_CONSTANT = "True|False|None|true|false|null"
-_F_KWARG = f"{_F_NAME}{_F_WS}={_F_WS}(?:{_F_STRING}|{_F_NUMBER}|{_F_CONSTANT})"
+_F_SCALAR = f"{_F_STRING}|{_F_NUMBER}|{_F_CONSTANT}"
+_F_PAIR = f"(?:{_F_STRING}){_F_WS}:{_F_WS}(?:{_F_SCALAR})"
+#: a list or a dict of scalars (one level: deeper nesting is the reader's)
+_F_FLAT = (f"\\[{_F_WS}(?:(?:{_F_SCALAR})(?:{_F_WS},{_F_WS}(?:{_F_SCALAR}))*{_F_WS})?\\]"
+           f"|\\{{{_F_WS}(?:{_F_PAIR}(?:{_F_WS},{_F_WS}{_F_PAIR})*{_F_WS})?\\}}")
+_F_KWARG = f"{_F_NAME}{_F_WS}={_F_WS}(?:{_F_SCALAR}|{_F_FLAT})"
 _F_CALL = f"{_F_NAME}{_F_WS}\\({_F_WS}(?:{_F_KWARG}(?:{_F_WS},{_F_WS}{_F_KWARG})*{_F_WS})?\\)"
 _SIMPLE_CALLS = _stdre.compile(f"{_F_WS}\\[{_F_WS}(?:{_F_CALL}(?:{_F_WS},{_F_WS}{_F_CALL})*{_F_WS})?\\]{_F_WS}")
-#: In a text `_SIMPLE_CALLS` matches: (call name, "") for each call, ("", keyword, string with its quotes,
-#: number, constant) for each argument, in order.
+#: In a text `_SIMPLE_CALLS` matches: (call name, "", "", "", "") for each call, (keyword, string with its
+#: quotes, number, constant, flat list or dict) for each argument, in order (the name is read once: an
+#: alternation of a call and a keyword would read each keyword twice, and try every shorter name in between).
 _SIMPLE_TOKENS = _stdre.compile(
-    f"({_F_NAME}){_F_WS}\\(|({_F_NAME}){_F_WS}={_F_WS}(?:({_F_STRING})|({_F_NUMBER})|({_F_CONSTANT}))")
+    f"({_F_NAME}){_F_WS}(?:\\(|={_F_WS}(?:({_F_STRING})|({_F_NUMBER})|({_F_CONSTANT})|({_F_FLAT})))")
+#: In a flat list `_F_FLAT` matches: (string, number, constant) of each item; in a flat dict: (key with its
+#: quotes, string, number, constant) of each pair.
+_FLAT_ITEMS = _stdre.compile(f"({_F_STRING})|({_F_NUMBER})|({_F_CONSTANT})")
+_FLAT_PAIRS = _stdre.compile(f"({_F_STRING}){_F_WS}:{_F_WS}(?:({_F_STRING})|({_F_NUMBER})|({_F_CONSTANT}))")
 _INF = float("inf")
+_NO_VALUE = object()  # a scalar the reader rejects (an integer out of range, a float too large)
+
+
+def _simple_scalar(string: str, number: str, constant: str) -> Any:
+    """The value of one scalar token of the fast path (one of the three is non-empty), or `_NO_VALUE`."""
+    if string:
+        return string[1:-1]
+    if constant:
+        return _CALL_CONSTANTS[constant]
+    if "." in number or "e" in number or "E" in number:
+        value = float(number)
+        return _NO_VALUE if value in (_INF, -_INF) else value
+    if len(number) > 17 or abs(value := int(number)) > _CALL_MAX_INT:
+        return _NO_VALUE
+    return value
+
+
+def _simple_flat(text: str) -> Any:
+    """The value of a flat list or dict that `_F_FLAT` matches, or `_NO_VALUE` (a scalar out of range, a
+    repeated dict key: the reader's errors)."""
+    if text[0] == "[":
+        items = []
+        for string, number, constant in _FLAT_ITEMS.findall(text):
+            value = _simple_scalar(string, number, constant)
+            if value is _NO_VALUE:
+                return value
+            items.append(value)
+        return items
+    out: dict[str, Any] = {}
+    for key, string, number, constant in _FLAT_PAIRS.findall(text):
+        key = key[1:-1]
+        value = _simple_scalar(string, number, constant)
+        if value is _NO_VALUE or key in out:
+            return _NO_VALUE
+        out[key] = value
+    return out
 
 
 def _simple_call_list(text: str) -> list[dict[str, Any]] | None:
-    """`_CallListReader(text).parse()` for a call list of scalar arguments without escapes; None for any other
-    text (also one the reader rejects), which the reader then reads."""
+    """`_CallListReader(text).parse()` for a call list of scalar arguments without escapes, or flat lists and
+    dicts of them; None for any other text (also one the reader rejects), which the reader then reads."""
     if _SIMPLE_CALLS.fullmatch(text) is None:
         return None
     calls: list[dict[str, Any]] = []
     arguments: dict[str, Any] = {}
-    for name, key, string, number, constant in _SIMPLE_TOKENS.findall(text):
-        if name:
+    for key, string, number, constant, flat in _SIMPLE_TOKENS.findall(text):
+        if not (string or number or constant or flat):  # (a value's text is never empty: a string has its quotes)
             arguments = {}
-            calls.append({"name": name, "arguments": arguments})
+            calls.append({"name": key, "arguments": arguments})
             continue
         if key in arguments:
             return None  # repeated: an error, worded by the reader
         if string:
             arguments[key] = string[1:-1]
-        elif constant:
-            arguments[key] = _CALL_CONSTANTS[constant]
-        elif "." in number or "e" in number or "E" in number:
-            value = float(number)
-            if value in (_INF, -_INF):
-                return None
-            arguments[key] = value
-        elif len(number) > 17 or abs(value := int(number)) > _CALL_MAX_INT:
+            continue
+        value = _simple_flat(flat) if flat else _simple_scalar(string, number, constant)
+        if value is _NO_VALUE:
             return None
-        else:
-            arguments[key] = value
+        arguments[key] = value
     return calls
 
 

@@ -284,3 +284,19 @@ class ValueEnd:
     def _value_done(self) -> int:
         """A value just ended: the region ends here, unless a separator may follow."""
         return _DONE if self.separator is None else _AFTER
+
+
+def whole_value_end(s: str, pos: int, stop: int) -> tuple[int, Any] | None:
+    """One-shot parsing's first step of a fresh `ValueEnd()` (one value, no separator) asked about `s[pos:stop]`
+    with `closed=True`, when the value is all there: `(k, value)` where `scan` would return the index `k` and
+    `decoded()` then `(value,)`; None when that scanner must decide (the value is not one whole JSON object,
+    list or string before `stop`), with nothing read. Saves building the scanner and its state per region."""
+    i = _WS.match(s, pos, stop).end()
+    if i < stop and s[i] in '{["':
+        try:
+            value, e = _decode(s, i)
+        except (ValueError, RecursionError):
+            return None
+        if e <= stop:
+            return e, value
+    return None

@@ -33,6 +33,7 @@ from typing import Any
 
 from . import content as _content
 from .delimiters import OPEN, DelimiterTimeout
+from .jsonscan import whole_value_end
 from .template import _strip_text
 
 __all__ = ["OneShotPlan", "plan_for"]
@@ -47,6 +48,7 @@ _REGEX_GUARD = 3.0 * _content.DEFAULT_REGEX_TIMEOUT
 _TIMEOUT = _content.DEFAULT_REGEX_TIMEOUT
 _TIMEOUT_VAR = _content.REGEX_TIMEOUT
 _EMPTY_TYPES = (str, list, dict)
+_WHOLE: Any = object()  # the open region's `vend` before its first scan, for `OneShotPlan._whole` fields
 
 
 def _is_empty(value: Any) -> bool:
@@ -58,7 +60,7 @@ class OneShotPlan:
     `plan_for`."""
 
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
-                 "_required", "_timed", "_by_name", "_ones", "_defaults")
+                 "_required", "_timed", "_by_name", "_ones", "_defaults", "_whole")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -79,6 +81,10 @@ class OneShotPlan:
         #: The close watches that are one literal (most fields' `close`): `str.find` in the loop itself.
         self._ones = {w: (w.lit_one, w.lit_one_delimiter) for w in tpl.close_watches
                       if w is not None and w.only_literals and w.lit_one is not None}
+        #: The JSON fields with `"trailing": "stream"` that read one value (no separator): their first scan is
+        #: `jsonscan.whole_value_end` when the value is all there, the `ValueEnd` scanner only if not.
+        self._whole = frozenset(f.name for f in tpl.fields if f.value_end is not None
+                                and getattr(f.value_end, "args", (0,))[:1] == (None,))
 
     def run(self, text: str, prefix: str, schemas: Any) -> dict[str, Any] | None:
         """The message of generation `text` after prompt `prefix`, with tool schemas `schemas` (a
@@ -109,6 +115,7 @@ class OneShotPlan:
         by_name = self._by_name
         idle = self._idle
         ones = self._ones
+        whole_fields = self._whole
         timeout = _TIMEOUT
 
         watch = idle
@@ -145,6 +152,18 @@ class OneShotPlan:
             else:
                 start, end, d, groups = result
             if vend is not None:
+                if vend is _WHOLE:  # (the first scan of a one-value region: see `_whole`)
+                    whole = whole_value_end(window, pos, start)
+                    if whole is not None:
+                        regions.append((cur, start_at, whole[0], captures, (whole[1],)))
+                        vend = None
+                        opened = explicit = False
+                        captures = None
+                        cur = implicit
+                        watch = idle
+                        pos = whole[0]
+                        continue
+                    vend = cur.value_end()
                 got = vend.scan(window, pos, start, 0, True)
                 if got != -1:  # the value ends before the delimiter (`jsonscan.MORE`: it does not)
                     if got == -2:  # `jsonscan.HOLD`: not at the end of a stream
@@ -187,7 +206,7 @@ class OneShotPlan:
                 start_at = end
                 watch = closes[cur.index]
                 if cur.value_end is not None:
-                    vend = cur.value_end()
+                    vend = _WHOLE if cur.name in whole_fields else cur.value_end()
             else:
                 if groups:
                     captures = {**captures, **groups} if captures else groups

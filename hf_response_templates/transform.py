@@ -130,17 +130,57 @@ def _first_of(path: str, where: str, field: str) -> Applier:
         if "$" in alternative:
             _check_steps(alternative, where, field)
     lookups = [_lookup(alternative) for alternative in alternatives]
+    pairs = [(_quick(alternative), lookup) for alternative, lookup in zip(alternatives, lookups, strict=True)]
 
     def apply(scope: Mapping[str, Any]) -> Any:
-        errors = []
-        for lookup in lookups:
+        for quick, lookup in pairs:
+            if quick is not None:
+                value = quick(scope)
+                if value is _MISSING:
+                    continue  # the lookup would raise: not worth building its error yet
+                if value is not _UNSURE:
+                    return value
             try:
                 return lookup(scope)
+            except TransformError:
+                pass
+        errors = []  # (worded only when none resolves: the lookups have no side effects)
+        for lookup in lookups:
+            try:
+                lookup(scope)
             except TransformError as e:
                 errors.append(str(e))
         raise TransformError(f"transform placeholder '{{{path}}}': no alternative resolves ({'; '.join(errors)})")
 
     return apply
+
+
+_MISSING: Any = object()  # `_quick`: the path does not resolve (its lookup raises)
+_UNSURE: Any = object()  # `_quick`: not a plain dict on the way (its lookup decides)
+
+
+def _quick(path: str) -> Callable[[Mapping[str, Any]], Any] | None:
+    """For an alternative of plain keys (`content.arguments`): its value, `_MISSING` where its lookup raises
+    for sure (the root is not in the scope, a plain dict on the way lacks the key), `_UNSURE` where the lookup
+    decides (a value on the way is not a plain dict); None for paths with `$` steps."""
+    if "$" in path:
+        return None
+    root, *rest = path.split(".")
+    keys = tuple(rest)
+
+    def quick(scope: Mapping[str, Any]) -> Any:
+        if root not in scope:
+            return _MISSING
+        value = scope[root]
+        for key in keys:
+            if value.__class__ is not dict:
+                return _UNSURE
+            if key not in value:
+                return _MISSING
+            value = value[key]
+        return value
+
+    return quick
 
 
 def _check_steps(path: str, where: str, field: str) -> None:
@@ -268,4 +308,29 @@ def _lookup_steps(path: str, root: str | None, steps: list[str]) -> Applier:
                 value = value[step]
         return value
 
-    return apply
+    if root is None or any(kind for kind, _ in kinds):
+        return apply
+    keys = tuple(steps)
+    if len(keys) == 1:  # "{content.name}": the usual dotted placeholder
+        key = keys[0]
+
+        def apply_key(scope: Mapping[str, Any]) -> Any:
+            if root in scope:
+                value = scope[root]
+                if value.__class__ is dict and key in value:
+                    return value[key]
+            return apply(scope)  # (not there, or not a plain dict: `apply` decides, and words the error)
+
+        return apply_key
+
+    def apply_keys(scope: Mapping[str, Any]) -> Any:
+        if root not in scope:
+            return apply(scope)
+        value = scope[root]
+        for key in keys:
+            if value.__class__ is not dict or key not in value:
+                return apply(scope)
+            value = value[key]
+        return value
+
+    return apply_keys

@@ -35,6 +35,28 @@ _VALUES = st.one_of(
     _mostly(["True", "False", "None", "true", "false", "null"], ["Truex", "none", "TRUE"]),
     st.sampled_from(["[1, 2]", "[]", '{"k": 1}', "{}", "[[1]]", "{'a': [True, None]}", "(1)", "f(x=1)"]),
 )
+
+
+@st.composite
+def _flat_values(draw):
+    """A list or dict of scalars (what the fast path reads since issue 19's nested step), sometimes with what
+    it must leave to the reader: an escape, a repeated key, a number out of range, a nested list, a bad key."""
+    scalars = st.sampled_from(['"a"', "'b'", '""', "'x:y'", '"[1]"', "'}'", "0", "-3", "1.5", "1e3", "True", "None",
+                               "null", "false", str(2**53 - 1)] * 4
+                              + ['"a\\nb"', str(2**53), "1e999", "[1]", "{}", "x", "'\ud800'", ""])
+    space = _SPACE
+    items = [draw(scalars) for _ in range(draw(st.integers(0, 3)))]
+    sep = draw(space) + draw(_mostly([","], [",,", ";"])) + draw(space)
+    if draw(st.booleans()):
+        return "[" + draw(space) + sep.join(items) + draw(space) + draw(_mostly(["]"], [",]", ""]))
+    keys = draw(st.lists(st.sampled_from(['"k"', "'k'", '"j"', "'a b'", '"\\u00e9"'] * 3 + ["k", "1", "None"]),
+                         min_size=len(items), max_size=len(items)))
+    colon = draw(space) + draw(_mostly([":"], ["=", ""])) + draw(space)
+    return "{" + draw(space) + sep.join(k + colon + v for k, v in zip(keys, items, strict=True)) + draw(space) + draw(
+        _mostly(["}"], [",}", ""]))
+
+
+_VALUES = st.one_of(_VALUES, _flat_values())
 _VALUES = st.one_of(_VALUES, _VALUES, _VALUES, st.text(max_size=4))
 
 
@@ -95,6 +117,7 @@ def test_call_list_fast_path_equals_the_reader(text):
     '[get_weather(city="Paris", days=3), get_time(tz=\'UTC\', exact=True, offset=-1.5, at=None)]',
     " [ f() ] ",
     "[]",
+    '[search(query="rain", tags=["a", \'b\', 3, -1.5, None], options={"x": null, \'y\': "1:2"}, none=[], nd={})]',
 ])
 def test_call_list_fast_path_is_taken_on_scalar_arguments(text, monkeypatch):
     want = _reference_call_list(text)
@@ -106,7 +129,9 @@ def test_call_list_fast_path_is_taken_on_scalar_arguments(text, monkeypatch):
     assert C.parse_python_call_list(text, {}) == want
 
 
-@pytest.mark.parametrize("text", ['[f(a="\\n")]', "[f(a=[1, 2])]", "[f(a=1, a=2)]", "[f(a=1e999)]", "[f(1)]"])
+@pytest.mark.parametrize("text", ['[f(a="\\n")]', "[f(a=[[1, 2]])]", "[f(a=1, a=2)]", "[f(a=1e999)]", "[f(1)]",
+                                  '[f(a={"k": 1, \'k\': 2})]', f"[f(a=[{2**53}])]", "[f(a=[1e999])]",
+                                  '[f(a={"k": [1]})]', '[f(a=["\\u00e9"])]', "[f(a={k: 1})]"])
 def test_call_list_fast_path_leaves_the_rest_to_the_reader(text):
     assert C._simple_call_list(text) is None
 
@@ -339,6 +364,13 @@ _scopes = st.recursive(
 @example(None, ["$value", "city"], {"get_weather": {"city": "Paris"}})
 @example("content", ["$value"], {"content": _Dict(x=1)})
 @example("content", ["$value"], {"content": {}})
+@example("content", ["a"], {"content": {"a": 1}})  # plain keys: the dict fast path
+@example("content", ["a", "b"], {"content": {"a": {"b": None}}})
+@example("content", ["a", "b"], {"content": {"a": _Dict(b=1)}})
+@example("content", ["a"], {"content": _Dict(a=1)})
+@example("content", ["a"], {"content": [1]})
+@example("a", ["b"], {"content": {"b": 1}})
+@example("content", ["a", "b"], {"content": {"a": 3}})
 def test_one_key_steps_equal_the_reference(root, steps, scope):
     from hf_response_templates.transform import TransformError, _lookup_steps
 
@@ -358,6 +390,43 @@ def test_one_key_steps_equal_the_reference(root, steps, scope):
     assert got == want
     if got[0] == "ok":
         assert got[1] is want[1]
+
+
+@given(st.lists(st.lists(st.sampled_from(["content", "a", "b", "$value"]), min_size=1, max_size=3), min_size=2,
+                max_size=3, unique_by=tuple), _scopes)
+@example([["content", "parameters"], ["content", "arguments"]], {"content": {"name": "f", "arguments": {}}})
+@example([["content", "a"], ["b"]], {"content": {}})
+def test_placeholder_alternatives_equal_the_reference(paths, scope):
+    # `"{a|b.c}"`: the first alternative that resolves, else one error naming every alternative's failure
+    from hf_response_templates.transform import TransformError, compile_transform
+
+    paths = [p for p in paths if p[0] != "$value"] or [["content"]]
+    paths = list(dict.fromkeys(map(tuple, paths)))
+    if len(paths) < 2:
+        paths.append(("zz",))
+    text = "|".join(".".join(p) for p in paths)
+    if not isinstance(scope, dict):
+        scope = {"content": scope}
+
+    def reference():
+        errors = []
+        for p in paths:
+            try:
+                return "ok", _reference_lookup_steps(".".join(p), p[0], list(p[1:]))(scope) if len(p) > 1 else (
+                    scope[p[0]] if p[0] in scope else _raise(p[0], scope))
+            except TransformError as e:
+                errors.append(str(e))
+        return "error", f"transform placeholder '{{{text}}}': no alternative resolves ({'; '.join(errors)})"
+
+    def _raise(name, scope):
+        from hf_response_templates.transform import _undefined
+        raise _undefined(name, scope)
+
+    try:
+        got = "ok", compile_transform("{" + text + "}", field="f")(scope)
+    except TransformError as e:
+        got = "error", str(e)
+    assert got == reference()
 
 
 # ---------------------------------------------------------------- xml-inline: the `re` twin of the tag pattern
@@ -429,7 +498,11 @@ def test_json_dialect_precomputed_rewrite_equals_the_general_path(options, text)
     lambda n: "[f(" + "a=1, " * (n // 5),  # no closing ')'
     lambda n: "[f(a=1" + " " * n + "x",
     lambda n: '[f(a="' + "x" * n,
-], ids=["calls-unclosed", "arguments-unclosed", "spaces-then-junk", "string-unclosed"])
+    lambda n: "[f(a=[" + "1, " * (n // 3),  # a flat list without its ']'
+    lambda n: '[f(a={"k": 1' + ', "k": 1' * (n // 8) + " " * 10 + "x",  # a flat dict, then junk
+    lambda n: "[f(a=[" + " " * n + "1 x",
+], ids=["calls-unclosed", "arguments-unclosed", "spaces-then-junk", "string-unclosed", "list-unclosed",
+        "dict-then-junk", "list-spaces-then-junk"])
 def test_call_list_fast_path_rejects_in_linear_time(make):
     import time
 
@@ -443,3 +516,24 @@ def test_call_list_fast_path_rejects_in_linear_time(make):
 
     small, large = per_char(2_000), per_char(100_000)
     assert large < 8 * small + 1e-7  # quadratic would be ~50x per character
+
+
+# ---------------------------------------------------------------- value parsers without option lookups
+
+
+@given(st.one_of(st.text(max_size=8), st.lists(_JSON_PIECES, max_size=8).map("".join)),
+       st.sampled_from([("text", {}), ("text", {"strip": False}), ("text", {"strip": True}),
+                        ("json", {"allow_non_json": True})]))
+@example(" [" * 3000, ("json", {"allow_non_json": True}))
+@example(" 8 ", ("json", {"allow_non_json": True}))
+def test_fast_value_parsers_equal_the_parser(text, spec):
+    name, raw = spec
+    fast = C._value_parser({"name": name, "args": raw}, "f", "content_args.value_parser")
+    parser = C.get_content_parser(name)
+    args = parser.compile_args(raw, "f")
+    assert fast is not None and C._fast_value_parser(parser.parse, args) is not None
+    got, want = _outcome(fast, text), _outcome(parser.parse, text, args)
+    if got[0] == "ok" and want[0] == "ok":
+        assert json.dumps(got[1]) == json.dumps(want[1])
+    else:
+        assert got == want

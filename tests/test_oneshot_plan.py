@@ -168,12 +168,19 @@ def test_join_and_repeated_text_fields_merge_as_the_state_machine_does():
     '{"a": 1',
     'not json at all',
     '',
+    '"a string" then text',
+    '{"a": "x</j>y"} z',  # the close delimiter inside the value: the whole value runs past it
+    ' [1, 2]</j>',
+    '3 then text',
+    '{"a": 1}{"b": 2}',
 ])
-def test_a_json_region_that_ends_where_its_value_ends(text):
-    # `"trailing": "stream"`, with a close delimiter and without one (the region would run to the end)
+@pytest.mark.parametrize("separator", [{"separator": ";"}, {}])
+def test_a_json_region_that_ends_where_its_value_ends(text, separator):
+    # `"trailing": "stream"`, with a close delimiter and without one (the region would run to the end); one
+    # value (the plan's `whole_value_end` first) or a sequence
     for close in ({"close": "</j>"}, {}):
         tpl = {"start_anchor": "A:", "fields": {
-            "j": {"open": "<j>", **close, "content": "json", "content_args": {"separator": ";", "trailing": "stream"},
+            "j": {"open": "<j>", **close, "content": "json", "content_args": {**separator, "trailing": "stream"},
                   "repeats": True},
             "content": {"content": "text"}}}
         whole = "x <j>" + text
@@ -209,3 +216,19 @@ def test_tools_given_as_an_iterator_are_read_once():
     typed = parse_response(text, "hermes3", prefix="", tools=TOOLS, strict=False)
     assert typed["tool_calls"][0]["function"]["arguments"] == {"n": 2} and typed["unparsed"]
     assert parse_response(text, "hermes3", prefix="", tools=iter(TOOLS), strict=False) == typed
+
+
+_JSON_BITS = st.sampled_from(['{', '}', '[', ']', '"', '"a"', ',', ':', '1', ' ', '\\', 'x', '</j>', 'true', '\n'])
+
+
+@given(st.lists(_JSON_BITS, max_size=12).map("".join), st.integers(0, 3), st.integers(0, 40))
+def test_whole_value_end_is_the_scanner_s_first_answer(text, pos, cut):
+    # what `ValueEnd` says about text seen all at once, where `whole_value_end` answers (else it reads nothing)
+    from hf_response_templates.jsonscan import ValueEnd, whole_value_end
+
+    pos, stop = min(pos, len(text)), max(min(pos, len(text)), len(text) - cut)
+    got = whole_value_end(text, pos, stop)
+    if got is not None:
+        vend = ValueEnd(None, 512)
+        assert vend.scan(text, pos, stop, 0, True) == got[0]
+        assert vend.decoded() == (got[1],)
