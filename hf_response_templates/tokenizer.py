@@ -808,17 +808,23 @@ def _decode_one(
     prompt: list[int],
     anchor: Any,
     decode: Callable[[list[int]], str] | None = None,
+    response_checked: bool = True,
 ) -> tuple[str, str]:
-    """`_decode_pairs` for one response and its prompt, both lists of checked ids (or of ids that `decode`,
-    the backend's, checks itself): (prefix text, response text), with the same padding rules and decodes,
-    without the batch's bookkeeping."""
+    """`_decode_pairs` for one response and its prompt, both lists of checked ids: (prefix text, response
+    text), with the same padding rules and decodes, without the batch's bookkeeping. With
+    `response_checked=False` the response's ids are checked by `decode` (the backend's, which raises
+    TypeError for an id that is not an integer), except trailing padding, which is never decoded: it is
+    checked here (TypeError)."""
     if decode is None:
         decode = _decoder(tokenizer)
     pad, eos = _pad_ids(tokenizer)
     if prompt and prompt[0] == pad:
         prompt = _strip_prefix_padding(prompt, pad)
     if response and (response[-1] == pad or response[-1] == eos):
-        response = _strip_response_padding(response, pad, eos)
+        kept = _strip_response_padding(response, pad, eos)
+        if not response_checked and not _plain_ids(response[len(kept) - len(response) - 1 :]):
+            raise TypeError("`response`: padding ids that are not integers")  # (the checked path names them)
+        response = kept
     if not prompt:
         return "", decode(response)
     text, whole = _prompt_text(decode, prompt, anchor)
@@ -1018,7 +1024,7 @@ class ResponseTemplateMixin:
                 # for one that is not an integer (a float, a string, None; integer scalars of NumPy / torch
                 # convert as `_ids` converts them). (The prompt's start may never be decoded: checked above.)
                 try:
-                    texts = _decode_one(tokenizer, response, prefix, template.start_anchor, decode)
+                    texts = _decode_one(tokenizer, response, prefix, template.start_anchor, decode, False)
                 except TypeError:  # the checked path below names the id and its position
                     texts = None
             elif _plain_ids(response):

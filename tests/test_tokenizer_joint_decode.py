@@ -528,3 +528,19 @@ def test_the_one_sequence_path_equals_decode_then_parse(
     expected = parse_response(text, verbatim_template(), prefix=prefix_text)
     given_response = [np.int64(t) for t in response] if numpy_ids else response
     assert tok.parse_response(given_response, prefix=prompt) == expected
+
+
+def test_bad_ids_in_the_stripped_padding_of_one_sequence_are_named() -> None:
+    """The one-sequence path lets the backend check the response's ids as it decodes them; trailing padding
+    is stripped before decoding, so a non-integer there (equal to the EOS id, `5.0 == 5`) is checked apart
+    and still named with its position."""
+    tok = byte_level_tokenizer()
+    tok.response_template = verbatim_template()
+    _, eos = _pad_ids(tok)
+    assert eos is not None
+    prompt = enc(tok, PROMPT)
+    response = enc(tok, "Hi")
+    assert tok.parse_response(response + [eos, eos], prefix=prompt) == tok.parse_response(response + [eos], prefix=prompt)
+    for tail, where in (([float(eos)], 0), ([eos, float(eos)], 1), ([float(eos), eos], 0)):
+        with pytest.raises(TypeError, match=rf"^`response` token ids must be integers, got float: .* at position {len(response) + where}$"):
+            tok.parse_response(response + tail, prefix=prompt)
