@@ -31,12 +31,12 @@ then split where the prompt's own text ends, so tokenizers whose decoding depend
 token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 character) give exactly the
 text of the whole sequence. Only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
 generation (decoding depends on a few tokens before, never on the whole prompt; a prompt of at most
-`_SHORT_PROMPT` tokens is decoded whole with it, one call fewer); the prompt itself is
-decoded once per distinct prompt of a call, and only its last `_ANCHOR_WINDOWS` tokens (the shortest window
-that holds it) when they hold the template's start anchor (the engine keeps only the text after the last anchor): a literal, or a regex whose
-last match there is provably the whole prompt's (`_anchor_search`: bounded match length, or no match able to
-span the start of its leading text). Ids are checked in C, and a fast tokenizer whose class does not change
-decoding is decoded by its `tokenizers` backend directly (`_backend_decoder`), looked up once per call
+`_SHORT_PROMPT` tokens is decoded whole with it, one call fewer); the prompt itself is decoded once per
+distinct prompt of a call, and only its last tokens (the smaller of `_ANCHOR_WINDOWS` that holds it) when
+they hold the template's start anchor (the engine keeps only the text after the last anchor): a literal, or
+a regex whose last match there is provably the whole prompt's (`_anchor_search`: bounded match length, or no
+match able to span the start of its leading text). Ids are checked in C, and a fast tokenizer whose class
+does not change decoding is decoded by its `tokenizers` backend directly (`_backend_decoder`), looked up once per call
 (`_decoder`); one list of ids and its prompt take a path without the batch's bookkeeping
 (`_decode_one`), where the backend's own conversion of the ids checks them (an id that is not an integer
 raises `TypeError` there, and the checked path then names it).
