@@ -30,14 +30,16 @@ clean-up of tokenization spaces, and a prompt given as ids is decoded *together*
 then split where the prompt's own text ends, so tokenizers whose decoding depends on the previous
 token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 character) give exactly the
 text of the whole sequence. Only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
-generation (decoding depends on a few tokens before, never on the whole prompt); the prompt itself is
-decoded once per distinct prompt of a call, and only its last `_ANCHOR_WINDOW` tokens when they hold the
-template's start anchor (the engine keeps only the text after the last anchor): a literal, or a regex whose
-last match there is provably the whole prompt's (`_anchor_search`: bounded match length, or no match able to
-span the start of its leading text). Ids are checked in C, and a fast tokenizer whose class does not change
-decoding is decoded by its `tokenizers` backend directly (`_backend_decoder`), looked up once per call
-(`_decoder`); one plain list of ids and its prompt take a path without the batch's bookkeeping
-(`_decode_one`).
+generation (decoding depends on a few tokens before, never on the whole prompt; a prompt of at most
+`_SHORT_PROMPT` tokens is decoded whole with it, one call fewer); the prompt itself is decoded once per
+distinct prompt of a call, and only its last tokens (the smaller of `_ANCHOR_WINDOWS` that holds it) when
+they hold the template's start anchor (the engine keeps only the text after the last anchor): a literal, or
+a regex whose last match there is provably the whole prompt's (`_anchor_search`: bounded match length, or no
+match able to span the start of its leading text). Ids are checked in C, and a fast tokenizer whose class
+does not change decoding is decoded by its `tokenizers` backend directly (`_backend_decoder`), looked up once per call
+(`_decoder`); one list of ids and its prompt take a path without the batch's bookkeeping
+(`_decode_one`), where the backend's own conversion of the ids checks them (an id that is not an integer
+raises `TypeError` there, and the checked path then names it).
 """
 
 from __future__ import annotations
@@ -579,6 +581,11 @@ def _split_point(full: str, prefix: str) -> int:
 #: the whole sequence; the rest of the prompt is decoded once, on its own.
 _JOINT_TOKENS = 8
 
+#: A prompt of at most this many tokens is decoded whole together with the response (two decodes: the
+#: prompt, prompt + response) rather than its last `_JOINT_TOKENS` tokens (three: the prompt, the tail,
+#: tail + response): each decode call has a fixed cost of about 15 tokens' decoding.
+_SHORT_PROMPT = 24
+
 
 #: Prompt tokens decoded to look for a literal start anchor near the end of the prompt. The engine keeps only
 #: the prompt text after the last start anchor (`ResponseTemplate.cut_prefix`), so when the anchor is in
@@ -586,15 +593,21 @@ _JOINT_TOKENS = 8
 #: never decoded.
 _ANCHOR_WINDOW = 64
 
+#: The windows tried in turn (`_prompt_text`): a generation prompt's anchor is most often within the last
+#: few tokens, and a smaller window decodes fewer tokens.
+_ANCHOR_WINDOWS = (24, _ANCHOR_WINDOW)
 
-def _window_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: Any) -> str | None:
-    """Text standing in for the whole prompt's: the decode of its last `_ANCHOR_WINDOW` tokens, when the
+
+def _window_text(
+    decode: Callable[[list[int]], str], prompt: list[int], anchor: Any, size: int = _ANCHOR_WINDOW
+) -> str | None:
+    """Text standing in for the whole prompt's: the decode of its last `size` tokens, when the
     start `anchor` (a literal `str`, or the template's start-anchor `Delimiter`) is found there after the
     window's first `_JOINT_TOKENS` tokens (whose text may differ from the whole decode's: a character split
     at the window's start, a dropped leading space). The text from there on is the end of the whole
     prompt's text, so its last anchor, and what follows it, are the whole prompt's (for a regex anchor see
     `_anchor_search`). None: the whole prompt must be decoded."""
-    if anchor is None or len(prompt) <= _ANCHOR_WINDOW:
+    if anchor is None or len(prompt) <= size:
         return None
     literal: str | None
     search: Callable[[str, int], bool] | None
@@ -606,7 +619,7 @@ def _window_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: 
         search = None if literal is not None else _anchor_search(anchor.source, anchor.untimed_search)
         if literal is None and search is None:
             return None
-    window = prompt[-_ANCHOR_WINDOW:]
+    window = prompt[-size:]
     head, text = decode(window[:_JOINT_TOKENS]), decode(window)
     if literal is not None:
         return text if text.rfind(literal) > len(head) else None
@@ -749,13 +762,19 @@ def _one_char_excludes(item: tuple, c: int) -> bool:
 
 
 def _joint_split(
-    decode: Callable[[list[int]], str], prompt: list[int], prompt_text: str, response: list[int]
+    decode: Callable[[list[int]], str],
+    prompt: list[int],
+    prompt_text: str,
+    response: list[int],
+    whole: bool = False,
 ) -> tuple[str, str]:
     """(prefix text, response text) as decoding `prompt + response` in one piece and splitting it where the
     prompt's text ends (`_split_point`) gives them, decoding only the prompt's last `_JOINT_TOKENS` tokens
-    again. Falls back to the whole joint decode when the tail's text is not the end of the prompt's text
-    (its first token decodes differently without what precedes it, e.g. the middle of a UTF-8 character)."""
-    if len(prompt) > _JOINT_TOKENS:
+    again (a prompt of more than `_SHORT_PROMPT` tokens). Falls back to the whole joint decode when the
+    tail's text is not the end of the prompt's text (its first token decodes differently without what
+    precedes it, e.g. the middle of a UTF-8 character). `whole`: `prompt_text` is the whole prompt's decode
+    (not a window's), which the whole joint decode then reuses."""
+    if len(prompt) > _SHORT_PROMPT:
         tail = prompt[-_JOINT_TOKENS:]
         tail_text = decode(tail)
         tail += response
@@ -763,30 +782,53 @@ def _joint_split(
         if prompt_text.endswith(tail_text) and not tail_text.startswith("\ufffd"):
             cut = _split_point(joint, tail_text)
             return prompt_text[: len(prompt_text) - len(tail_text) + cut], joint[cut:]
-    full, whole = decode(prompt + response), decode(prompt)  # (`prompt_text` may be a window's)
-    cut = _split_point(full, whole)
+    full = decode(prompt + response)
+    cut = _split_point(full, prompt_text if whole else decode(prompt))
     return full[:cut], full[cut:]
 
 
-def _prompt_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: Any) -> str:
-    """The text standing in for the (non-empty) prompt's: its last tokens' when they hold the start anchor
-    (`_window_text`), else its whole decode."""
-    text = _window_text(decode, prompt, anchor)
-    return decode(prompt) if text is None else text
+def _prompt_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: Any) -> tuple[str, bool]:
+    """(the text standing in for the (non-empty) prompt's, whether it is the whole prompt's decode): the
+    decode of its last tokens when they hold the start anchor (`_window_text`, the windows of
+    `_ANCHOR_WINDOWS` in turn, each where it decodes fewer tokens than the whole prompt: the window and its
+    head of `_JOINT_TOKENS` tokens, two calls), else its whole decode."""
+    if anchor is not None:
+        for size in _ANCHOR_WINDOWS:
+            if len(prompt) <= size + 3 * _JOINT_TOKENS:
+                break
+            text = _window_text(decode, prompt, anchor, size)
+            if text is not None:
+                return text, False
+    return decode(prompt), True
 
 
-def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: Any) -> tuple[str, str]:
+def _decode_one(
+    tokenizer: Any,
+    response: list[int],
+    prompt: list[int],
+    anchor: Any,
+    decode: Callable[[list[int]], str] | None = None,
+    response_checked: bool = True,
+) -> tuple[str, str]:
     """`_decode_pairs` for one response and its prompt, both lists of checked ids: (prefix text, response
-    text), with the same padding rules and decodes, without the batch's bookkeeping."""
-    decode = _decoder(tokenizer)
+    text), with the same padding rules and decodes, without the batch's bookkeeping. With
+    `response_checked=False` the response's ids are checked by `decode` (the backend's, which raises
+    TypeError for an id that is not an integer), except trailing padding, which is never decoded: it is
+    checked here (TypeError)."""
+    if decode is None:
+        decode = _decoder(tokenizer)
     pad, eos = _pad_ids(tokenizer)
     if prompt and prompt[0] == pad:
         prompt = _strip_prefix_padding(prompt, pad)
     if response and (response[-1] == pad or response[-1] == eos):
-        response = _strip_response_padding(response, pad, eos)
+        kept = _strip_response_padding(response, pad, eos)
+        if not response_checked and not _plain_ids(response[len(kept) - len(response) - 1 :]):
+            raise TypeError("`response`: padding ids that are not integers")  # (the checked path names them)
+        response = kept
     if not prompt:
         return "", decode(response)
-    return _joint_split(decode, prompt, _prompt_text(decode, prompt, anchor), response)
+    text, whole = _prompt_text(decode, prompt, anchor)
+    return _joint_split(decode, prompt, text, response, whole)
 
 
 def _decode_pairs(
@@ -801,15 +843,16 @@ def _decode_pairs(
     parses the same."""
     decode = _decoder(tokenizer)
     pad, eos = _pad_ids(tokenizer)
-    prompt_texts: dict[Any, str] = {}  # a prompt's ids (its identity for one row) -> its text
+    # a prompt's ids (its identity for one row) -> its text and whether it is the whole prompt's
+    prompt_texts: dict[Any, tuple[str, bool]] = {}
     single = len(responses) == 1
 
-    def prompt_text(ids: list[int]) -> str:
+    def prompt_text(ids: list[int]) -> tuple[str, bool]:
         key = id(ids) if single else tuple(ids)
-        text = prompt_texts.get(key)
-        if text is None:
-            text = prompt_texts[key] = _prompt_text(decode, ids, anchor)
-        return text
+        known = prompt_texts.get(key)
+        if known is None:
+            known = prompt_texts[key] = _prompt_text(decode, ids, anchor)
+        return known
 
     out = []
     for response, prefix in zip(responses, prefixes, strict=True):
@@ -821,9 +864,10 @@ def _decode_pairs(
             if not prefix:
                 out.append(("", decode(response)))
             else:
-                out.append(_joint_split(decode, prefix, prompt_text(prefix), response))
+                text, whole = prompt_text(prefix)
+                out.append(_joint_split(decode, prefix, text, response, whole))
         else:
-            p = prefix if isinstance(prefix, str) else prompt_text(prefix)
+            p = prefix if isinstance(prefix, str) else prompt_text(prefix)[0]
             r = response if isinstance(response, str) else decode(response)
             out.append((p, r))
     return out
@@ -963,13 +1007,33 @@ class ResponseTemplateMixin:
         if prefix is None:
             raise ValueError(_PREFIX_REQUIRED)
         _, _, engine_parse, _ = _engine()
-        if type(response) is list and type(prefix) is list and _plain_ids(response) and _plain_ids(prefix):
-            # one sequence of plain ints and its prompt (`generate(...)[0].tolist()`, `encode`): what
-            # `_normalize` / `_pair_up` / `_decode_pairs` would give, without their per-call bookkeeping
-            if len(response) > len(prefix) and response[0] == prefix[0]:
-                _warn_if_prompt_included([response], [prefix])
-            prefix_text, text = _decode_one(tokenizer, response, prefix, template.start_anchor)
-            return engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
+        if (
+            type(response) is list
+            and type(prefix) is list
+            and response
+            and prefix
+            and type(response[0]) is int
+            and _plain_ids(prefix)
+        ):
+            # one sequence of ids and its prompt (`generate(...)[0].tolist()`, `encode`): what `_normalize` /
+            # `_pair_up` / `_decode_pairs` would give, without their per-call bookkeeping
+            texts = None
+            decode = _decoder(tokenizer)
+            if type(decode) is functools.partial:  # the backend's (`_decoder`)
+                # the response is decoded whole: the backend converts each of its ids in C, raising TypeError
+                # for one that is not an integer (a float, a string, None; integer scalars of NumPy / torch
+                # convert as `_ids` converts them). (The prompt's start may never be decoded: checked above.)
+                try:
+                    texts = _decode_one(tokenizer, response, prefix, template.start_anchor, decode, False)
+                except TypeError:  # the checked path below names the id and its position
+                    texts = None
+            elif _plain_ids(response):
+                texts = _decode_one(tokenizer, response, prefix, template.start_anchor, decode)
+            if texts is not None:
+                if len(response) > len(prefix) and response[0] == prefix[0]:
+                    _warn_if_prompt_included([response], [prefix])
+                prefix_text, text = texts
+                return engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
         responses, batched = _normalize(response, "response")
         prefixes, prefix_batched = _normalize(prefix, "prefix")
         paired = _pair_up(responses, batched, prefixes, prefix_batched)

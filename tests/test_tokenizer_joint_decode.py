@@ -21,7 +21,9 @@ from hf_response_templates import parse_response
 from hf_response_templates import tokenizer as hf_tok
 from hf_response_templates.tokenizer import (
     _ANCHOR_WINDOW,
+    _ANCHOR_WINDOWS,
     _JOINT_TOKENS,
+    _SHORT_PROMPT,
     _decode_pairs,
     _ids,
     _pad_ids,
@@ -446,3 +448,99 @@ def test_regex_anchors_read_from_the_tail_only_when_provably_the_same() -> None:
     ):
         assert _anchor_search(declined, 1 << 24) is None, declined
     assert _anchor_search(r"\[/INST\]", -1) is None  # not proven cheap: never searched untimed
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_short_prompts_are_decoded_whole_with_the_response_longer_ones_by_their_tail(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up to `_SHORT_PROMPT` tokens, the prompt and prompt + response are the only decodes (two calls, the
+    prompt's text reused for the split); past it, the prompt's last `_JOINT_TOKENS` tokens are decoded again
+    (alone and with the response). Both give the texts of the whole decode."""
+    tok = TOKENIZERS[kind]()
+    tok.response_template = verbatim_template()
+    ids = enc(tok, PROMPT * 3 + TEXT)
+    response = enc(tok, "Hello there<|im_end|>")
+    for n in (1, _JOINT_TOKENS, _JOINT_TOKENS + 1, _SHORT_PROMPT, _SHORT_PROMPT + 1, _SHORT_PROMPT + 9):
+        prompt = ids[:n]
+        prefix_text, text = whole_split(tok, prompt, response)
+        seen = decoded_lengths(monkeypatch)
+        assert tok.parse_response(response, prefix=prompt) == parse_response(text, verbatim_template(), prefix=prefix_text), n
+        if n <= _SHORT_PROMPT:
+            assert seen == [n, n + len(response)], n
+        else:
+            assert seen == [n, _JOINT_TOKENS, _JOINT_TOKENS + len(response)], n
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZERS))
+def test_an_anchor_in_the_last_tokens_of_a_long_prompt_is_read_from_the_smallest_window(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The windows of `_ANCHOR_WINDOWS` are tried from the smallest: a generation prompt's anchor within its
+    last tokens costs the decode of the smallest window (and its head), never the larger one's; an anchor
+    only the larger window holds is still read from it."""
+    tok = TOKENIZERS[kind]()
+    tok.response_template = verbatim_template()
+    small, large = _ANCHOR_WINDOWS
+    prompt = enc(tok, LONG_SYSTEM + PROMPT)
+    response = enc(tok, "Hi there<|im_end|>")
+    seen = decoded_lengths(monkeypatch)
+    prefix_text, text = whole_split(tok, prompt, response)
+    expected = parse_response(text, verbatim_template(), prefix=prefix_text)
+    assert tok.parse_response(response, prefix=prompt) == expected
+    assert seen[-1] == _JOINT_TOKENS + len(response) and max(seen[:-1]) == small  # (the last: tail + response)
+    monkeypatch.undo()
+    prefill = enc(tok, "Sure, " * 30)[: (small + large) // 2]  # the anchor is past the small window
+    seen = decoded_lengths(monkeypatch)
+    prefix_text, text = whole_split(tok, prompt + prefill, response)
+    expected = parse_response(text, verbatim_template(), prefix=prefix_text)
+    assert tok.parse_response(response, prefix=prompt + prefill) == expected
+    assert small in seen and large in seen and max(seen) < len(prompt)
+
+
+@pytest.mark.parametrize("kind", ["byte_level", "metaspace"])
+@settings(max_examples=60, deadline=None, database=None)
+@given(
+    words=st.lists(
+        st.sampled_from(["Hello", " there", "\N{GRINNING FACE}", "\u00e9", " ", "<|im_end|>", "<|im_start|>assistant\n",
+                         "ok", "\n", "\u2615", "a", "<think>", "</think>"]),
+        min_size=1,
+        max_size=60,
+    ),
+    system=st.booleans(),
+    cut=st.integers(0, 10_000),
+    numpy_ids=st.booleans(),
+)
+def test_the_one_sequence_path_equals_decode_then_parse(
+    kind: str, words: list[str], system: bool, cut: int, numpy_ids: bool
+) -> None:
+    """`tokenizer.parse_response(ids, prefix=ids)` (the one-sequence path: short prompts decoded whole, long
+    ones by their tail, windows holding the anchor, ids checked by the backend) gives the message of parsing
+    the texts of the whole decode split where the prompt's text ends, at any cut, also with the response's
+    ids as NumPy integers (which the backend converts as `_ids` does)."""
+    tok = TOKENIZERS[kind]()
+    tok.response_template = verbatim_template()
+    ids = enc(tok, (LONG_SYSTEM if system else "") + PROMPT + "".join(words))
+    i = cut % (len(ids) + 1)
+    prompt, response = ids[:i], ids[i:]
+    prefix_text, text = whole_split(tok, prompt, response)
+    expected = parse_response(text, verbatim_template(), prefix=prefix_text)
+    given_response = [np.int64(t) for t in response] if numpy_ids else response
+    assert tok.parse_response(given_response, prefix=prompt) == expected
+
+
+def test_bad_ids_in_the_stripped_padding_of_one_sequence_are_named() -> None:
+    """The one-sequence path lets the backend check the response's ids as it decodes them; trailing padding
+    is stripped before decoding, so a non-integer there (equal to the EOS id, `5.0 == 5`) is checked apart
+    and still named with its position."""
+    tok = byte_level_tokenizer()
+    tok.response_template = verbatim_template()
+    _, eos = _pad_ids(tok)
+    assert eos is not None
+    prompt = enc(tok, PROMPT)
+    response = enc(tok, "Hi")
+    assert tok.parse_response(response + [eos, eos], prefix=prompt) == tok.parse_response(response + [eos], prefix=prompt)
+    for tail, where in (([float(eos)], 0), ([eos, float(eos)], 1), ([float(eos), eos], 0)):
+        with pytest.raises(TypeError, match=rf"^`response` token ids must be integers, got float: .* at position {len(response) + where}$"):
+            tok.parse_response(response + tail, prefix=prompt)
