@@ -58,7 +58,7 @@ class OneShotPlan:
     `plan_for`."""
 
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
-                 "_required", "_timed", "_by_name", "_ones", "_defaults", "_loop")
+                 "_required", "_timed", "_by_name", "_ones", "_defaults", "_lates", "_loop")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -80,8 +80,15 @@ class OneShotPlan:
         #: watch of literals sharing their first character, `<tool_call>` / `<|im_end|>`): searched in the
         #: loop itself, `(text, delimiter)` for one literal (`str.find`), `(None, search, lookup)` for the
         #: compiled alternation (`Watch._literal_end` with one finder, whose memo only saves re-finding).
+        #: Each watch that differs once the text has moved past offset 0 (a delimiter anchored at `^` / `\A`
+        #: can match only there): its late watch (`Watch.late`), which has a prefilter and no anchored-only
+        #: delimiter; None if no watch differs. (A late watch that watches nothing is not used: the early one
+        #: stays, so that "nothing watched" keeps meaning the message is over.)
+        lates = {w: w.late for w in (tpl.idle_watch, *tpl.close_watches)
+                 if w is not None and w.late is not None and w.late is not w}
+        self._lates = lates or None
         ones: dict = {}
-        for w in (tpl.idle_watch, *tpl.close_watches):
+        for w in (tpl.idle_watch, *tpl.close_watches, *lates.values()):
             if w is None or not w.only_literals:
                 continue
             if w.lit_one is not None:
@@ -91,7 +98,7 @@ class OneShotPlan:
         self._ones = ones
         #: What `run` reads on every call, in one tuple (one attribute load instead of one per name).
         self._loop = (self._idle, self._closes, self._implicit, self._hold_ws, self._by_name, ones,
-                      self._defaults, self._timed)
+                      self._defaults, self._timed, self._lates)
 
     def run(self, text: str, prefix: str, schemas: Any) -> dict[str, Any] | None:
         """The message of generation `text` after prompt `prefix`, with tool schemas `schemas` (a
@@ -108,7 +115,7 @@ class OneShotPlan:
             cut = tpl.cut_prefix(prefix)
         if _TIMEOUT_VAR.get(_TIMEOUT) != _TIMEOUT:
             return None
-        idle, closes, implicit, hold_ws, by_name, ones, defaults, timed = self._loop
+        idle, closes, implicit, hold_ws, by_name, ones, defaults, timed, lates = self._loop
         t0 = perf_counter() if timed else 0.0
         gen_start = len(cut)
         window = cut + text if cut else text
@@ -130,6 +137,8 @@ class OneShotPlan:
         regions: list[tuple[Any, int, int, dict | None, Any]] = []
         while True:
             if watch is not None:
+                if pos and lates is not None:  # past offset 0: what an anchored delimiter cannot match
+                    watch = lates.get(watch, watch)
                 one = ones.get(watch)
                 if one is None:
                     try:
