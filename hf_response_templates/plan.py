@@ -66,7 +66,8 @@ class OneShotPlan:
         lits = tpl.start_anchor.literals
         self._anchor_lit = lits[0] if lits is not None and len(lits) == 1 else None
         # In one-shot parsing the whole text is one end-of-stream scan, and the parser keeps the watches it
-        # starts with (the early ones) for all of it: the plan uses the same.
+        # starts with (the early ones) for all of it; the plan moves to the late ones past offset 0 (`_lates`),
+        # which find the same delimiters there, as the streaming parser's do.
         self._idle = tpl.idle_watch
         self._closes = tpl.close_watches
         self._implicit = tpl.implicit_field
@@ -76,10 +77,6 @@ class OneShotPlan:
         self._timed = tpl.has_regex
         self._by_name = tpl.by_name
         self._defaults = tpl._defaults_simple  # (`ResponseTemplate.new_message`, inlined where it is flat)
-        #: The watches of literals only that one C-level search reads (most fields' `close`, and an idle
-        #: watch of literals sharing their first character, `<tool_call>` / `<|im_end|>`): searched in the
-        #: loop itself, `(text, delimiter)` for one literal (`str.find`), `(None, search, lookup)` for the
-        #: compiled alternation (`Watch._literal_end` with one finder, whose memo only saves re-finding).
         #: Each watch that differs once the text has moved past offset 0 (a delimiter anchored at `^` / `\A`
         #: can match only there): its late watch (`Watch.late`), which has a prefilter and no anchored-only
         #: delimiter; None if no watch differs. (A late watch that watches nothing is not used: the early one
@@ -87,6 +84,10 @@ class OneShotPlan:
         lates = {w: w.late for w in (tpl.idle_watch, *tpl.close_watches)
                  if w is not None and w.late is not None and w.late is not w}
         self._lates = lates or None
+        #: The watches of literals only that one C-level search reads (most fields' `close`, and an idle
+        #: watch of literals sharing their first character, `<tool_call>` / `<|im_end|>`): searched in the
+        #: loop itself, `(text, delimiter)` for one literal (`str.find`), `(None, search, lookup)` for the
+        #: compiled alternation (`Watch._literal_end` with one finder, whose memo only saves re-finding).
         ones: dict = {}
         for w in (tpl.idle_watch, *tpl.close_watches, *lates.values()):
             if w is None or not w.only_literals:
