@@ -60,7 +60,7 @@ class OneShotPlan:
     `plan_for`."""
 
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
-                 "_required", "_timed", "_by_name", "_ones", "_defaults", "_whole")
+                 "_required", "_timed", "_by_name", "_ones", "_defaults", "_lates", "_whole", "_loop")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -68,7 +68,8 @@ class OneShotPlan:
         lits = tpl.start_anchor.literals
         self._anchor_lit = lits[0] if lits is not None and len(lits) == 1 else None
         # In one-shot parsing the whole text is one end-of-stream scan, and the parser keeps the watches it
-        # starts with (the early ones) for all of it: the plan uses the same.
+        # starts with (the early ones) for all of it; the plan moves to the late ones past offset 0 (`_lates`),
+        # which find the same delimiters there, as the streaming parser's do.
         self._idle = tpl.idle_watch
         self._closes = tpl.close_watches
         self._implicit = tpl.implicit_field
@@ -78,13 +79,33 @@ class OneShotPlan:
         self._timed = tpl.has_regex
         self._by_name = tpl.by_name
         self._defaults = tpl._defaults_simple  # (`ResponseTemplate.new_message`, inlined where it is flat)
-        #: The close watches that are one literal (most fields' `close`): `str.find` in the loop itself.
-        self._ones = {w: (w.lit_one, w.lit_one_delimiter) for w in tpl.close_watches
-                      if w is not None and w.only_literals and w.lit_one is not None}
+        #: Each watch that differs once the text has moved past offset 0 (a delimiter anchored at `^` / `\A`
+        #: can match only there): its late watch (`Watch.late`), which has a prefilter and no anchored-only
+        #: delimiter; None if no watch differs. (A late watch that watches nothing is not used: the early one
+        #: stays, so that "nothing watched" keeps meaning the message is over.)
+        lates = {w: w.late for w in (tpl.idle_watch, *tpl.close_watches)
+                 if w is not None and w.late is not None and w.late is not w}
+        self._lates = lates or None
+        #: The watches of literals only that one C-level search reads (most fields' `close`, and an idle
+        #: watch of literals sharing their first character, `<tool_call>` / `<|im_end|>`): searched in the
+        #: loop itself, `(text, delimiter)` for one literal (`str.find`), `(None, search, lookup)` for the
+        #: compiled alternation (`Watch._literal_end` with one finder, whose memo only saves re-finding).
+        ones: dict = {}
+        for w in (tpl.idle_watch, *tpl.close_watches, *lates.values()):
+            if w is None or not w.only_literals:
+                continue
+            if w.lit_one is not None:
+                ones[w] = (w.lit_one, w.lit_one_delimiter)
+            elif len(w.lit_finders) == 1 and w.lit_finders[0].__class__ is not str:
+                ones[w] = (None, w.lit_finders[0], w.lit_lookup)
+        self._ones = ones
         #: The JSON fields with `"trailing": "stream"` that read one value (no separator): their first scan is
         #: `jsonscan.whole_value_end` when the value is all there, the `ValueEnd` scanner only if not.
         self._whole = frozenset(f.name for f in tpl.fields if f.value_end is not None
                                 and getattr(f.value_end, "args", (0,))[:1] == (None,))
+        #: What `run` reads on every call, in one tuple (one attribute load instead of one per name).
+        self._loop = (self._idle, self._closes, self._implicit, self._hold_ws, self._by_name, ones,
+                      self._defaults, self._timed, self._lates, self._whole)
 
     def run(self, text: str, prefix: str, schemas: Any) -> dict[str, Any] | None:
         """The message of generation `text` after prompt `prefix`, with tool schemas `schemas` (a
@@ -101,21 +122,11 @@ class OneShotPlan:
             cut = tpl.cut_prefix(prefix)
         if _TIMEOUT_VAR.get(_TIMEOUT) != _TIMEOUT:
             return None
-        t0 = perf_counter() if self._timed else 0.0
+        idle, closes, implicit, hold_ws, by_name, ones, defaults, timed, lates, whole_fields = self._loop
+        t0 = perf_counter() if timed else 0.0
         gen_start = len(cut)
         window = cut + text if cut else text
         n = len(window)
-        defaults = self._defaults
-        message = dict(defaults) if defaults is not None else tpl.new_message()
-        assigned: set[str] = set()
-        more: dict[str, list[str]] | None = None
-        implicit = self._implicit
-        hold_ws = self._hold_ws
-        closes = self._closes
-        by_name = self._by_name
-        idle = self._idle
-        ones = self._ones
-        whole_fields = self._whole
         timeout = _TIMEOUT
 
         watch = idle
@@ -133,15 +144,20 @@ class OneShotPlan:
         regions: list[tuple[Any, int, int, dict | None, Any]] = []
         while True:
             if watch is not None:
-                one = ones.get(watch) if explicit else None
+                if pos and lates is not None:  # past offset 0: what an anchored delimiter cannot match
+                    watch = lates.get(watch, watch)
+                one = ones.get(watch)
                 if one is None:
                     try:
                         result = watch.scan_end(window, pos, zw, fired, _NO_DISABLED, timeout, memo)
                     except DelimiterTimeout:
                         return None
-                else:  # (`Watch.scan_end` of one literal, inlined)
+                elif one[0] is not None:  # (`Watch.scan_end` of one literal, inlined)
                     i = window.find(one[0], pos)
                     result = (i, i + len(one[0]), one[1], None) if i >= 0 else n
+                else:  # (`Watch.scan_end` of literals one search finds, inlined)
+                    m = one[1](window, pos)
+                    result = (m.start(), m.end(), one[2][m.group()], None) if m is not None else n
             elif cur is not None:  # nothing is watched (a field without a close delimiter): the rest is its text
                 result = n
             else:  # the message is over: the rest is not part of it
@@ -228,6 +244,9 @@ class OneShotPlan:
         if opened:
             regions.append((cur, start_at, n, captures, vend.decoded() if vend is not None else None))
 
+        message = dict(defaults) if defaults is not None else tpl.new_message()
+        assigned: set[str] = set()
+        more: dict[str, list[str]] | None = None
         for field, a, b, caps, decoded in regions:
             try:
                 if decoded is None:
@@ -274,7 +293,7 @@ class OneShotPlan:
         for name in self._required:
             if name not in assigned:
                 return None
-        if self._timed and perf_counter() - t0 >= _REGEX_GUARD:
+        if timed and perf_counter() - t0 >= _REGEX_GUARD:
             return None
         if more:
             for name, parts in more.items():

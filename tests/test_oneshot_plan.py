@@ -232,3 +232,63 @@ def test_whole_value_end_is_the_scanner_s_first_answer(text, pos, cut):
         vend = ValueEnd(None, 512)
         assert vend.scan(text, pos, stop, 0, True) == got[0]
         assert vend.decoded() == (got[1],)
+
+def _both(tpl: dict, prefix: str, text: str) -> tuple[dict | None, dict, dict]:
+    """The plan's message, the streaming parser's (the text fed whole) and the streaming parser's fed one
+    character at a time (which moves to the late watches after the first character)."""
+    parser = ResponseParser(tpl, prefix)
+    parser.feed(text)
+    whole, _ = parser.finalize()
+    parser = ResponseParser(tpl, prefix)
+    for ch in text:
+        parser.feed(ch)
+    chars, _ = parser.finalize()
+    return plan_for(load_template(tpl)).run(text, prefix, None), whole, chars
+
+
+#: Literals that one search finds (`<a>`, `<ab>`, `<|end|>` share their first character) in the idle watch.
+_SHARED_FIRST = {"start_anchor": "<s>", "fields": {
+    "a": {"open": "<a>", "close": "</a>"},
+    "b": {"open": "<ab>", "close": "</ab>", "repeats": True},
+    "content": {"close": "<|end|>"},
+}}
+
+
+@pytest.mark.parametrize("text", [
+    "x <ab>1</ab> y <a>2</a><|end|>tail", "<a>q</a><ab>r</ab><ab>s</ab>", "a<b <a <ab c<|end|>", "",
+    "<|end|><a>after</a>", "<ab><a>in</a></ab> z",
+])
+@pytest.mark.parametrize("prefix", ["", "<s>", "<s>cut <ab>p</ab> "])
+def test_an_idle_watch_of_literals_sharing_a_first_character_is_searched_in_the_loop(text, prefix):
+    plan = plan_for(load_template(_SHARED_FIRST))
+    idle = load_template(_SHARED_FIRST).idle_watch
+    assert plan._ones[idle][0] is None  # the compiled alternation, searched by `run` itself
+    got, whole, chars = _both(_SHARED_FIRST, prefix, text)
+    assert whole == chars
+    assert got is not None and got == whole
+    assert parse_response(text, _SHARED_FIRST, prefix=prefix) == whole
+
+
+#: A delimiter with an alternative anchored at offset 0 (`^\s*(?=\{)`) and one that is not (`<call>`), and
+#: a close that matches at offset 0 only: past offset 0 the plan reads with the late watches.
+_ANCHORED = {"start_anchor": "<s>", "fields": {
+    "call": {"open_pattern": r"^\s*(?=\{)|<call>", "close_pattern": r"(?<=\})\s*(?=\Z|<e>)|</call>",
+             "content": "json", "repeats": True},
+    "head": {"open_pattern": r"\A(?=#)", "close": "\n"},
+    "content": {"close": "<e>"},
+}}
+
+
+@pytest.mark.parametrize("text", [
+    '{"k": 1}', '  {"k": 1}  <e>', 'see {"k": 1}<e>', '<call>{"k": 2}</call> and {"k": 3}<e>',
+    '# title\nbody {"k": 1} <call>{"j": 0}</call>', 'x # not a head\n', '{"k": 1}<e>{"k": 5}',
+])
+@pytest.mark.parametrize("prefix", ["", "<s>", "<s>\n", "<s>{"])
+def test_delimiters_anchored_at_offset_0_are_read_there_only(text, prefix):
+    plan = plan_for(load_template(_ANCHORED))
+    assert plan._lates  # the idle watch differs past offset 0
+    got, whole, chars = _both(_ANCHORED, prefix, text)
+    assert whole == chars
+    if got is not None:
+        assert got == whole
+    assert parse_response(text, _ANCHORED, prefix=prefix, strict=False) == whole
