@@ -150,6 +150,7 @@ class ResponseParser:
         "_ws_at",
         "_hold_ws",
         "_finalized",
+        "_fast",
         "_at_eos",
         "_unclaimed",
         "_unclaimed_at",
@@ -255,6 +256,7 @@ class ResponseParser:
         self._ws_at = 0
         self._hold_ws = tpl.hold_whitespace
         self._finalized = False
+        self._fast: tuple | None = None  # `feed()`'s steady-state path, when it applies (see `_fast_state`)
         self._at_eos = False  # `_run` saw the end of the stream (one-shot parsing)
         # Text outside every region (templates without an implicit field), since the last delimiter, and the
         # stream offset where it starts: reported as one `text_unclaimed` event and `unparsed` record.
@@ -322,13 +324,30 @@ class ResponseParser:
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Add generated text; return the events it completes. Never raises for model output."""
+        fast = self._fast
+        if fast is not None and text and fast[0] not in text and fast[1] not in text:
+            # The steady state of a long region (most chunks of a long stream): a region is open, nothing is
+            # held, and `text` has none of the one or two characters every delimiter watched (and the open
+            # region's markup) starts with, so all of it goes to the region, as in the path below, with what
+            # that path reads from the parser and its watch kept in one tuple (`_fast_state`).
+            body = self._body
+            body.append(text)
+            if len(body) >= self._compact_at:
+                self._compact_body()
+            n = len(text)
+            self._consumed += n
+            mk = fast[4]
+            if mk is not None:
+                mk.sent += n
+            return [{"type": "region_chunk", "field": fast[2], "text": text, "dirty": fast[3]}]
         if self._finalized:
             raise RuntimeError("this ResponseParser was already finalized; create a new one for a new stream")
         events: list[dict[str, Any]] = []
         if not text:
             return events
         watch = self._watch
-        if self._opened and watch is not None and (not self._rescan or self._past_guard(text, watch)):
+        stale = self._rescan  # (`_past_guard` clears it: then `_fast` is looked at again below)
+        if self._opened and watch is not None and (not stale or self._past_guard(text, watch)):
             # The fast path of `_run` and `_route`, inlined for the most common chunk of all: a region is
             # open and no delimiter can start in `text` (none of the characters they start with is in it,
             # or none of the fixed texts they start with nor a beginning of one at its end:
@@ -344,6 +363,7 @@ class ResponseParser:
                     return events
                 text = buf + text  # (joined once: a scan reads it from here too)
                 self._buf = ""
+                stale = True
                 found = trigger(text)
                 clear = True
                 if found is not None:
@@ -406,11 +426,14 @@ class ResponseParser:
                 if (mk is None or mk.held or mk.off or self._dead or markup.first_char is None
                         or markup.first_char in text):
                     self._markup_chunk(cur, text, events)
+                    self._fast = self._fast_state()
                     return events
                 mk.sent += len(text)
                 events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": False})
-                return events
-            events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+            else:
+                events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+            if stale:
+                self._fast = self._fast_state()
             return events
         self._run(text, events, False)
         return events
@@ -441,6 +464,28 @@ class ResponseParser:
                 return True
         return False
 
+    def _fast_state(self) -> tuple | None:
+        """What `feed()`'s steady-state path needs, if it applies now, else None: a region is open, nothing
+        is held nor to be rescanned, the watch's prefilter is one or two characters (`Watch.fast_chars`), and
+        the region has no markup or its stream is idle (`_markup_chunk`'s own fast case). Then `(first
+        character, second (or the first again), field name, dirty, markup stream or None)`. Recomputed where
+        any of that may change: the end of a scan, a region opening, `feed()` past held text, a rescan or a
+        markup chunk, the switch to the late watches; dropped where text is held and at the end."""
+        watch = self._watch
+        if watch is None or not self._opened or self._buf or self._rescan or self._vend is not None:
+            return None
+        chars = watch.fast_chars
+        if chars is None:
+            return None
+        cur = self._current
+        markup = cur.markup  # type: ignore[union-attr]  # (open: a current field)
+        if markup is None:
+            return chars[0], chars[-1], cur.name, not cur.streamable, None  # type: ignore[union-attr]
+        mk = self._mk
+        if len(chars) > 1 or mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
+            return None
+        return chars, markup.first_char, cur.name, False, mk  # type: ignore[union-attr]
+
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning
         of a fixed text, at the end (` <` of `<|im_end|>`), it is a partial match for sure (`Watch.feed_holds`)
@@ -451,6 +496,7 @@ class ResponseParser:
             return None
         self._buf = text[i:]
         self._fheld = True
+        self._fast = None
         return text[:i]
 
     def _past_guard(self, text: str, watch: Watch) -> bool:
@@ -509,6 +555,7 @@ class ResponseParser:
         if self._malformed:
             message["unparsed"] = [e.as_dict() for e in self._malformed]
         self._finalized = True
+        self._fast = None
         return message
 
     # ------------------------------------------------------------------ the state machine
@@ -537,6 +584,8 @@ class ResponseParser:
                     self._ctx_at = self._consumed
                     if self._early:
                         self._go_late()
+                if self._fast is None and self._opened:
+                    self._fast = self._fast_state()
                 return
         self._scan(text, events, eos)
 
@@ -634,6 +683,7 @@ class ResponseParser:
             self._left -= perf_counter() - t0
             if self._left < self._timeout:
                 self._spend(0.0, events)
+        self._fast = self._fast_state()
 
     def _sync_ctx(self) -> None:
         """Bring `_ctx` up to the stream's position: `feed()`'s fast path added the text since `_ctx_at` to the
@@ -653,6 +703,7 @@ class ResponseParser:
         self._early = False
         if self._watch is not None:
             self._watch = self._watch.late
+            self._fast = None  # (`_fast_state` again where the stream goes on: `_scan`, `_run`)
         self._ctx_on = self._tpl.late_needs_context
         if not self._ctx_on:
             self._ctx = ""
@@ -686,6 +737,7 @@ class ResponseParser:
                     self._pending_ws = False
             self._opened = True
             self._region_start = at
+            self._fast = None  # (the caller's `_scan` or `_run` looks at it again)
             if events is not None:
                 events.append({"type": "region_open", "field": cur.name})
         body = self._body
