@@ -251,6 +251,8 @@ class Watch:
         "after_guard",
         "held_chars",
         "fast_chars",
+        "lone_hold",
+        "hold_next",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -428,6 +430,18 @@ class Watch:
             else "".join(sorted(firsts)) if self.first_search is not None and firsts and len(firsts) == 2
             and " " not in firsts else None
         )
+        #: With `fast_chars` one character that every fixed text of `lead_trigger` starts with, and is a proper
+        #: beginning of one held for sure (`feed_holds`): that character (`feed()` holds it without a search
+        #: when it ends a chunk and is its only one), and `hold_next`, the characters that follow it in those
+        #: texts (a chunk after it that starts with none of them, and has no such character, is no delimiter
+        #: with it: `lead_trigger` of the two would find nothing). Else both None.
+        self.lone_hold: str | None = None
+        self.hold_next: str | None = None
+        first = self.first_char
+        if (first is not None and texts and self.lead_trigger is not None and self.feed_trigger is self.lead_trigger
+                and first in self.feed_holds and all(len(t) > 1 and t[0] == first for t in texts)):
+            self.lone_hold = first
+            self.hold_next = "".join(sorted({t[1] for t in texts}))
         # Each regex of a watch of several gets a prefilter of its own: a scan made for another delimiter (a
         # `<` in prose, for Llama 4's `<|eot|>`) then skips this one's `regex` search (1-8 µs with partial
         # matching) where it cannot start. Not where it may match at offset 0 (`^`), nor without a prefilter.

@@ -151,6 +151,7 @@ class ResponseParser:
         "_hold_ws",
         "_finalized",
         "_fast",
+        "_held_fast",
         "_at_eos",
         "_unclaimed",
         "_unclaimed_at",
@@ -257,6 +258,7 @@ class ResponseParser:
         self._hold_ws = tpl.hold_whitespace
         self._finalized = False
         self._fast: tuple | None = None  # `feed()`'s steady-state path, when it applies (see `_fast_state`)
+        self._held_fast: tuple | None = None  # `_fast` before `feed()` held a lone character (see `feed`)
         self._at_eos = False  # `_run` saw the end of the stream (one-shot parsing)
         # Text outside every region (templates without an implicit field), since the last delimiter, and the
         # stream offset where it starts: reported as one `text_unclaimed` event and `unparsed` record.
@@ -340,6 +342,28 @@ class ResponseParser:
             if mk is not None:
                 mk.sent += n
             return [{"type": "region_chunk", "field": fast[2], "text": text, "dirty": fast[3]}]
+        if fast is not None:
+            hold = fast[5]
+            if hold is not None and text and text.find(hold) == len(text) - 1:
+                # The text's only prefilter character is its last, a sure beginning of a delimiter (`<` of
+                # `<|im_end|>`, `Watch.lone_hold`): held, as `Watch.feed_trigger` and `_held_end` would hold it,
+                # without them; the rest goes to the region as above. The next chunk may join it the same way.
+                self._buf = hold
+                self._fheld = True
+                self._fast = None
+                self._held_fast = fast
+                return self._fast_route(fast, text[:-1]) if len(text) > 1 else []
+        elif self._held_fast is not None and text:
+            fast = self._held_fast
+            self._held_fast = None
+            if text[0] not in fast[6] and fast[0] not in text:
+                # After a lone held character: `text` does not continue it into a delimiter (nor the region's
+                # markup) and has no prefilter character of its own, so the two go to the region together (what
+                # `Watch.feed_trigger` of them would say), and the steady state is back as it was.
+                text = self._buf + text
+                self._buf = ""
+                self._fast = fast
+                return self._fast_route(fast, text)
         if self._finalized:
             raise RuntimeError("this ResponseParser was already finalized; create a new one for a new stream")
         events: list[dict[str, Any]] = []
@@ -464,11 +488,26 @@ class ResponseParser:
                 return True
         return False
 
+    def _fast_route(self, fast: tuple, text: str) -> list[dict[str, Any]]:
+        """`feed()`'s steady-state routing of `text` (not empty) with `fast` (`_fast_state`), as a call."""
+        body = self._body
+        body.append(text)
+        if len(body) >= self._compact_at:
+            self._compact_body()
+        n = len(text)
+        self._consumed += n
+        mk = fast[4]
+        if mk is not None:
+            mk.sent += n
+        return [{"type": "region_chunk", "field": fast[2], "text": text, "dirty": fast[3]}]
+
     def _fast_state(self) -> tuple | None:
         """What `feed()`'s steady-state path needs, if it applies now, else None: a region is open, nothing
         is held nor to be rescanned, the watch's prefilter is one or two characters (`Watch.fast_chars`), and
         the region has no markup or its stream is idle (`_markup_chunk`'s own fast case). Then `(first
-        character, second (or the first again), field name, dirty, markup stream or None)`. Recomputed where
+        character, second (or the first again), field name, dirty, markup stream or None, the watch's
+        `lone_hold` where the markup (if any) allows it or None, the characters that may follow it (the
+        watch's `hold_next` and the markup's `next_chars`))`. Recomputed where
         any of that may change: the end of a scan, a region opening, `feed()` past held text, a rescan or a
         markup chunk, the switch to the late watches; dropped where text is held and at the end."""
         watch = self._watch
@@ -479,12 +518,17 @@ class ResponseParser:
             return None
         cur = self._current
         markup = cur.markup  # type: ignore[union-attr]  # (open: a current field)
+        hold = watch.lone_hold
         if markup is None:
-            return chars[0], chars[-1], cur.name, not cur.streamable, None  # type: ignore[union-attr]
+            return chars[0], chars[-1], cur.name, not cur.streamable, None, hold, watch.hold_next  # type: ignore[union-attr]
         mk = self._mk
         if len(chars) > 1 or mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
             return None
-        return chars, markup.first_char, cur.name, False, mk  # type: ignore[union-attr]
+        after = markup.next_chars
+        if hold is not None and (markup.first_char != hold or after is None):
+            hold = None
+        return (chars, markup.first_char, cur.name, False, mk, hold,  # type: ignore[union-attr]
+                watch.hold_next + after if hold is not None else None)
 
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning
@@ -555,7 +599,7 @@ class ResponseParser:
         if self._malformed:
             message["unparsed"] = [e.as_dict() for e in self._malformed]
         self._finalized = True
-        self._fast = None
+        self._fast = self._held_fast = None
         return message
 
     # ------------------------------------------------------------------ the state machine

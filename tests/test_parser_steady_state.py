@@ -74,6 +74,38 @@ def test_steady_chunks_take_no_scan_and_no_recomputation(calls, name, prefix, op
     assert message == expected
 
 
+@pytest.mark.parametrize(
+    "name, prefix",
+    [("xlam-llama", ""), ("kimi-k3", "<|open|>think<|sep|>"), ("qwen3", "<think>\n"),
+     ("cohere-command-r7b", "<|START_RESPONSE|>")],
+)
+def test_a_lone_held_character_and_the_chunk_after_it_take_no_search(monkeypatch, calls, name, prefix):
+    counter = _Count(parser_mod.ResponseParser._held_end)
+    monkeypatch.setattr(parser_mod.ResponseParser, "_held_end", lambda self, *a: counter(self, *a))
+    tpl = load_template(get_template(name))
+    parser = ResponseParser(tpl, prefix)
+    parser.feed("Sure")
+    parser.feed(" and")
+    field = parser.current_field
+    fast = parser._fast
+    assert fast is not None and fast[5] == "<"
+    before = _snapshot(calls)
+    events = []
+    for piece in [" a", "<", "b", " c", " <", "=", " d", "x<", " 1"]:
+        events += parser.feed(piece)
+        assert (parser._fast is None) == (piece[-1] == "<")  # held, then the steady state is back
+    assert _snapshot(calls) == before and counter.calls == 0
+    assert [e["text"] for e in events] == [" a", "<b", " c", " ", "<=", " d", "x", "< 1"]
+    assert {e["field"] for e in events} == {field}
+    # a chunk that continues the held character into a delimiter, or has one of its own, is looked at as before
+    go_on = fast[6][0] + "x"  # (`|` of `<|im_end|>`, `/` of `</think>`)
+    parser.feed(" <")
+    parser.feed(go_on)
+    assert _snapshot(calls) != before or counter.calls > 0
+    message = parser.finalize()[0]
+    assert message == parse_response(f"Sure and a<b c <= dx< 1 <{go_on}", tpl, prefix=prefix)
+
+
 def test_feed_after_finalize_raises_even_from_the_steady_state():
     parser = ResponseParser(get_template("xlam-llama"), "")
     parser.feed("Sure")
@@ -83,6 +115,12 @@ def test_feed_after_finalize_raises_even_from_the_steady_state():
     assert parser._fast is None
     with pytest.raises(RuntimeError, match="already finalized"):
         parser.feed(" more")
+    held = ResponseParser(get_template("xlam-llama"), "")
+    held.feed("Sure")
+    held.feed(" thing <")  # a lone character held by the steady state
+    assert held.finalize()[0]["content"] == "Sure thing <"
+    with pytest.raises(RuntimeError, match="already finalized"):
+        held.feed("b")
 
 
 def test_no_steady_state_while_text_is_held_or_a_guard_character_ends_the_text():
