@@ -353,6 +353,11 @@ class ResponseParser:
                 self._fast = None
                 self._held_fast = fast
                 return self._fast_route(fast, text[:-1]) if len(text) > 1 else []
+            trigger = fast[7]
+            if trigger is not None and text and trigger(text) is None:
+                # None of the fixed texts the delimiters start with, nor a beginning of one at the end (`a < b`,
+                # Phi-4's `f` of `first` before `functools`): routed as below, without the rest of this method.
+                return self._fast_route(fast, text)
         elif self._held_fast is not None and text:
             fast = self._held_fast
             self._held_fast = None
@@ -507,7 +512,8 @@ class ResponseParser:
         the region has no markup or its stream is idle (`_markup_chunk`'s own fast case). Then `(first
         character, second (or the first again), field name, dirty, markup stream or None, the watch's
         `lone_hold` where the markup (if any) allows it or None, the characters that may follow it (the
-        watch's `hold_next` and the markup's `next_chars`))`. Recomputed where
+        watch's `hold_next` and the markup's `next_chars`), the watch's `feed_trigger` without markup or
+        None)`. Recomputed where
         any of that may change: the end of a scan, a region opening, `feed()` past held text, a rescan or a
         markup chunk, the switch to the late watches; dropped where text is held and at the end."""
         watch = self._watch
@@ -520,7 +526,8 @@ class ResponseParser:
         markup = cur.markup  # type: ignore[union-attr]  # (open: a current field)
         hold = watch.lone_hold
         if markup is None:
-            return chars[0], chars[-1], cur.name, not cur.streamable, None, hold, watch.hold_next  # type: ignore[union-attr]
+            return (chars[0], chars[-1], cur.name, not cur.streamable, None,  # type: ignore[union-attr]
+                    hold, watch.hold_next, watch.feed_trigger)
         mk = self._mk
         if len(chars) > 1 or mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
             return None
@@ -528,7 +535,7 @@ class ResponseParser:
         if hold is not None and (markup.first_char != hold or after is None):
             hold = None
         return (chars, markup.first_char, cur.name, False, mk, hold,  # type: ignore[union-attr]
-                watch.hold_next + after if hold is not None else None)
+                watch.hold_next + after if hold is not None else None, None)
 
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning

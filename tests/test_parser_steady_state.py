@@ -106,6 +106,25 @@ def test_a_lone_held_character_and_the_chunk_after_it_take_no_search(monkeypatch
     assert message == parse_response(f"Sure and a<b c <= dx< 1 <{go_on}", tpl, prefix=prefix)
 
 
+@pytest.mark.parametrize(
+    "name, piece",
+    [("phi-4-mini", " for"), ("phi-4-mini", " a<b"), ("xlam-llama", " a<b"), ("llama4-json", " a<b"),
+     ("apriel-1.5", " [1]")],
+)
+def test_a_chunk_with_a_prefilter_character_but_no_fixed_text_takes_no_scan(calls, name, piece):
+    tpl = load_template(get_template(name))
+    parser = ResponseParser(tpl, "")
+    parser.feed("Sure")
+    parser.feed(" and")
+    fast = parser._fast
+    assert fast is not None and fast[7] is not None and (fast[0] in piece or fast[1] in piece)
+    before = _snapshot(calls)
+    events = parser.feed(piece) + parser.feed(" x")
+    assert _snapshot(calls) == before  # (no `_fast_state` either: the steady state goes on)
+    assert [e["text"] for e in events] == [piece, " x"]
+    assert parser.finalize()[0] == parse_response(f"Sure and{piece} x", tpl, prefix="")
+
+
 def test_feed_after_finalize_raises_even_from_the_steady_state():
     parser = ResponseParser(get_template("xlam-llama"), "")
     parser.feed("Sure")
