@@ -253,6 +253,7 @@ class Watch:
         "fast_chars",
         "lone_hold",
         "hold_next",
+        "guard_only",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -381,6 +382,10 @@ class Watch:
         #: after a guard character routed before. `feed_holds`: its `hold_prefixes`.
         self.feed_trigger = self.lead_trigger
         self.feed_holds = self.hold_prefixes
+        #: With a `feed_trigger` that also finds lookbehind guards' characters: those of them that no delimiter
+        #: here starts with, nor any other fixed text it finds (Llama 4's `}`): a match can only begin right
+        #: after one, so where `after_guard` matches nothing after it, `feed()` routes it without a scan.
+        self.guard_only: frozenset[str] | None = None
         #: With `behind`: a stdlib `match` for how a match of a guarded delimiter can begin right after its guard
         #: character (`_after_guard`: `\s*(?:;|\{)` for Llama 4's open, or a beginning of it that ends the text):
         #: where it matches nothing, the chunk after one ending with that character needs no scan for it.
@@ -396,6 +401,14 @@ class Watch:
             if guarded and not guarded & _SPACE_CHARS:  # (a space among them: nearly every chunk has one)
                 self.feed_trigger = _lead_trigger(tuple(guarded))
                 self.feed_holds = _hold_prefixes(self.delimiters, guarded)
+                starts: set[str] = set()
+                for d in delimiters:
+                    starts |= d.guard[0]  # type: ignore[index]
+                only = frozenset(
+                    c for c in behind
+                    if c in guarded and c not in starts and not any(t != c and t.startswith(c) for t in guarded)
+                )
+                self.guard_only = only if only and self.after_guard is not None else None
         self.first_char = self.first_search = None
         # With `prefilter=False`, the prefilter is kept here instead (`None`: no character is known to be safe).
         self.held_search = None

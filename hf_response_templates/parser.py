@@ -422,6 +422,8 @@ class ResponseParser:
                                     return events
                                 text = rest
                                 clear = True
+                            elif watch.guard_only is not None:
+                                clear = self._guards_only(found, text, watch)
                     elif self._vend is not None:
                         # A region that ends where its JSON value ends: its watch has no prefilter (`held_search`
                         # instead), so that no text gets past the scanner. Most chunks hold no bracket, backslash
@@ -549,6 +551,30 @@ class ResponseParser:
         self._fheld = True
         self._fast = None
         return text[:i]
+
+    def _guards_only(self, found: Any, text: str, watch: Watch) -> bool:
+        """`feed()`'s fast path, where `Watch.feed_trigger` found a lookbehind guard's character in `text` (Llama
+        4's `}`, `Watch.guard_only`): whether no delimiter can start in `text`, so that all of it is routed
+        without a scan. So when each thing it finds is such a character, and `Watch.after_guard` says no guarded
+        match can begin right after it, or it ends the text: then a match may begin at the next chunk, which is
+        looked at as after a scan (`_rescan`)."""
+        only = watch.guard_only
+        after = watch.after_guard
+        trigger = watch.feed_trigger
+        n = len(text)
+        while True:
+            if found.group() not in only:  # type: ignore[operator]
+                return False
+            j = found.end()
+            if j == n:
+                self._rescan = True
+                self._fast = None
+                return True
+            if after(text, j) is not None:  # type: ignore[misc]
+                return False
+            found = trigger(text, j)  # type: ignore[misc]
+            if found is None:
+                return True
 
     def _past_guard(self, text: str, watch: Watch) -> bool:
         """The text so far ends with a lookbehind guard's character (`_rescan`): whether no guarded delimiter can

@@ -125,6 +125,36 @@ def test_a_chunk_with_a_prefilter_character_but_no_fixed_text_takes_no_scan(call
     assert parser.finalize()[0] == parse_response(f"Sure and{piece} x", tpl, prefix="")
 
 
+def test_a_lookbehind_guard_character_no_match_can_follow_is_routed_without_a_scan(calls):
+    tpl = load_template(get_template("llama4-json"))
+    assert tpl.late_idle_watch.guard_only == frozenset("}")
+    parser = ResponseParser(tpl, "")
+    parser.feed("Sure")
+    parser.feed(" and")
+    before = _snapshot(calls)
+    events = []
+    for piece in [" {a}", " b", "} c}", " d", "}"]:  # (`}` then ` d`: the chunk after a `}` is looked at)
+        events += parser.feed(piece)
+    assert calls["_scan"].calls == before["_scan"] and calls["_run"].calls == before["_run"]
+    assert "".join(e["text"] for e in events) == " {a} b} c} d}"
+    assert parser._rescan and parser._fast is None  # the text ends with a `}`: a call may begin right after it
+    # a match may begin right after a `}`: scanned, the call is found
+    call = ' {"name": "f", "parameters": {"x": 1}}'
+    for piece in [call[:3], call[3:]]:
+        parser.feed(piece)
+    assert calls["_scan"].calls > before["_scan"]
+    message = parser.finalize()[0]
+    assert message == parse_response(" ".join(["Sure and {a} b} c} d}" + call]), tpl, prefix="")
+    assert message["tool_calls"][0]["function"]["name"] == "f"
+    # `}` then `;` in one chunk: scanned (a call may follow the `;`)
+    parser = ResponseParser(tpl, "")
+    parser.feed("Sure")
+    parser.feed(" and")
+    scans = calls["_scan"].calls
+    parser.feed("}; ")
+    assert calls["_scan"].calls == scans + 1
+
+
 def test_feed_after_finalize_raises_even_from_the_steady_state():
     parser = ResponseParser(get_template("xlam-llama"), "")
     parser.feed("Sure")
