@@ -515,9 +515,9 @@ class ResponseParser:
         character, second (or the first again), field name, dirty, markup stream or None, the watch's
         `lone_hold` where the markup (if any) allows it or None, the characters that may follow it (the
         watch's `hold_next` and the markup's `next_chars`), the watch's `feed_trigger` without markup or
-        None)`. Recomputed where
-        any of that may change: the end of a scan, a region opening, `feed()` past held text, a rescan or a
-        markup chunk, the switch to the late watches; dropped where text is held and at the end."""
+        None)`. Recomputed where any of that may change: the end of a scan, a region opening, `feed()` past
+        held text, a rescan or a markup chunk, the switch to the late watches; dropped where text is held and
+        at the end."""
         watch = self._watch
         if watch is None or not self._opened or self._buf or self._rescan or self._vend is not None:
             return None
@@ -555,9 +555,9 @@ class ResponseParser:
     def _guards_only(self, found: Any, text: str, watch: Watch) -> bool:
         """`feed()`'s fast path, where `Watch.feed_trigger` found a lookbehind guard's character in `text` (Llama
         4's `}`, `Watch.guard_only`): whether no delimiter can start in `text`, so that all of it is routed
-        without a scan. So when each thing it finds is such a character, and `Watch.after_guard` says no guarded
-        match can begin right after it, or it ends the text: then a match may begin at the next chunk, which is
-        looked at as after a scan (`_rescan`)."""
+        without a scan. True when each thing the trigger finds is such a character and either `Watch.after_guard`
+        says no guarded match can begin right after it, or it ends the text (then a match may begin at the next
+        chunk, which is looked at as after a scan: `_rescan` is set)."""
         only = watch.guard_only
         after = watch.after_guard
         trigger = watch.feed_trigger
@@ -760,7 +760,7 @@ class ResponseParser:
             self._left -= perf_counter() - t0
             if self._left < self._timeout:
                 self._spend(0.0, events)
-        self._fast = self._fast_state()
+        self._fast = self._fast_state() if not eos else None  # (at the end of the stream no chunk follows)
 
     def _sync_ctx(self) -> None:
         """Bring `_ctx` up to the stream's position: `feed()`'s fast path added the text since `_ctx_at` to the
