@@ -475,6 +475,14 @@ class ResponseParser:
         ``dirty`` as the region's format says), add it and return True, without building that event; else
         return False and do nothing (call `feed`). Only `feed`'s first checks, kept out of `feed` so that they
         cost `feed` nothing."""
+        fast = self._fast
+        if fast is not None and text and fast[4] is None and fast[0] not in text and fast[1] not in text:
+            body = self._body  # (`feed()`'s steady state, without markup: as below, from one tuple)
+            body.append(text)
+            if len(body) >= self._compact_at:
+                self._compact_body()
+            self._consumed += len(text)
+            return True
         watch = self._watch
         if self._opened and watch is not None and not self._buf and not self._rescan and text:
             first = watch.first_char
