@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Streaming at ~1k characters, counted: Python opcodes and C calls per stream, for this checkout and another.
+"""Streaming, counted: Python opcodes and C calls per stream and per chunk, for this checkout and another.
 
 Deterministic where CPU time on a loaded machine is not (two runs of `ab_stream.py` move a row by 10-30%): one
 stream of each template in the token chunks of `bench_all.py` (the same corpus and BPE), building the parser,
@@ -7,6 +7,7 @@ feeding every chunk and `finalize()`, counted with `sys.settrace` (opcodes of ev
 `sys.setprofile` (C calls: `regex` and `re` searches, `str` methods, ...)::
 
     python benchmarks/ops_stream.py --base /path/to/other/checkout --templates gpt-oss,kimi-k3
+    python benchmarks/ops_stream.py --templates kimi-k3,cohere-command-r7b --size 100000
 
 Each checkout is counted in a child process (so both import as `hf_response_templates`). No result is
 asserted: this measures.
@@ -55,7 +56,7 @@ def _counted(tpl, prefix: str, chunks: list[str]) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
-def _count(names: list[str], size: int) -> dict[str, tuple[int, int]]:
+def _count(names: list[str], size: int) -> dict[str, tuple[int, int, int]]:
     os.environ["HF_RESPONSE_TEMPLATES_NO_PATCH"] = "1"
     sys.path.insert(0, str(HERE))
     import _corpus
@@ -68,7 +69,8 @@ def _count(names: list[str], size: int) -> dict[str, tuple[int, int]]:
     out = {}
     for name in names:
         case = _corpus.stream_case(name, size)
-        out[name] = _counted(load_template(get_template(name)), case.prefix, _corpus.token_chunks(tok, case.text))
+        chunks = _corpus.token_chunks(tok, case.text)
+        out[name] = (*_counted(load_template(get_template(name)), case.prefix, chunks), len(chunks))
     return out
 
 
@@ -76,7 +78,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", type=Path, help="root of the checkout to compare with")
     ap.add_argument("--templates", default="", help="comma-separated (default: all shipped)")
-    ap.add_argument("--size", type=int, default=1000)
+    ap.add_argument("--size", "--sizes", type=int, default=1000, help="characters per stream (default 1000)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -93,13 +95,14 @@ def main() -> int:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--templates", ",".join(names),
                "--size", str(args.size)]
         got[label] = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
-    print(f"{'template':22s} | {'opcodes':>8s} {'C calls':>8s}" + (" | base opcodes, C calls, ours/base" if args.base else ""))
+    print(f"{'template':22s} | {'opcodes':>10s} {'C calls':>9s} {'per chunk':>9s}"
+          + (" | base opcodes, C calls, per chunk, ours/base" if args.base else ""))
     for name in names:
-        ops, calls = got["ours"][name]
-        line = f"{name:22s} | {ops:8,d} {calls:8,d}"
+        ops, calls, n = got["ours"][name]
+        line = f"{name:22s} | {ops:10,d} {calls:9,d} {ops / n:9.1f}"
         if args.base:
-            bops, bcalls = got["base"][name]
-            line += f" | {bops:8,d} {bcalls:8,d} {ops / bops:6.3f}"
+            bops, bcalls, bn = got["base"][name]
+            line += f" | {bops:10,d} {bcalls:9,d} {bops / bn:9.1f} {ops / bops:6.3f}"
         print(line)
     return 0
 

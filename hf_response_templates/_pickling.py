@@ -98,8 +98,9 @@ def _decode(value: Any, objects: list[Any]) -> Any:
 
 
 #: Parser attributes not pickled (restored as None): `_resume`, the last scan's results keyed by delimiter
-#: objects, only an optimization (the next scan does without it).
-_TRANSIENT = frozenset({"_resume"})
+#: objects, and `_fast` / `_held_fast`, `feed()`'s steady-state path (recomputed at the next scan), only
+#: optimizations.
+_TRANSIENT = frozenset({"_resume", "_fast", "_held_fast"})
 
 
 def reduce_parser(parser: Any) -> tuple:

@@ -347,7 +347,7 @@ class Markup:
     `{"start", "end", "text": "Paris", "sources": "0:[1]"}` is reported.
     """
 
-    __slots__ = ("pattern", "keep", "groups", "first", "first_char", "leads", "trigger")
+    __slots__ = ("pattern", "keep", "groups", "first", "first_char", "leads", "trigger", "next_chars")
 
     def __init__(self, pattern: regex.Pattern):
         # local: structural helpers shared with the delimiter prefilters
@@ -367,7 +367,15 @@ class Markup:
         self.leads = _literal_leads(pattern.pattern) if isinstance(pattern.pattern, str) else None
         #: for a chunk that has one of them: a search for the fixed texts every match starts with, or a
         #: beginning of one at the end of the chunk (None if unknown); no find: the chunk is clean too
-        self.trigger = _lead_trigger(_partial_leads(pattern.pattern)) if chars else None
+        partial = _partial_leads(pattern.pattern) if chars else None
+        self.trigger = _lead_trigger(partial) if chars else None
+        #: With `first_char`: the characters that follow it in those fixed texts, when all are longer than it
+        #: (a text whose only `first_char` is its first, followed by none of them, is `plain`), else None
+        self.next_chars = (
+            "".join(sorted({t[1] for t in partial}))
+            if self.first_char is not None and partial and self.trigger is not None
+            and all(len(t) > 1 and t[0] == self.first_char for t in partial) else None
+        )
 
     def plain(self, text: str) -> bool:
         """Whether no match (nor the beginning of one) can start in `text` (a chunk with nothing held)."""

@@ -250,6 +250,10 @@ class Watch:
         "feed_holds",
         "after_guard",
         "held_chars",
+        "fast_chars",
+        "lone_hold",
+        "hold_next",
+        "guard_only",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -378,6 +382,10 @@ class Watch:
         #: after a guard character routed before. `feed_holds`: its `hold_prefixes`.
         self.feed_trigger = self.lead_trigger
         self.feed_holds = self.hold_prefixes
+        #: With a `feed_trigger` that also finds lookbehind guards' characters: those of them that no delimiter
+        #: here starts with, nor any other fixed text it finds (Llama 4's `}`): a match can only begin right
+        #: after one, so where `after_guard` matches nothing after it, `feed()` routes it without a scan.
+        self.guard_only: frozenset[str] | None = None
         #: With `behind`: a stdlib `match` for how a match of a guarded delimiter can begin right after its guard
         #: character (`_after_guard`: `\s*(?:;|\{)` for Llama 4's open, or a beginning of it that ends the text):
         #: where it matches nothing, the chunk after one ending with that character needs no scan for it.
@@ -393,6 +401,14 @@ class Watch:
             if guarded and not guarded & _SPACE_CHARS:  # (a space among them: nearly every chunk has one)
                 self.feed_trigger = _lead_trigger(tuple(guarded))
                 self.feed_holds = _hold_prefixes(self.delimiters, guarded)
+                starts: set[str] = set()
+                for d in delimiters:
+                    starts |= d.guard[0]  # type: ignore[index]
+                only = frozenset(
+                    c for c in behind
+                    if c in guarded and c not in starts and not any(t != c and t.startswith(c) for t in guarded)
+                )
+                self.guard_only = only if only and self.after_guard is not None else None
         self.first_char = self.first_search = None
         # With `prefilter=False`, the prefilter is kept here instead (`None`: no character is known to be safe).
         self.held_search = None
@@ -419,6 +435,26 @@ class Watch:
         elif firsts:
             self.first_search = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(firsts)) + "]").search
         self.end_search = self.first_search if firsts is None or " " not in firsts else None
+        #: The prefilter as one or two characters that every delimiter here (and every beginning of one) starts
+        #: with, when it is that small: `feed()`'s steady-state path tests them with `in` (two C-level `in`
+        #: tests cost about a third of a `re` search of a short chunk); else None.
+        self.fast_chars: str | None = (
+            self.first_char if self.first_char is not None
+            else "".join(sorted(firsts)) if self.first_search is not None and firsts and len(firsts) == 2
+            and " " not in firsts else None
+        )
+        #: With `fast_chars` one character that every fixed text of `lead_trigger` starts with, and is a proper
+        #: beginning of one held for sure (`feed_holds`): that character (`feed()` holds it without a search
+        #: when it ends a chunk and is its only one), and `hold_next`, the characters that follow it in those
+        #: texts (a chunk after it that starts with none of them, and has no such character, is no delimiter
+        #: with it: `lead_trigger` of the two would find nothing). Else both None.
+        self.lone_hold: str | None = None
+        self.hold_next: str | None = None
+        first = self.first_char
+        if (first is not None and texts and self.lead_trigger is not None and self.feed_trigger is self.lead_trigger
+                and first in self.feed_holds and all(len(t) > 1 and t[0] == first for t in texts)):
+            self.lone_hold = first
+            self.hold_next = "".join(sorted({t[1] for t in texts}))
         # Each regex of a watch of several gets a prefilter of its own: a scan made for another delimiter (a
         # `<` in prose, for Llama 4's `<|eot|>`) then skips this one's `regex` search (1-8 µs with partial
         # matching) where it cannot start. Not where it may match at offset 0 (`^`), nor without a prefilter.

@@ -170,6 +170,8 @@ class ResponseParser:
         "_ws_at",
         "_hold_ws",
         "_finalized",
+        "_fast",
+        "_held_fast",
         "_at_eos",
         "_unclaimed",
         "_unclaimed_at",
@@ -278,6 +280,8 @@ class ResponseParser:
         self._ws_at = 0
         self._hold_ws = tpl.hold_whitespace
         self._finalized = False
+        self._fast: tuple | None = None  # `feed()`'s steady-state path, when it applies (see `_fast_state`)
+        self._held_fast: tuple | None = None  # `_fast` before `feed()` held a lone character (see `feed`)
         self._at_eos = False  # `_run` saw the end of the stream (one-shot parsing)
         # Text outside every region (templates without an implicit field), since the last delimiter, and the
         # stream offset where it starts: reported as one `text_unclaimed` event and `unparsed` record.
@@ -397,13 +401,58 @@ class ResponseParser:
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Add generated text; return the events it completes. Never raises for model output."""
+        fast = self._fast
+        if fast is not None and text and fast[0] not in text and fast[1] not in text:
+            # The steady state of a long region (most chunks of a long stream): a region is open, nothing is
+            # held, and `text` has none of the one or two characters every delimiter watched (and the open
+            # region's markup) starts with, so all of it goes to the region, as in the path below, with what
+            # that path reads from the parser and its watch kept in one tuple (`_fast_state`). (`_fast_route`,
+            # inlined: the call would cost about a tenth of this path.)
+            body = self._body
+            body.append(text)
+            if len(body) >= self._compact_at:
+                self._compact_body()
+            n = len(text)
+            self._consumed += n
+            mk = fast[4]
+            if mk is not None:
+                mk.sent += n
+            return [{"type": "region_chunk", "field": fast[2], "text": text, "dirty": fast[3]}]
+        if fast is not None:
+            hold = fast[5]
+            if hold is not None and text and text.find(hold) == len(text) - 1:
+                # The text's only prefilter character is its last, a sure beginning of a delimiter (`<` of
+                # `<|im_end|>`, `Watch.lone_hold`): held, as `Watch.feed_trigger` and `_held_end` would hold it,
+                # without them; the rest goes to the region as above. The next chunk may join it the same way.
+                self._buf = hold
+                self._fheld = True
+                self._fast = None
+                self._held_fast = fast
+                return self._fast_route(fast, text[:-1]) if len(text) > 1 else []
+            trigger = fast[7]
+            if trigger is not None and text and trigger(text) is None:
+                # None of the fixed texts the delimiters start with, nor a beginning of one at the end (`a < b`,
+                # Phi-4's `f` of `first` before `functools`): routed as below, without the rest of this method.
+                return self._fast_route(fast, text)
+        elif self._held_fast is not None and text:
+            fast = self._held_fast
+            self._held_fast = None
+            if text[0] not in fast[6] and fast[0] not in text:
+                # After a lone held character: `text` does not continue it into a delimiter (nor the region's
+                # markup) and has no prefilter character of its own, so the two go to the region together (what
+                # `Watch.feed_trigger` of them would say), and the steady state is back as it was.
+                text = self._buf + text
+                self._buf = ""
+                self._fast = fast
+                return self._fast_route(fast, text)
         if self._finalized:
             raise RuntimeError("this ResponseParser was already finalized; create a new one for a new stream")
         events: list[dict[str, Any]] = []
         if not text:
             return events
         watch = self._watch
-        if self._opened and watch is not None and (not self._rescan or self._past_guard(text, watch)):
+        stale = self._rescan  # (`_past_guard` clears it: then `_fast` is looked at again below)
+        if self._opened and watch is not None and (not stale or self._past_guard(text, watch)):
             # The fast path of `_run` and `_route`, inlined for the most common chunk of all: a region is
             # open and no delimiter can start in `text` (none of the characters they start with is in it,
             # or none of the fixed texts they start with nor a beginning of one at its end:
@@ -419,6 +468,7 @@ class ResponseParser:
                     return events
                 text = buf + text  # (joined once: a scan reads it from here too)
                 self._buf = ""
+                stale = True
                 found = trigger(text)
                 clear = True
                 if found is not None:
@@ -448,6 +498,8 @@ class ResponseParser:
                                     return events
                                 text = rest
                                 clear = True
+                            elif watch.guard_only is not None:
+                                clear = self._guards_only(found, text, watch)
                     elif self._vend is not None:
                         # A region that ends where its JSON value ends: its watch has no prefilter (`held_search`
                         # instead), so that no text gets past the scanner. Most chunks hold no bracket, backslash
@@ -481,11 +533,14 @@ class ResponseParser:
                 if (mk is None or mk.held or mk.off or self._dead or markup.first_char is None
                         or markup.first_char in text):
                     self._markup_chunk(cur, text, events)
+                    self._fast = self._fast_state()
                     return events
                 mk.sent += len(text)
                 events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": False})
-                return events
-            events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+            else:
+                events.append({"type": "region_chunk", "field": cur.name, "text": text, "dirty": not cur.streamable})
+            if stale:
+                self._fast = self._fast_state()
             return events
         self._run(text, events, False)
         return events
@@ -496,6 +551,14 @@ class ResponseParser:
         ``dirty`` as the region's format says), add it and return True, without building that event; else
         return False and do nothing (call `feed`). Only `feed`'s first checks, kept out of `feed` so that they
         cost `feed` nothing."""
+        fast = self._fast
+        if fast is not None and text and fast[4] is None and fast[0] not in text and fast[1] not in text:
+            body = self._body  # (`feed()`'s steady state, without markup: as below, from one tuple)
+            body.append(text)
+            if len(body) >= self._compact_at:
+                self._compact_body()
+            self._consumed += len(text)
+            return True
         watch = self._watch
         if self._opened and watch is not None and not self._buf and not self._rescan and text:
             first = watch.first_char
@@ -528,6 +591,50 @@ class ResponseParser:
                 return watch.first_char
         return None
 
+    def _fast_route(self, fast: tuple, text: str) -> list[dict[str, Any]]:
+        """`feed()`'s steady-state routing of `text` (not empty) with `fast` (`_fast_state`), as a call."""
+        body = self._body
+        body.append(text)
+        if len(body) >= self._compact_at:
+            self._compact_body()
+        n = len(text)
+        self._consumed += n
+        mk = fast[4]
+        if mk is not None:
+            mk.sent += n
+        return [{"type": "region_chunk", "field": fast[2], "text": text, "dirty": fast[3]}]
+
+    def _fast_state(self) -> tuple | None:
+        """What `feed()`'s steady-state path needs, if it applies now, else None: a region is open, nothing
+        is held nor to be rescanned, the watch's prefilter is one or two characters (`Watch.fast_chars`), and
+        the region has no markup or its stream is idle (`_markup_chunk`'s own fast case). Then `(first
+        character, second (or the first again), field name, dirty, markup stream or None, the watch's
+        `lone_hold` where the markup (if any) allows it or None, the characters that may follow it (the
+        watch's `hold_next` and the markup's `next_chars`), the watch's `feed_trigger` without markup or
+        None)`. Recomputed where any of that may change: the end of a scan, a region opening, `feed()` past
+        held text, a rescan or a markup chunk, the switch to the late watches; dropped where text is held and
+        at the end."""
+        watch = self._watch
+        if watch is None or not self._opened or self._buf or self._rescan or self._vend is not None:
+            return None
+        chars = watch.fast_chars
+        if chars is None:
+            return None
+        cur = self._current
+        markup = cur.markup  # type: ignore[union-attr]  # (open: a current field)
+        hold = watch.lone_hold
+        if markup is None:
+            return (chars[0], chars[-1], cur.name, not cur.streamable, None,  # type: ignore[union-attr]
+                    hold, watch.hold_next, watch.feed_trigger)
+        mk = self._mk
+        if len(chars) > 1 or mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
+            return None
+        after = markup.next_chars
+        if hold is not None and (markup.first_char != hold or after is None):
+            hold = None
+        return (chars, markup.first_char, cur.name, False, mk, hold,  # type: ignore[union-attr]
+                watch.hold_next + after if hold is not None else None, None)
+
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning
         of a fixed text, at the end (` <` of `<|im_end|>`), it is a partial match for sure (`Watch.feed_holds`)
@@ -538,7 +645,32 @@ class ResponseParser:
             return None
         self._buf = text[i:]
         self._fheld = True
+        self._fast = None
         return text[:i]
+
+    def _guards_only(self, found: Any, text: str, watch: Watch) -> bool:
+        """`feed()`'s fast path, where `Watch.feed_trigger` found a lookbehind guard's character in `text` (Llama
+        4's `}`, `Watch.guard_only`): whether no delimiter can start in `text`, so that all of it is routed
+        without a scan. True when each thing the trigger finds is such a character and either `Watch.after_guard`
+        says no guarded match can begin right after it, or it ends the text (then a match may begin at the next
+        chunk, which is looked at as after a scan: `_rescan` is set)."""
+        only = watch.guard_only
+        after = watch.after_guard
+        trigger = watch.feed_trigger
+        n = len(text)
+        while True:
+            if found.group() not in only:  # type: ignore[operator]
+                return False
+            j = found.end()
+            if j == n:
+                self._rescan = True
+                self._fast = None
+                return True
+            if after(text, j) is not None:  # type: ignore[misc]
+                return False
+            found = trigger(text, j)  # type: ignore[misc]
+            if found is None:
+                return True
 
     def _past_guard(self, text: str, watch: Watch) -> bool:
         """The text so far ends with a lookbehind guard's character (`_rescan`): whether no guarded delimiter can
@@ -596,6 +728,7 @@ class ResponseParser:
         if self._malformed:
             message["unparsed"] = [e.as_dict() for e in self._malformed]
         self._finalized = True
+        self._fast = self._held_fast = None
         return message
 
     # ------------------------------------------------------------------ the state machine
@@ -624,6 +757,8 @@ class ResponseParser:
                     self._ctx_at = self._consumed
                     if self._early:
                         self._go_late()
+                if self._fast is None and self._opened:
+                    self._fast = self._fast_state()
                 return
         self._scan(text, events, eos)
 
@@ -724,6 +859,7 @@ class ResponseParser:
             self._left -= perf_counter() - t0
             if self._left < self._timeout:
                 self._spend(0.0, events)
+        self._fast = self._fast_state() if not eos else None  # (at the end of the stream no chunk follows)
 
     def _sync_ctx(self) -> None:
         """Bring `_ctx` up to the stream's position: `feed()`'s fast path added the text since `_ctx_at` to the
@@ -743,6 +879,7 @@ class ResponseParser:
         self._early = False
         if self._watch is not None:
             self._watch = self._watch.late
+            self._fast = None  # (`_fast_state` again where the stream goes on: `_scan`, `_run`)
         self._ctx_on = self._tpl.late_needs_context
         if not self._ctx_on:
             self._ctx = ""
@@ -776,6 +913,7 @@ class ResponseParser:
                     self._pending_ws = False
             self._opened = True
             self._region_start = at
+            self._fast = None  # (the caller's `_scan` or `_run` looks at it again)
             if events is not None:
                 events.append({"type": "region_open", "field": cur.name})
         body = self._body
