@@ -35,9 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _corpus  # noqa: E402
 
-from hf_response_templates import content as _content  # noqa: E402
 from hf_response_templates import load_template, parse_response  # noqa: E402
 from hf_response_templates import tools as _tools  # noqa: E402
+from hf_response_templates.content import json_values as _json_values  # noqa: E402
+from hf_response_templates.content import python_calls as _python_calls  # noqa: E402
 from hf_response_templates.library import get_template  # noqa: E402
 
 _FAST_ARGS = ("_stdlib", "_translate")  # compiled-args entries that select a fast path
@@ -49,7 +50,7 @@ class Switch:
     def __init__(self, arg_dicts: list[dict], schemas: list[_tools.ToolSchemas]):
         self.saved_args = [(a, {k: a[k] for k in _FAST_ARGS if k in a}) for a in arg_dicts]
         self.schemas = [(s, s._props, self._all_props(s)) for s in schemas]
-        self.simple, self.loads, self.kept = _content._simple_call_list, _content._loads, _tools._KEPT_AS_IS
+        self.simple, self.loads, self.kept = _python_calls._simple_call_list, _json_values._loads, _tools._KEPT_AS_IS
 
     @staticmethod
     def _all_props(schemas: _tools.ToolSchemas) -> dict:
@@ -61,8 +62,8 @@ class Switch:
         return out
 
     def off(self) -> None:
-        _content._simple_call_list = lambda text: None
-        _content._loads = json.loads
+        _python_calls._simple_call_list = lambda text: None
+        _json_values._loads = json.loads
         _tools._KEPT_AS_IS = frozenset()
         for args, fast in self.saved_args:
             for k in fast:
@@ -71,7 +72,7 @@ class Switch:
             s._props = every
 
     def on(self) -> None:
-        _content._simple_call_list, _content._loads, _tools._KEPT_AS_IS = self.simple, self.loads, self.kept
+        _python_calls._simple_call_list, _json_values._loads, _tools._KEPT_AS_IS = self.simple, self.loads, self.kept
         for args, fast in self.saved_args:
             args.update(fast)
         for s, fast, _every in self.schemas:

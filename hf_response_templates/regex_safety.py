@@ -99,7 +99,7 @@ def _negate(a: CharSet) -> CharSet:
 
 # `\s` as `regex` reads it (Unicode White_Space, unchanged since Unicode 6.3): the engine these patterns run
 # in. (`re` adds \x1c-\x1f; where the engine runs a pattern with `re` instead, `\s` is written out as this
-# set, see `delimiters.stdlib_equivalent`.)
+# set, see `regex_leads.stdlib_equivalent`.)
 _SPACE = _norm([(0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
                 (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000)])
 _ASCII_DIGIT: CharSet = ((0x30, 0x39),)

@@ -23,9 +23,10 @@ from typing import Any
 import regex
 
 from .content import get_content_parser, parse_json, parse_text
-from .delimiters import ANCHOR_ALL, CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
+from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
 from .policy import ParsePolicy, policy_from_template, without_reasoning_rules
+from .regex_leads import ANCHOR_ALL
 from .transform import ONE_KEY_STEPS, compile_transform, placeholder_roots
 
 __all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH", "RESERVED_KEYS"]
@@ -209,8 +210,8 @@ def _anchor_texts(source: str) -> tuple[str, ...] | None:
     and no two of them overlap (no text starts inside another, or inside an occurrence of itself):
     then its matches found left to right are all the occurrences of the texts, so the last one starts
     where the last of them does. None otherwise, or when the standard library's `re` would read `source`
-    differently (see `delimiters.stdlib_equivalent`)."""
-    from .delimiters import _leads_of, _Unknown, stdlib_equivalent
+    differently (see `regex_leads.stdlib_equivalent`)."""
+    from .regex_leads import _leads_of, _Unknown, stdlib_equivalent
     from .regex_safety import strict_parse
 
     parsed = strict_parse(source)

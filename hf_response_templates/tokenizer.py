@@ -642,7 +642,7 @@ def _anchor_search(source: str, untimed: int) -> Callable[[str, int], bool] | No
     text (`_lead_never_inside`): then any match at or after `start + 1` shows it. None (decode the whole
     prompt): unbounded length otherwise, lookbehind, back references, or a pattern the standard library's
     `re` does not read exactly as `regex` does."""
-    from .delimiters import stdlib_equivalent
+    from .regex_leads import stdlib_equivalent
 
     if untimed < 0 or "(?<=" in source or "(?<!" in source or "(?P=" in source or "(?(" in source:
         return None

@@ -185,8 +185,8 @@ def _typing_union(hint: Any) -> Any:
         return hint
     new_args = tuple(_typing_union(a) for a in args)
     if isinstance(hint, _types.UnionType):
-        return typing.Union[new_args]
-    if all(a is b for a, b in zip(new_args, args)):
+        return typing.Union[new_args]  # noqa: UP007 (a Union built from runtime types: `|` cannot splat them)
+    if all(a is b for a, b in zip(new_args, args, strict=True)):
         return hint
     origin = typing.get_origin(hint)
     try:

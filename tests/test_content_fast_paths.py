@@ -15,6 +15,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hf_response_templates import content as C
+from hf_response_templates.content import json_values as CJ
+from hf_response_templates.content import python_calls as CP
+from hf_response_templates.content import value_parsers as CV
 
 # ---------------------------------------------------------------- python-call-list
 
@@ -90,7 +93,7 @@ def _outcome(fn, *args):
 
 
 def _reference_call_list(text):
-    return C._CallListReader(text).parse()
+    return CP._CallListReader(text).parse()
 
 
 @given(_call_lists())
@@ -103,7 +106,7 @@ def _reference_call_list(text):
 @example('[f(a="\ud83d")]')
 @example("[f(a=1),]")
 def test_call_list_fast_path_equals_the_reader(text):
-    fast = C._simple_call_list(text)
+    fast = CP._simple_call_list(text)
     reference = _outcome(_reference_call_list, text)
     if fast is not None:
         assert reference == ("ok", fast)
@@ -125,7 +128,7 @@ def test_call_list_fast_path_is_taken_on_scalar_arguments(text, monkeypatch):
     def refuse(self):
         raise AssertionError("the reader ran")
 
-    monkeypatch.setattr(C._CallListReader, "parse", refuse)
+    monkeypatch.setattr(CP._CallListReader, "parse", refuse)
     assert C.parse_python_call_list(text, {}) == want
 
 
@@ -133,7 +136,7 @@ def test_call_list_fast_path_is_taken_on_scalar_arguments(text, monkeypatch):
                                   '[f(a={"k": 1, \'k\': 2})]', f"[f(a=[{2**53}])]", "[f(a=[1e999])]",
                                   '[f(a={"k": [1]})]', '[f(a=["\\u00e9"])]', "[f(a={k: 1})]"])
 def test_call_list_fast_path_leaves_the_rest_to_the_reader(text):
-    assert C._simple_call_list(text) is None
+    assert CP._simple_call_list(text) is None
 
 
 def test_call_list_fast_path_on_long_whitespace_gives_the_reader_s_answer():
@@ -141,7 +144,7 @@ def test_call_list_fast_path_on_long_whitespace_gives_the_reader_s_answer():
     text = "[f(a=1" + " " * 200_000 + "]"
     assert _outcome(C.parse_python_call_list, text, {}) == _outcome(_reference_call_list, text)
     text = "[" + "f(a=1), " * 5_000 + "f(a=1)" + " " * 100_000 + "]"
-    assert C._simple_call_list(text) == _reference_call_list(text)
+    assert CP._simple_call_list(text) == _reference_call_list(text)
 
 
 # ---------------------------------------------------------------- json: the C scanner called directly
@@ -176,7 +179,7 @@ def test_loads_equals_json_loads(text):
         except ValueError as e:
             return "error", (type(e), str(e))
 
-    got, want = outcome(C._loads), outcome(json.loads)
+    got, want = outcome(CJ._loads), outcome(json.loads)
     if got[0] == "ok" and want[0] == "ok":  # NaN != NaN: compare the JSON texts
         assert json.dumps(got[1]) == json.dumps(want[1])
         assert not (isinstance(want[1], float) and math.isnan(want[1])) or math.isnan(got[1])
@@ -510,7 +513,7 @@ def test_call_list_fast_path_rejects_in_linear_time(make):
         text, best = make(n), float("inf")
         for _ in range(3):
             t = time.process_time()
-            C._SIMPLE_CALLS.fullmatch(text)
+            CP._SIMPLE_CALLS.fullmatch(text)
             best = min(best, time.process_time() - t)
         return best / len(text)
 
@@ -528,10 +531,10 @@ def test_call_list_fast_path_rejects_in_linear_time(make):
 @example(" 8 ", ("json", {"allow_non_json": True}))
 def test_fast_value_parsers_equal_the_parser(text, spec):
     name, raw = spec
-    fast = C._value_parser({"name": name, "args": raw}, "f", "content_args.value_parser")
+    fast = CV._value_parser({"name": name, "args": raw}, "f", "content_args.value_parser")
     parser = C.get_content_parser(name)
     args = parser.compile_args(raw, "f")
-    assert fast is not None and C._fast_value_parser(parser.parse, args) is not None
+    assert fast is not None and CV._fast_value_parser(parser.parse, args) is not None
     got, want = _outcome(fast, text), _outcome(parser.parse, text, args)
     if got[0] == "ok" and want[0] == "ok":
         assert json.dumps(got[1]) == json.dumps(want[1])

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hf_response_templates import ResponseParser, get_template, parse_response
-from hf_response_templates.delimiters import _fits_leads, _partial_leads
+from hf_response_templates.regex_leads import _fits_leads, _partial_leads
 
 QWEN3_CLOSE = r"</think>|(?=<tool_call>\s*\{\s*\"name\")|(?<=<think>\s{0,4})(?=<think>)"
 QWEN3_THINKING = ["qwen3", "qwen3.5", "qwen3-thinking-2507"]

@@ -26,7 +26,8 @@ from hf_response_templates import ResponseParser, get_template, load_template, p
 from hf_response_templates import content as content_mod
 from hf_response_templates import delimiters as delim_mod
 from hf_response_templates import parser as parser_mod
-from hf_response_templates.delimiters import _guard_chars, _search_by_leads, _search_regex
+from hf_response_templates.delimiters import _search_by_leads, _search_regex
+from hf_response_templates.regex_leads import _guard_chars
 
 
 class _Count:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hf_response_templates import ResponseParser, load_template, parse_response
-from hf_response_templates.delimiters import ANCHOR_ALL, ANCHOR_NONE, _start_chars
+from hf_response_templates.regex_leads import ANCHOR_ALL, ANCHOR_NONE, _start_chars
 
 
 def _template(open_pattern: str) -> dict:

@@ -1,4 +1,4 @@
-"""The first-character prefilter (`delimiters._start_chars`, `Watch.first_set`; issue 19): escaped and
+"""The first-character prefilter (`regex_leads._start_chars`, `Watch.first_set`; issue 19): escaped and
 in-class braces are literals, a group name used twice is fine, lookaheads give the characters where a
 zero-width match can be, `\\s` counts as its 25 characters, and delimiters anchored at `^` / `\\A` are dead
 once the stream has moved past offset 0 (the parser then watches without them)."""
@@ -13,8 +13,14 @@ from hypothesis import strategies as st
 from strategies import scaled
 
 from hf_response_templates import ResponseParser, get_template, load_template, parse_response
-from hf_response_templates.delimiters import ANCHOR_ALL, ANCHOR_NONE, ANCHOR_SOME, _spaced_leads, _start_chars
 from hf_response_templates.library import templates_dir
+from hf_response_templates.regex_leads import (
+    ANCHOR_ALL,
+    ANCHOR_NONE,
+    ANCHOR_SOME,
+    _spaced_leads,
+    _start_chars,
+)
 from hf_response_templates.regex_safety import _SPACE
 
 SPACES = {chr(c) for lo, hi in _SPACE for c in range(lo, hi + 1)}
@@ -161,7 +167,7 @@ def test_an_anchored_open_does_not_fire_past_offset_0():
     ],
 )
 def test_literal_leads(source, leads):
-    from hf_response_templates.delimiters import _literal_leads
+    from hf_response_templates.regex_leads import _literal_leads
 
     assert _literal_leads(source) == leads
 

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_response_templates import ResponseParser, load_template, parse_response
-from hf_response_templates.delimiters import _literal_leads, _partial_leads
 from hf_response_templates.errors import ResponseParseError
 from hf_response_templates.library import get_template, list_templates
+from hf_response_templates.regex_leads import _literal_leads, _partial_leads
 from hf_response_templates.template import _anchor_texts
 
 BODIES = [

@@ -32,8 +32,8 @@ from test_delimiters_leads import _Count
 
 from hf_response_templates import ResponseParser, get_template, parse_response
 from hf_response_templates import parser as parser_mod
-from hf_response_templates.delimiters import _late_leads, _sure_leads
 from hf_response_templates.jsonscan import HOLD, IN_LIST, IN_STRING, MORE, ValueEnd
+from hf_response_templates.regex_leads import _late_leads, _sure_leads
 
 
 @pytest.fixture

@@ -14,14 +14,9 @@ from hypothesis import strategies as st
 from strategies import CATASTROPHIC
 
 from hf_response_templates import load_template
-from hf_response_templates.delimiters import (
-    _REGEX_SPACE,
-    UNTIMED_WORK,
-    compile_regex,
-    stdlib_equivalent,
-    untimed_spans,
-)
+from hf_response_templates.delimiters import UNTIMED_WORK, compile_regex, untimed_spans
 from hf_response_templates.library import templates_dir
+from hf_response_templates.regex_leads import _REGEX_SPACE, stdlib_equivalent
 from hf_response_templates.regex_safety import (
     _SPACE,
     MAX_DEGREE,

@@ -15,12 +15,8 @@ from hypothesis import strategies as st
 from hf_response_templates import ResponseParser, TemplateError, load_template, parse_response
 from hf_response_templates import delimiters as _delimiters
 from hf_response_templates import template as _template
-from hf_response_templates.delimiters import (
-    MAX_REGEX_EXPANSION,
-    _nested_prefixes,
-    compile_regex,
-    regex_expansion,
-)
+from hf_response_templates.delimiters import MAX_REGEX_EXPANSION, compile_regex, regex_expansion
+from hf_response_templates.regex_leads import _nested_prefixes
 
 
 def tpl(fields, **top):

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hf_response_templates import get_template, parse_response
-from hf_response_templates.content import _bounded_matches, _literal_chain, _search_bounds, get_content_parser
+from hf_response_templates.content import get_content_parser
+from hf_response_templates.content.xml_inline import _bounded_matches, _literal_chain, _search_bounds
 
 QWEN_TAG = get_template("qwen3-coder")["fields"]["tool_calls"]["content_args"]["tag_pattern"]
 GLM_TAG = get_template("glm-4.6")["fields"]["tool_calls"]["content_args"]["tag_pattern"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hf_response_templates.content import _BARE_KEY, parse_json
+from hf_response_templates.content import parse_json
+from hf_response_templates.content.json_values import _BARE_KEY
 from hf_response_templates.partial.base import Frame
 from hf_response_templates.partial.json_reader import (
     _AFTER,
@@ -59,7 +60,7 @@ class JsonDialectPartial(JsonPartial):
     ``json.dumps`` writes them (keys quoted, custom-delimited strings encoded, ``, `` / ``: ``), whatever spaces
     the model put between them.
 
-    What a member is stays the `json` content parser's: keys are its bare keys (`content._BARE_KEY`); a
+    What a member is stays the `json` content parser's: keys are its bare keys (`content.json_values._BARE_KEY`); a
     member's start and, where json.dumps would write it the same (an integer, a literal, a list of integers
     written ``[1, 2]``), its value are read with one regex call; any other number or flat list is read, once its
     text is complete, by its full parse (`content.parse_json`, with the same dialect options); the general

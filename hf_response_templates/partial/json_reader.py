@@ -8,7 +8,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from hf_response_templates.content import _BARE_KEY, MAX_NESTING
+from hf_response_templates.content import MAX_NESTING
+from hf_response_templates.content.json_values import _BARE_KEY
 from hf_response_templates.partial.base import MISSING, Frame
 
 _encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # json.dumps of a str
