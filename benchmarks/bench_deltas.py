@@ -176,11 +176,12 @@ def count_opcodes(case: str, n: int) -> dict:
     template = get_template(name)
     chunks = pieces(text, rng)
     counts = []
-    for make in (lambda: ResponseParser(template, prefix).feed, lambda: DeltaStream(template, prefix=prefix, id_seed=0).feed):
-        feed = make()
+    # (``obj.feed(c)`` per piece, as `measure` and a server call it: a `DeltaStream` may replace its ``feed``)
+    for make in (lambda: ResponseParser(template, prefix), lambda: DeltaStream(template, prefix=prefix, id_seed=0)):
+        obj = make()
         for c in chunks:
-            feed(c)
-        feed = make()
+            obj.feed(c)
+        obj = make()
         ops = 0
 
         def trace(frame, event, arg):  # noqa: ANN001, ANN202 - the sys.settrace protocol
@@ -193,7 +194,7 @@ def count_opcodes(case: str, n: int) -> dict:
         sys.settrace(trace)
         try:
             for c in chunks:
-                feed(c)
+                obj.feed(c)
         finally:
             sys.settrace(None)
         counts.append(ops / len(chunks))

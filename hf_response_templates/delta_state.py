@@ -193,7 +193,7 @@ class _Region:
     __slots__ = (
         "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
         "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast", "sink",
-        "follow", "followable", "hot_key", "stop",
+        "follow", "followable", "hot_key", "stop", "hot",
     )  # fmt: skip
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
@@ -232,6 +232,9 @@ class _Region:
         # A text region's delta key once its text started, if it strips trailing whitespace: the flat path
         # of `DeltaStream._feed` takes its chunks
         self.hot_key: str | None = None
+        # A tool region of a stream with its own parser: the stream's ``feed`` while it sinks or follows
+        # (`delta_hot.hot_feed`)
+        self.hot: Any = None
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

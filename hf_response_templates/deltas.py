@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
 from hf_response_templates.content import get_content_parser
+from hf_response_templates.delta_hot import _LAG_AT, hot_feed
 from hf_response_templates.delta_state import (
     _COMPACT_AT,
     _FINISH_REASONS,
@@ -35,8 +36,6 @@ from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, tool_schemas
 
 __all__ = ["DeltaStream"]
-
-_LAG_AT = 128  # pieces kept by `DeltaStream._take` before the parser gets them anyway
 
 #: Per template (compiled templates are immutable): its fields' sources, ``{field: (content parser, its
 #: compiled content args)}`` for the fields with a partial parser (compiling xml-inline args costs ~0.5 ms),
@@ -297,6 +296,8 @@ class DeltaStream(ToolCallDeltas):
                 return self._text_piece(r, key, text)
             call = r.sink
             if call is not None or r.follow is not None:  # a tool region: a string argument, or followed
+                if r.hot is not None:  # (the next pieces go to `delta_hot.hot_feed`)
+                    self.feed = r.hot  # type: ignore[method-assign]
                 if not self._ptake(text):
                     if call is not None:
                         return self._route(self._pfeed(text))
@@ -833,6 +834,8 @@ class DeltaStream(ToolCallDeltas):
             stop = getattr(r.partial, "sink_stop", None)
             if stop:
                 r.stop = stop
+            if kind == "tool" and self._ptake == self._take and not self._coalesce:
+                r.hot = hot_feed(self, r)
         self._tail_tool = None
         self._settle_deferred(out, "malformed")
         if kind == "tool":
