@@ -27,8 +27,13 @@ _ESCAPE_PREFIX = re.compile(r"\\(?:u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)
 _HIGH_ALONE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
 _LITERALS = {"true": True, "false": False, "null": None}
 # A followed object's member as json.dumps writes it, whole, for the most common values (see `_follow_members`):
-# a key and a string without escapes, an integer or a literal followed by what ends it
-_MEMBER = r'"([^"\\\x00-\x1f]*)": (?:(0|-?[1-9][0-9]*)(?=[,}])|(true|false|null)(?=[,}])|"([^"\\\x00-\x1f]*)")'
+# a key and a string without escapes, an integer or a literal followed by what ends it, or a list of such
+# strings, integers and literals (json.dumps writes each of them as it is written here)
+_SCALAR = r'(?:0|-?[1-9][0-9]*|true|false|null|"[^"\\\x00-\x1f]*")'
+_MEMBER = (
+    r'"([^"\\\x00-\x1f]*)": (?:(0|-?[1-9][0-9]*)(?=[,}])|(true|false|null)(?=[,}])|"([^"\\\x00-\x1f]*)"'
+    rf"|(\[(?:{_SCALAR}(?:, {_SCALAR})*)?\]))"
+)
 _FIRST_MEMBER = re.compile(_MEMBER)
 _NEXT_MEMBER = re.compile(", " + _MEMBER)
 _scan_value = json.JSONDecoder().scan_once  # one JSON value at an index (the C scanner): (value, end)
@@ -300,7 +305,7 @@ class JsonPartial:
         while i < n:
             m = (_NEXT_MEMBER if keys else _FIRST_MEMBER).match(s, i)
             if m is not None:  # the common members whole, in one match: what the steps below check, one by one
-                key, num, lit, text = m.groups()
+                key, num, lit, text, items = m.groups()
                 if key in node:
                     return self._unfollow(s, i)  # (a duplicate)
                 keys.append(key)
@@ -309,7 +314,10 @@ class JsonPartial:
                     self.version += 2
                     frame.version += 2  # type: ignore[union-attr]
                 else:
-                    node[key] = int(num) if num is not None else _LITERALS[lit]
+                    if items is not None:  # (a list: read by the C scanner, as below)
+                        node[key] = _scan_value(s, m.start(5))[0]
+                    else:
+                        node[key] = int(num) if num is not None else _LITERALS[lit]
                     self.version += 1
                     frame.version += 1  # type: ignore[union-attr]
                 self._mode = _AFTER
