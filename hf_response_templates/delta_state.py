@@ -5,6 +5,7 @@ call have sent so far, and how deltas are merged."""
 from __future__ import annotations
 
 import json
+import marshal
 import random
 import re
 import string
@@ -60,6 +61,16 @@ def _scrub(text: str) -> str:
     if text.isascii() or not _SURROGATE.search(text):
         return text
     return _SURROGATE.sub("\ufffd", text)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Whether json.dumps surely writes `a` and `b` alike: their `marshal` serializations (version 0) are equal,
+    which they are only for the same structure, key order, exact types (``1``, ``1.0`` and ``True`` differ; a
+    subclass of a JSON type cannot be marshalled) and values (floats to the bit). False when unsure."""
+    try:
+        return marshal.dumps(a, 0) == marshal.dumps(b, 0)
+    except (ValueError, RecursionError):  # (not marshallable: the caller encodes it)
+        return False
 
 
 def _any_strict(tools: Iterable[Any] | None) -> bool:
@@ -155,7 +166,7 @@ def _get(value: Any, path: tuple) -> Any:
 class _Call:
     __slots__ = (
         "index", "id", "name", "parts", "stuck", "error", "done", "final", "opened", "members",
-        "str_key", "str_chunks", "str_idx", "held",
+        "str_key", "str_chunks", "str_idx", "held", "value",
     )  # fmt: skip
 
     def __init__(self, index: int, call_id: str, name: str):
@@ -173,6 +184,7 @@ class _Call:
         self.str_chunks: list[str] = []  # the partial parser's decoded pieces of that string
         self.str_idx = 0  # how many of them were sent
         self.held: str | None = None  # the complete arguments, while their last "}" waits
+        self.value: Any = _MISSING  # what `held` is the scrubbed json.dumps of, if known (`ToolCallDeltas._args_text`)
 
     @property
     def sent(self) -> str:
