@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hf_response_templates.delta_state import _COMPACT_AT, _Region
+from hf_response_templates.partial.json_reader import JsonPartial
 
 _LAG_AT = 128  # pieces kept by `DeltaStream._take` before the parser gets them anyway
 
@@ -26,6 +27,10 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
     lag = ds._lag
     unlag = ds._unlag
     p = r.partial
+    # A member held back (`JsonPartial.wait`) is read on by `JsonPartial._follow_feed`, where `JsonPartial.feed`
+    # sends text while following, outside a string, not broken (it stops following then), text not empty; a
+    # dialect's (`JsonDialectPartial.feed`) does more
+    held_feed = p._follow_feed if type(p) is JsonPartial else p.feed
 
     def feed(text: str) -> list[dict[str, Any]]:
         c = ds._lag_char
@@ -67,6 +72,7 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
                     p.quotes = q - n
                     p.pending.append(text)
                     return []
+            feed = held_feed
         else:  # (in a string value)
             chunks = p.sink  # the json dialect's custom-delimited string (`JsonDialectPartial.sink`)
             if (
@@ -84,8 +90,9 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
                 if len(parts) >= _COMPACT_AT:
                     parts[:] = ["".join(parts)]
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+            feed = p.feed
         try:  # `DeltaStream._follow_chunk`, inlined for what a member's end writes
-            res = p.feed(text)
+            res = feed(text)
             if type(res) is str and p.following is not None:
                 if p.wait is None and p.sink is None:  # (in a string value the stream is not sinking)
                     chunks = p.string_sink()

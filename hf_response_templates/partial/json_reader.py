@@ -32,7 +32,8 @@ _LITERALS = {"true": True, "false": False, "null": None}
 _SCALAR = r'(?:0|-?[1-9][0-9]*|true|false|null|"[^"\\\x00-\x1f]*")'
 _MEMBER = (
     r'"([^"\\\x00-\x1f]*)": (?:(0|-?[1-9][0-9]*)(?=[,}])|(true|false|null)(?=[,}])|"([^"\\\x00-\x1f]*)"'
-    rf"|(\[(?:{_SCALAR}(?:, {_SCALAR})*)?\]))"
+    rf"|(\[(?:{_SCALAR}(?:, {_SCALAR})*)?\])"
+    r'|"([^"\\\x00-\x1f]*)\Z)'  # (a string without escapes so far, open at the end of the text)
 )
 _FIRST_MEMBER = re.compile(_MEMBER)
 _NEXT_MEMBER = re.compile(", " + _MEMBER)
@@ -305,10 +306,20 @@ class JsonPartial:
         while i < n:
             m = (_NEXT_MEMBER if keys else _FIRST_MEMBER).match(s, i)
             if m is not None:  # the common members whole, in one match: what the steps below check, one by one
-                key, num, lit, text, items = m.groups()
+                key, num, lit, text, items, opened = m.groups()
                 if key in node:
                     return self._unfollow(s, i)  # (a duplicate)
                 keys.append(key)
+                if opened is not None:  # a string opens, cut by the end of the text (as below, in one step)
+                    frame.open_key = key
+                    self.version += 1
+                    frame.version += 1  # type: ignore[union-attr]
+                    self._mode = _STR
+                    self._is_key = False
+                    self._chunks = [opened] if opened else []
+                    out.append(s[i:] if i else s)  # (its text needs no escaping: as json.dumps writes it)
+                    self.wait = None
+                    return None
                 if text is not None:  # a string: it opened and ended (two changes, as below)
                     node[key] = text
                     self.version += 2
