@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hf_response_templates.delta_state import _COMPACT_AT, _Region
-from hf_response_templates.partial.json_reader import JsonPartial
+from hf_response_templates.partial.json_reader import _STR_RUN, JsonPartial
 
 _LAG_AT = 128  # pieces kept by `DeltaStream._take` before the parser gets them anyway
 
@@ -31,6 +31,8 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
     # sends text while following, outside a string, not broken (it stops following then), text not empty; a
     # dialect's (`JsonDialectPartial.feed`) does more
     held_feed = p._follow_feed if type(p) is JsonPartial else p.feed
+    # (`JsonPartial.end_string`: where the text a string value sinks holds its closing quote)
+    plain = _STR_RUN.match if type(p) is JsonPartial else None
 
     def feed(text: str) -> list[dict[str, Any]]:
         c = ds._lag_char
@@ -52,7 +54,29 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
                     parts = call.parts
                     parts[:] = ["".join(parts)]
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-            return ds._partial_chunk(r, text) if r.follow is None else ds._follow_chunk(r, text)
+            if r.follow is None:
+                return ds._partial_chunk(r, text)
+            if plain is not None:
+                q = plain(text).end()
+                if q < len(text) and text[q] == '"':  # the string ends, its last characters need no escaping
+                    r.sink = None  # (`DeltaStream._follow_chunk`, with `JsonPartial.end_string` for its `feed`)
+                    try:
+                        res = p.end_string(text, q)
+                        if p.following is not None:
+                            if not res:
+                                return []
+                            parts = call.parts
+                            if not res.isascii() or len(parts) >= _COMPACT_AT:
+                                out: list[dict] = []
+                                ds._send(call, res, out)  # (surrogates, compaction)
+                                return out
+                            parts.append(res)
+                            return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+                    except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                        ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                        return []
+                    return ds._follow_result(r, call, text, res)
+            return ds._follow_chunk(r, text)
         call = r.follow
         if call is None:
             ds.feed = slow  # (neither: the general path, until `_feed` meets a sink or follow again)

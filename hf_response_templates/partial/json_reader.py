@@ -296,6 +296,31 @@ class JsonPartial:
             return ""  # (as without `follow`: nothing of a text that breaks the body is sent)
         return out[0] if len(out) == 1 else "".join(out)
 
+    def end_string(self, text: str, q: int) -> str:
+        """`feed` (its result, and all it does), while `following` and in the open string value with nothing held
+        back (`string_sink`), of text whose first character that a JSON string cannot hold as it is, at `q`, is
+        the ``"`` that ends that string: in one call, the string ends and the members after it are read."""
+        out = [text[: q + 1]]  # (the string's last characters need no escaping)
+        chunks = self._chunks
+        if q:
+            chunks.append(text[:q])
+        try:
+            frame: Frame = self.following  # type: ignore[assignment]  # (`_end_string`, inlined: a value of it)
+            frame.node[frame.open_key] = chunks[0] if len(chunks) == 1 else "".join(chunks)
+            self._chunks = []
+            self._mode = _AFTER
+            self.version += 1
+            frame.open_key = None
+            frame.version += 1
+            self._follow_members(text, q + 1, out)
+        except (ValueError, RecursionError):  # (as `_follow_feed`)
+            self.broken = True
+            self._mode = _DEAD
+            self.following = None
+            self.wait = None
+            return ""
+        return out[0] if len(out) == 1 else "".join(out)
+
     def _follow_members(self, s: str, i: int, out: list[str]) -> None:
         """Read whole members of the followed object from `s[i:]` (see `follow`); hold back a partial one in
         `pending` (`wait`: the characters it waits for); hand what is not written as json.dumps would to the
