@@ -35,9 +35,12 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
     plain = _STR_RUN.match if type(p) is JsonPartial else None
 
     def feed(text: str) -> list[dict[str, Any]]:
+        if ds._open is not r:  # (the region closed: `_feed` from now on, which installs another region's)
+            ds.feed = slow
+            return slow(text)
         c = ds._lag_char
-        if not c or c in text or not text or ds._open is not r:
-            return slow(text)  # (`_take` hands the lag on, or the region closed: `_feed` reinstalls or not)
+        if not c or c in text or not text:
+            return slow(text)  # (`_take` hands the lag on)
         call = r.sink
         if call is not None:
             lag.append(text)  # (`_take`, inlined)

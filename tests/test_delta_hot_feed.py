@@ -160,6 +160,21 @@ def test_the_stream_feeds_through_hot_feed_while_following() -> None:
         ds.feed("more")  # (finished: the region's feed hands it to `_feed`, which raises)
 
 
+def test_after_the_region_the_stream_feeds_through_feed_again() -> None:
+    """Content after a tool call: once its region closed, the region's feed hands over for good."""
+    template = get_template("qwen3")
+    ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+    text = '<tool_call>\n{"name": "f", "arguments": {"a": "xyz", "b": 1}}\n</tool_call>\nand then some text'
+    hot = None
+    for i in range(0, len(text), 3):
+        ds.feed(text[i : i + 3])
+        if ds._open is not None and ds._open.hot is not None and ds.feed is ds._open.hot:
+            hot = ds.feed
+    assert hot is not None and ds.feed == ds._feed
+    ds.feed("<|im_end|>")
+    assert ds.finish()[-1:] or ds.message is not None
+
+
 def test_a_coalescing_stream_and_one_on_the_callers_parser_keep_their_feed() -> None:
     template = get_template("hermes3")
     text = '<tool_call>\n{"name": "f", "arguments": {"a": "xyz"}}\n</tool_call><|im_end|>'
