@@ -303,10 +303,23 @@ _SPECIAL = r"<\|[^|<>\s]{1,40}\|>|<｜[^｜]{1,40}｜>|\[/?[A-Z_]{3,20}\]|</?[a-
 
 
 def train_tokenizer(texts: list[str]):
-    """A byte-level BPE trained on `texts` (offline); tag-like delimiters are added special tokens."""
+    """A byte-level BPE trained on `texts` (offline); tag-like delimiters are added special tokens.
+
+    Training is deterministic and takes ~40 s: the result is kept in the temporary directory, keyed by a
+    hash of the texts and of this function's settings, and read back by later runs."""
+    import hashlib
+    import tempfile
+
     import regex
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+    key = hashlib.sha256("\x00".join(["bpe-4000-v1", _SPECIAL, *texts]).encode("utf-8", "surrogatepass")).hexdigest()
+    cached = Path(tempfile.gettempdir()) / f"hfrt_bench_bpe_{key[:24]}.json"
+    if cached.exists():
+        try:
+            return Tokenizer.from_file(str(cached))
+        except Exception:  # noqa: BLE001 - a damaged cache file: train again
+            pass
     specials = sorted({m for t in texts for m in regex.findall(_SPECIAL, t)})
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -315,6 +328,9 @@ def train_tokenizer(texts: list[str]):
         vocab_size=4000, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
     )
     tok.train_from_iterator(texts, trainer)
+    tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+    tok.save(str(tmp))
+    os.replace(tmp, cached)
     return tok
 
 
