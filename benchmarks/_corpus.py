@@ -24,6 +24,7 @@ import functools
 import json
 import os
 import random
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -302,6 +303,9 @@ def stream_case(name: str, size: int, seed: int = SEED) -> Case:
 _SPECIAL = r"<\|[^|<>\s]{1,40}\|>|<｜[^｜]{1,40}｜>|\[/?[A-Z_]{3,20}\]|</?[a-z_]{3,20}>|<[a-z_|]{3,20}>|<\|[a-z_\"]{1,20}>|<[a-z_\"]{1,20}\|>"
 
 
+_CLOCK = re.compile(r"\d{1,2}:\d{2}(:\d{2})?")
+
+
 def train_tokenizer(texts: list[str]):
     """A byte-level BPE trained on `texts` (offline); tag-like delimiters are added special tokens.
 
@@ -313,7 +317,10 @@ def train_tokenizer(texts: list[str]):
     import regex
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    key = hashlib.sha256("\x00".join(["bpe-4000-v1", _SPECIAL, *texts]).encode("utf-8", "surrogatepass")).hexdigest()
+    # (a chat template rendering the time of day, `strftime_now`, makes the texts differ from run to run: the
+    # key leaves the clock out, so a run reuses the tokenizer of an earlier run of the same day)
+    stable = [_CLOCK.sub("", t) for t in texts]
+    key = hashlib.sha256("\x00".join(["bpe-4000-v1", _SPECIAL, *stable]).encode("utf-8", "surrogatepass")).hexdigest()
     cached = Path(tempfile.gettempdir()) / f"hfrt_bench_bpe_{key[:24]}.json"
     if cached.exists():
         try:
