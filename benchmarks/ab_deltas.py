@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import random
 import sys
 import time
 
-from bench_deltas import SEED, make_case, pieces
+if __name__ == "__main__":  # measure this checkout's package: a script's sys.path[0] is benchmarks/, not the cwd
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench_deltas import SEED, make_case, pieces  # noqa: E402
 
 from hf_response_templates import get_template
 from hf_response_templates.openai import DeltaStream

@@ -26,6 +26,9 @@ from pathlib import Path
 os.environ["HF_RESPONSE_TEMPLATES_NO_PATCH"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+if __name__ == "__main__":  # measure this checkout's package: a script's sys.path[0] is benchmarks/, not the cwd
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 import _corpus  # noqa: E402
 
 import hf_response_templates as ours  # noqa: E402

@@ -30,11 +30,15 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import platform
 import random
 import sys
 import time
 from collections.abc import Callable
+
+if __name__ == "__main__":  # measure this checkout's package: a script's sys.path[0] is benchmarks/, not the cwd
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from hf_response_templates import ResponseParser, get_template
 from hf_response_templates.openai import DeltaStream

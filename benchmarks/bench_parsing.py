@@ -53,7 +53,13 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
+if __name__ == "__main__":  # measure this checkout's package: a script's sys.path[0] is benchmarks/, not the cwd
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 from hf_response_templates import ResponseParser, load_template, parse_response
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _timing  # noqa: E402  (the timing rule native_sampled follows, set by bench_all.py)
 
 try:  # Transformers' native parser (Transformers >= 5)
     from transformers.utils.chat_parsing import ResponseParser as NativeParser
@@ -221,7 +227,10 @@ def native_sampled(make: Callable[[], Any], text: str, chunks: list[str], window
         offsets.append(offsets[-1] + len(c))
     lat: list[int] = []
     cpu_ns = 0
-    gc.collect()
+    cold = _timing.MODE == "cold"  # the rule of _timing.py: no full collection right before a timed window
+    collector_off = _timing.MODE == "warm" and gc.isenabled()
+    if cold:
+        gc.collect()
     p = make()
     done = 0  # chunks consumed so far
     for s in starts:
@@ -230,12 +239,17 @@ def native_sampled(make: Callable[[], Any], text: str, chunks: list[str], window
             for i in range(0, len(gap), 65536):
                 p.feed(gap[i : i + 65536])
             done = s
+        if collector_off:
+            gc.disable()
         c0 = cpu()
         for c in chunks[done : done + per_window]:
             t0 = perf()
             p.feed(c)
             lat.append(perf() - t0)
         cpu_ns += cpu() - c0
+        if collector_off:
+            gc.enable()
+            gc.collect(1)
         done += per_window
     if done < n:
         p.feed(text[offsets[done] :])

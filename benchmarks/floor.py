@@ -23,18 +23,21 @@ rows only).
 from __future__ import annotations
 
 import argparse
-import gc
 import json
+import os
 import re
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+if __name__ == "__main__":  # measure this checkout's package: a script's sys.path[0] is benchmarks/, not the cwd
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 import _corpus  # noqa: E402
+import _timing  # noqa: E402
 
 from hf_response_templates import parse_response  # noqa: E402
 from hf_response_templates.library import get_template  # noqa: E402
@@ -1107,7 +1110,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--templates", default="")
     ap.add_argument("--responses", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--timing", choices=_timing.MODES, default="warm", help="how each run is timed (_timing.py)")
     args = ap.parse_args(argv)
+    _timing.set_mode(args.timing)
     names = _corpus.template_names([t for t in args.templates.split(",") if t] or None)
     print(f"## CPython floor vs parse_response (template dict reused), CPU µs per response, best of {args.repeats}")
     print(f"{'template':20s} | {'ours':>7s} {'floor':>7s} {'ours/floor':>10s}")
@@ -1124,18 +1129,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:20s} | floor differs: {problem}")
             continue
         tpl = get_template(name)
-        best = {"ours": float("inf"), "floor": float("inf")}
-        for _ in range(args.repeats):
-            for label in best:
-                gc.collect()
-                t0 = time.process_time()
-                if label == "ours":
-                    for c in cases:
-                        parse_response(c.text, tpl, prefix=c.prefix)
-                else:
-                    for c in cases:
-                        fn(c.text, c.prefix)
-                best[label] = min(best[label], (time.process_time() - t0) / len(cases) * 1e6)
+
+        def ours(cases=cases, tpl=tpl) -> None:
+            for c in cases:
+                parse_response(c.text, tpl, prefix=c.prefix)
+
+        def floor(cases=cases, fn=fn) -> None:
+            for c in cases:
+                fn(c.text, c.prefix)
+
+        best = {k: v / len(cases) * 1e6 for k, v in _timing.best_alternating([("ours", ours), ("floor", floor)], args.repeats).items()}
         print(f"{name:20s} | {best['ours']:7.1f} {best['floor']:7.1f} {best['ours'] / best['floor']:9.2f}x")
     if failed:
         print(f"floors that do not give our message: {', '.join(failed)}")
