@@ -11,8 +11,7 @@ routing of pieces into bodies, no events, no hold-back, no per-delimiter state m
 It covers only the ordinary case. `OneShotPlan.run` returns None, and `parse_response` takes the state
 machine instead (so the result is the same by construction), for
 
-* templates it was not compiled for (`plan_for` returns None): a `"policy"` key, a `text` field with
-  `report_as` (its marks' offsets are the state machine's to compute);
+* templates it was not compiled for (`plan_for` returns None): a `"policy"` key;
 * calls it does not take: `policy=`, `regex_timeout=`, `regex_budget=`, a prefix that is not a `str`,
   `tools=` that is not a list or tuple (an iterator can be read only once), a
   start anchor regex that would need its timeout on this prompt, a regex timeout set by the caller's
@@ -290,6 +289,8 @@ class OneShotPlan:
                 more.setdefault(name, []).extend(("\n", value))
             else:
                 return None  # a second value the field cannot merge: reported by the state machine
+            if field.report is not None and not _report_marks(field, window[a:b], value, message, more):
+                return None
         for name in self._required:
             if name not in assigned:
                 return None
@@ -307,14 +308,41 @@ class OneShotPlan:
         return message
 
 
+def _report_marks(field: Any, body: str, value: Any, message: dict[str, Any],
+                  more: dict[str, list[str]] | None) -> bool:
+    """`report_as`: list the markup matches of a region just stored into `message` (`ResponseParser.
+    _report_marks`, on the plan's message and its `more` pieces, the parser's `_more`); False if the markup's
+    regex fails (a timeout: the state machine raises it)."""
+    markup = field.markup
+    try:
+        marks = markup.marks(body)
+        clean = markup.sub(body) if marks and isinstance(value, str) else None
+    except Exception:
+        return False
+    if not marks:
+        return True
+    base = 0
+    if clean is not None:
+        lead = len(clean) - len(clean.lstrip()) if clean != value else 0  # what `strip` took off
+        name = field.name
+        total = len(message[name]) if isinstance(message.get(name), str) else len(value)
+        if more and name in more:
+            total += sum(map(len, more[name]))
+        base = total - len(value) - lead
+    out = message.setdefault(field.report, [])
+    for mark in marks:
+        mark["start"] += base
+        mark["end"] += base
+        out.append({"field": field.name, **mark})
+    return True
+
+
 def plan_for(tpl: Any) -> OneShotPlan | None:
     """The one-shot plan of compiled template `tpl` (built on first use and kept on it), or None if the
     template has a feature only the state machine reads (see the module docstring)."""
     plan = tpl.oneshot_plan
     if plan is None:
-        supported = tpl.policy is None and not any(
-            f.report is not None for f in tpl.fields
-        )
+        supported = tpl.policy is None
         plan = OneShotPlan(tpl) if supported else False
         object.__setattr__(tpl, "oneshot_plan", plan)  # (a cache: the template is otherwise immutable)
     return plan or None
