@@ -58,7 +58,7 @@ class OneShotPlan:
     """The one-shot reading of one compiled template (see the module docstring). Immutable; build with
     `plan_for`."""
 
-    __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
+    __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_anchor_texts", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
                  "_required", "_timed", "_by_name", "_ones", "_defaults", "_lates", "_whole", "_loop")
 
     def __init__(self, tpl: Any) -> None:
@@ -66,6 +66,9 @@ class OneShotPlan:
         self._anchor = tpl.start_anchor
         lits = tpl.start_anchor.literals
         self._anchor_lit = lits[0] if lits is not None and len(lits) == 1 else None
+        #: The fixed texts that are every match of the start anchor (`ResponseTemplate.anchor_texts`), when
+        #: `cut_prefix` reads it by `str.rfind` (not one literal), else None
+        self._anchor_texts = tpl.anchor_texts if self._anchor_lit is None else None
         # In one-shot parsing the whole text is one end-of-stream scan, and the parser keeps the watches it
         # starts with (the early ones) for all of it; the plan moves to the late ones past offset 0 (`_lates`),
         # which find the same delimiters there, as the streaming parser's do.
@@ -118,7 +121,16 @@ class OneShotPlan:
             anchor = self._anchor
             if anchor.literals is None and len(prefix) > anchor.untimed_search:
                 return None  # a timed anchor search: its time counts against the budget
-            cut = tpl.cut_prefix(prefix)
+            texts = self._anchor_texts
+            if texts is not None:  # (`ResponseTemplate.cut_prefix` of an alternation of fixed texts, inlined)
+                i = -1
+                for t in texts:
+                    j = prefix.rfind(t)
+                    if j > i:
+                        i = j
+                cut = prefix if i < 0 else prefix[anchor.fast.match(prefix, i).end():]
+            else:
+                cut = tpl.cut_prefix(prefix)
         if _TIMEOUT_VAR.get(_TIMEOUT) != _TIMEOUT:
             return None
         idle, closes, implicit, hold_ws, by_name, ones, defaults, timed, lates, whole_fields = self._loop
