@@ -256,17 +256,23 @@ class OneShotPlan:
             regions.append((cur, start_at, n, captures, vend.decoded() if vend is not None else None))
 
         message = dict(defaults) if defaults is not None else tpl.new_message()
+        typing = schemas.type_tool_calls if schemas else None  # (`ToolSchemas.__bool__` once, not per region)
         assigned: set[str] = set()
         more: dict[str, list[str]] | None = None
         for field, a, b, caps, decoded in regions:
             try:
                 if decoded is None:
                     parse = field.parse
-                    value = window[a:b].strip() if parse is _strip_text else parse(window[a:b], caps)
+                    if parse is _strip_text:  # (a str: nothing for `tools=` to type)
+                        value = window[a:b].strip()
+                    else:
+                        value = parse(window[a:b], caps)
+                        if typing is not None:
+                            value = typing(value)
                 else:
                     value = field.reshape(decoded[0], caps)
-                if schemas:
-                    value = schemas.type_tool_calls(value)
+                    if typing is not None:
+                        value = typing(value)
             except Exception:  # a region that does not parse: the state machine reports it
                 return None
             name = field.name
