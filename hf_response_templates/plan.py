@@ -11,8 +11,7 @@ routing of pieces into bodies, no events, no hold-back, no per-delimiter state m
 It covers only the ordinary case. `OneShotPlan.run` returns None, and `parse_response` takes the state
 machine instead (so the result is the same by construction), for
 
-* templates it was not compiled for (`plan_for` returns None): a `"policy"` key, a `text` field with
-  `report_as` (its marks' offsets are the state machine's to compute);
+* templates it was not compiled for (`plan_for` returns None): a `"policy"` key;
 * calls it does not take: `policy=`, `regex_timeout=`, `regex_budget=`, a prefix that is not a `str`,
   `tools=` that is not a list or tuple (an iterator can be read only once), a
   start anchor regex that would need its timeout on this prompt, a regex timeout set by the caller's
@@ -59,7 +58,7 @@ class OneShotPlan:
     """The one-shot reading of one compiled template (see the module docstring). Immutable; build with
     `plan_for`."""
 
-    __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
+    __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_anchor_texts", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
                  "_required", "_timed", "_by_name", "_ones", "_defaults", "_lates", "_whole", "_loop")
 
     def __init__(self, tpl: Any) -> None:
@@ -67,6 +66,9 @@ class OneShotPlan:
         self._anchor = tpl.start_anchor
         lits = tpl.start_anchor.literals
         self._anchor_lit = lits[0] if lits is not None and len(lits) == 1 else None
+        #: The fixed texts that are every match of the start anchor (`ResponseTemplate.anchor_texts`), when
+        #: `cut_prefix` reads it by `str.rfind` (not one literal), else None
+        self._anchor_texts = tpl.anchor_texts if self._anchor_lit is None else None
         # In one-shot parsing the whole text is one end-of-stream scan, and the parser keeps the watches it
         # starts with (the early ones) for all of it; the plan moves to the late ones past offset 0 (`_lates`),
         # which find the same delimiters there, as the streaming parser's do.
@@ -119,7 +121,16 @@ class OneShotPlan:
             anchor = self._anchor
             if anchor.literals is None and len(prefix) > anchor.untimed_search:
                 return None  # a timed anchor search: its time counts against the budget
-            cut = tpl.cut_prefix(prefix)
+            texts = self._anchor_texts
+            if texts is not None:  # (`ResponseTemplate.cut_prefix` of an alternation of fixed texts, inlined)
+                i = -1
+                for t in texts:
+                    j = prefix.rfind(t)
+                    if j > i:
+                        i = j
+                cut = prefix if i < 0 else prefix[anchor.fast.match(prefix, i).end():]
+            else:
+                cut = tpl.cut_prefix(prefix)
         if _TIMEOUT_VAR.get(_TIMEOUT) != _TIMEOUT:
             return None
         idle, closes, implicit, hold_ws, by_name, ones, defaults, timed, lates, whole_fields = self._loop
@@ -245,17 +256,23 @@ class OneShotPlan:
             regions.append((cur, start_at, n, captures, vend.decoded() if vend is not None else None))
 
         message = dict(defaults) if defaults is not None else tpl.new_message()
+        typing = schemas.type_tool_calls if schemas else None  # (`ToolSchemas.__bool__` once, not per region)
         assigned: set[str] = set()
         more: dict[str, list[str]] | None = None
         for field, a, b, caps, decoded in regions:
             try:
                 if decoded is None:
                     parse = field.parse
-                    value = window[a:b].strip() if parse is _strip_text else parse(window[a:b], caps)
+                    if parse is _strip_text:  # (a str: nothing for `tools=` to type)
+                        value = window[a:b].strip()
+                    else:
+                        value = parse(window[a:b], caps)
+                        if typing is not None:
+                            value = typing(value)
                 else:
                     value = field.reshape(decoded[0], caps)
-                if schemas:
-                    value = schemas.type_tool_calls(value)
+                    if typing is not None:
+                        value = typing(value)
             except Exception:  # a region that does not parse: the state machine reports it
                 return None
             name = field.name
@@ -290,6 +307,8 @@ class OneShotPlan:
                 more.setdefault(name, []).extend(("\n", value))
             else:
                 return None  # a second value the field cannot merge: reported by the state machine
+            if field.report is not None and not _report_marks(field, window[a:b], value, message, more):
+                return None
         for name in self._required:
             if name not in assigned:
                 return None
@@ -307,14 +326,41 @@ class OneShotPlan:
         return message
 
 
+def _report_marks(field: Any, body: str, value: Any, message: dict[str, Any],
+                  more: dict[str, list[str]] | None) -> bool:
+    """`report_as`: list the markup matches of a region just stored into `message` (`ResponseParser.
+    _report_marks`, on the plan's message and its `more` pieces, the parser's `_more`); False if the markup's
+    regex fails (a timeout: the state machine raises it)."""
+    markup = field.markup
+    try:
+        marks = markup.marks(body)
+        clean = markup.sub(body) if marks and isinstance(value, str) else None
+    except Exception:
+        return False
+    if not marks:
+        return True
+    base = 0
+    if clean is not None:
+        lead = len(clean) - len(clean.lstrip()) if clean != value else 0  # what `strip` took off
+        name = field.name
+        total = len(message[name]) if isinstance(message.get(name), str) else len(value)
+        if more and name in more:
+            total += sum(map(len, more[name]))
+        base = total - len(value) - lead
+    out = message.setdefault(field.report, [])
+    for mark in marks:
+        mark["start"] += base
+        mark["end"] += base
+        out.append({"field": field.name, **mark})
+    return True
+
+
 def plan_for(tpl: Any) -> OneShotPlan | None:
     """The one-shot plan of compiled template `tpl` (built on first use and kept on it), or None if the
     template has a feature only the state machine reads (see the module docstring)."""
     plan = tpl.oneshot_plan
     if plan is None:
-        supported = tpl.policy is None and not any(
-            f.report is not None for f in tpl.fields
-        )
+        supported = tpl.policy is None
         plan = OneShotPlan(tpl) if supported else False
         object.__setattr__(tpl, "oneshot_plan", plan)  # (a cache: the template is otherwise immutable)
     return plan or None

@@ -61,15 +61,17 @@ class ToolSchemas:
 
     def type_tool_calls(self, value: Any) -> Any:
         """Type the arguments of every tool call found in `value` (a call dict or a list of them), in place."""
-        if isinstance(value, list):
-            for item in value:
-                self.type_tool_calls(item)
-            return value
-        if not isinstance(value, dict):
-            return value
-        call = value.get("function") if isinstance(value.get("function"), dict) else value
+        if value.__class__ is not dict:  # (the usual call dict: no isinstance checks)
+            if isinstance(value, list):
+                for item in value:
+                    self.type_tool_calls(item)
+                return value
+            if not isinstance(value, dict):
+                return value
+        fn = value.get("function")
+        call = fn if fn.__class__ is dict or isinstance(fn, dict) else value
         name, arguments = call.get("name"), call.get("arguments")
-        if isinstance(name, str) and isinstance(arguments, dict):
+        if name.__class__ is str and arguments.__class__ is dict or isinstance(name, str) and isinstance(arguments, dict):
             props = self._props.get(name)
             if props:
                 for key, arg in arguments.items():
@@ -196,7 +198,7 @@ def _typing_union(hint: Any) -> Any:
 
 
 def _schema_types(schema: Any) -> list[str]:
-    if not isinstance(schema, Mapping):
+    if schema.__class__ is not dict and not isinstance(schema, Mapping):
         return []
     declared = schema.get("type")
     types: list[str] = []
@@ -251,14 +253,14 @@ def _subschemas(schema: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def cast_value(value: Any, schema: Any) -> Any:
     """Cast `value` to what `schema` asks for, where it is a string that the schema does not accept."""
-    if not isinstance(schema, Mapping):
+    if schema.__class__ is not dict and not isinstance(schema, Mapping):  # (a dict: no ABC check, a Python call)
         return value
     return _cast(value, schema, _schema_types(schema))
 
 
 def _cast(value: Any, schema: Any, types: list[str]) -> Any:
     """`cast_value` with the schema's types already read (`_schema_types`)."""
-    if not isinstance(schema, Mapping):
+    if schema.__class__ is not dict and not isinstance(schema, Mapping):
         return value
     if isinstance(value, str):
         if not types:
@@ -334,7 +336,7 @@ def _cast_nested(value: Any, schema: Mapping[str, Any]) -> Any:
     if isinstance(value, dict):
         for sub in _subschemas(schema):
             props = sub.get("properties")
-            if isinstance(props, Mapping):
+            if props.__class__ is dict or isinstance(props, Mapping):
                 for key in value:
                     if key in props:
                         value[key] = cast_value(value[key], props[key])
@@ -342,7 +344,7 @@ def _cast_nested(value: Any, schema: Mapping[str, Any]) -> Any:
     elif isinstance(value, list):
         for sub in _subschemas(schema):
             items = sub.get("items")
-            if isinstance(items, Mapping):
+            if items.__class__ is dict or isinstance(items, Mapping):
                 types = _schema_types(items)  # (read once for the list, not per item)
                 for i, item in enumerate(value):
                     if item.__class__ not in _KEPT_AS_IS:

@@ -334,3 +334,103 @@ def _lookup_steps(path: str, root: str | None, steps: list[str]) -> Applier:
         return value
 
     return apply_keys
+
+
+# --------------------------------------------------------------------------- one-function form
+
+#: The names a generated reshape function reads besides its bound constants (see `compile_reshape`).
+_FAST_GLOBALS = {"__builtins__": {}, "list": list, "dict": dict, "KeyError": KeyError, "TypeError": TypeError}
+
+
+def compile_reshape(
+    transform: Any,
+    each: bool,
+    slow: Callable[[Any, dict | None], Any],
+    read: Callable[[str, Any], Any] | None = None,
+    read_args: Any = None,
+) -> Callable[[Any, dict | None], Any] | None:
+    """The whole of a field's transform step, `slow(value, captures)`, as one generated function, for the
+    usual transforms: dicts and lists of constants and single-name placeholders (`"{name}"`, `"{content}"`),
+    no dotted path, no `$key` / `$value`, no `|` fallbacks (None for any other transform). Call only on a
+    transform `compile_transform` has accepted.
+
+    The function builds the value in one expression (a dict display), with no scope dict and no call per
+    node; every case it does not take (a placeholder that does not resolve, captures that are None, with
+    `transform_each` a value that is not a list of plain dicts, or captures to merge into the elements) is
+    `slow`'s, called with the same arguments, so it gives the same value or raises the same error. Nothing
+    of the template's text is put into the generated source: keys, constants and names are bound to
+    generated identifiers.
+
+    With `read` (the field's content parser and its compiled `read_args`), the function is the field's whole
+    `parse(body, captures)` instead: `slow(read(body, read_args), captures)` in one frame (what `read` raises
+    propagates as it is).
+    """
+    bound: dict[str, Any] = {}
+
+    def bind(value: Any) -> str:
+        name = f"_k{len(bound)}"
+        bound[name] = value
+        return name
+
+    def expr(node: Any) -> str | None:
+        if isinstance(node, dict):
+            parts = []
+            for k, v in node.items():
+                sub = expr(v)
+                if sub is None:
+                    return None
+                parts.append(f"{bind(k)}: {sub}")
+            return "{" + ", ".join(parts) + "}"
+        if isinstance(node, list):
+            items = [expr(v) for v in node]
+            if any(i is None for i in items):
+                return None
+            return "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
+        if isinstance(node, str):
+            m = _PLACEHOLDER.fullmatch(node)
+            if m is None:
+                return bind(node)
+            path = m.group(1)
+            if "." in path or "$" in path or "|" in path:
+                return None  # a dotted path, `$key` / `$value`, fallbacks: the closures' own
+            if each:
+                return f"item[{bind(path)}]"
+            return "value" if path == "content" else f"caps[{bind(path)}]"
+        return bind(node)  # None, bool, int, float (immutable: shared like the closures' constants)
+
+    try:
+        body = expr(transform)
+    except RecursionError:
+        return None
+    if body is None:
+        return None
+    bound["_slow"] = slow
+    if read is not None:
+        bound["_read"], bound["_args"] = read, read_args
+        head = "def reshape(body, caps):\n    value = _read(body, _args)\n"
+    else:
+        head = "def reshape(value, caps):\n"
+    if each:
+        src = head + (
+            "    if caps or value.__class__ is not list:\n"
+            "        return _slow(value, caps)\n"
+            "    out = []\n"
+            "    try:\n"
+            "        for item in value:\n"
+            "            if item.__class__ is not dict:\n"
+            "                return _slow(value, caps)\n"
+            f"            out.append({body})\n"
+            "    except KeyError:\n"
+            "        return _slow(value, caps)\n"
+            "    return out\n"
+        )
+    else:
+        src = head + (
+            "    try:\n"
+            f"        return {body}\n"
+            "    except (KeyError, TypeError):\n"
+            "        return _slow(value, caps)\n"
+        )
+    namespace = dict(_FAST_GLOBALS, **bound)
+    exec(compile(src, "<transform>", "exec"), namespace)  # noqa: S102  (generated source: identifiers only)
+    return namespace["reshape"]

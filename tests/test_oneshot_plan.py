@@ -24,10 +24,9 @@ from hf_response_templates.library import get_template, list_templates
 from hf_response_templates.plan import OneShotPlan, plan_for
 from hf_response_templates.tools import tool_schemas
 
-#: The shipped templates the state machine keeps for one-shot parsing, and why.
-NO_PLAN = {
-    "cohere-command-r7b": "report_as",
-}
+#: The shipped templates the state machine keeps for one-shot parsing, and why (none since `report_as`
+#: fields, Cohere's citations, are read by the plan too).
+NO_PLAN: dict[str, str] = {}
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -292,3 +291,42 @@ def test_delimiters_anchored_at_offset_0_are_read_there_only(text, prefix):
     if got is not None:
         assert got == whole
     assert parse_response(text, _ANCHORED, prefix=prefix, strict=False) == whole
+
+
+_COHERE_PIECES = [
+    "<|START_THINKING|>", "<|END_THINKING|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>",
+    "<|END_TEXT|>", "<|START_ACTION|>", "<|END_ACTION|>", "<|END_OF_TURN_TOKEN|>",
+    '[{"tool_name": "get_weather", "parameters": {"city": "Paris"}}]',
+    "<co>Paris</co: 0:[1]>", "<co>the sky</co: 1:[0, 2], 2:[1]>", "<co></co: 0:[0]>", "<co>x", "</co: 0:[1]>",
+    "Hello ", "world.", " ", "\n", "  \n ",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_COHERE_PIECES), max_size=14), st.booleans())
+def test_report_as_marks_from_the_plan_equal_the_streaming_parsers(parts, with_tools):
+    # Cohere's citations (`report_as`): the marks' offsets into the message's text, over several regions of
+    # a field (joined with "\n"), stripped text and the implicit field, are the state machine's
+    tpl = TEMPLATES["cohere-command-r7b"]
+    text = "".join(parts)
+    tools = TOOLS if with_tools else None
+    streamed, errors = _streamed(tpl, "", [text], tools=tools)
+    got = _plan("cohere-command-r7b").run(text, "", tool_schemas(tools) if tools else None)
+    if got is not None:
+        assert not errors and "unparsed" not in streamed
+        assert _without_ids(got) == _without_ids(streamed)
+    assert _without_ids(parse_response(text, tpl, prefix="", tools=tools, strict=False)) == _without_ids(streamed)
+
+
+def test_the_plan_reads_citations():
+    text = ("<|START_THINKING|>Look up <co>Paris</co: 0:[1]>.<|END_THINKING|><|START_RESPONSE|> It is "
+            "<co>sunny</co: 1:[0]> in <co>Paris</co: 0:[1]>.<|END_RESPONSE|><|START_TEXT|>Bye <co>now</co: 2:[3]>"
+            "<|END_TEXT|><|END_OF_TURN_TOKEN|>")
+    got = _plan("cohere-command-r7b").run(text, "", None)
+    assert got is not None
+    assert got["content"] == "It is sunny in Paris.\nBye now"
+    assert [(c["field"], c["start"], c["end"], c["text"]) for c in got["citations"]] == [
+        ("tool_plan", 8, 13, "Paris"), ("content", 6, 11, "sunny"), ("content", 15, 20, "Paris"),
+        ("content", 26, 29, "now")]
+    streamed, _ = _streamed(TEMPLATES["cohere-command-r7b"], "", [text])
+    assert got == streamed

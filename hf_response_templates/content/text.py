@@ -129,6 +129,13 @@ class Markup:
         """One dict per match of `text`: `start` and `end` of its kept text in `sub(text)`, that `text`,
         and the text of every other named group of the pattern (None if it did not take part)."""
         out: list[dict[str, Any]] = []
+        leads = self.leads
+        if leads is not None:  # (as in `sub`: a text holding none of the fixed texts every match starts with)
+            for lead in leads:
+                if lead in text:
+                    break
+            else:
+                return out
         shift = 0  # characters removed before the current match
         for m in self.pattern.finditer(text, timeout=REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)):
             kept = self.kept(m)
