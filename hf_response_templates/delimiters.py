@@ -85,6 +85,11 @@ LOOKBEHIND_CONTEXT = 256
 MAX_DELIMITER_LENGTH = 512
 
 
+#: The key of a scan's `memo` under which `Watch.scan` keeps the regex delimiter whose partial match set the hold
+#: position it answered (`held.still_held` asks it again, alone, when the held text grows).
+HELD_BY = "held_by"
+
+
 #: The regex steps a call without a timeout may cost at worst: a pattern whose match attempts are proven to
 #: cost O(n**d) (`regex_safety.backtracking_degree`) runs without the timeout (no clock system calls) on
 #: texts short enough for n**d (a match) or n**(d+1) (a search) to stay below this (~0.1-0.3 s at worst).
@@ -531,6 +536,7 @@ class Watch:
                 return hold
             if lit is not None:
                 best = (lit[0], lit[0] - lit[1], lit[2].rank, lit[1], lit[2], None)
+        held_by = None  # the regex pending at `hold`, for the next chunk's `held.still_held`
         for d in self.regexes:
             if d in disabled:
                 continue
@@ -563,14 +569,17 @@ class Watch:
                 continue
             start, end, groups, pending = found
             if pending:
-                if start < hold:
+                if start <= hold:  # (equal: a literal's beginning set it, the regex is what can outlive it)
                     hold = start
+                    held_by = d
                 continue
             # earliest, then longest, then by rank (compared field by field: no key tuple to build)
             if best is None or start < best[0] or (start == best[0] and (start - end, d.rank) < best[1:3]):
                 best = (start, start - end, d.rank, end, d, groups)
         if best is not None and best[0] < hold:
             return best[0], best[3], best[4], best[5]
+        if held_by is not None and memo is not None:
+            memo[HELD_BY] = held_by
         return hold
 
     def _held_at(
@@ -597,8 +606,10 @@ class Watch:
                 raise DelimiterTimeout(d, window[pos:]) from None
             if m is None or not m.partial or not _fits_leads(window, pos, d.partial_leads):
                 return False
-            if memo is not None and d in self.reusable:
-                memo[d] = (pos, (pos, n, None, True))  # (for the next scan's `resume`, as the full scan keeps)
+            if memo is not None:
+                if d in self.reusable:
+                    memo[d] = (pos, (pos, n, None, True))  # (for the next scan's `resume`, as the full scan keeps)
+                memo[HELD_BY] = d
             return True
         return False
 

@@ -41,6 +41,7 @@ from . import content as _content
 from . import policy as _policy
 from .delimiters import LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
 from .errors import RegexTimeoutError, ResponseParseError
+from .held import still_held
 from .jsonscan import FLIP as _FLIP
 from .plan import plan_for
 from .template import FieldSpec, ResponseTemplate, load_template
@@ -770,13 +771,28 @@ class ResponseParser:
         if timed:
             self._t0 = t0 = perf_counter()
         ctx = self._ctx
+        resume = self._resume
+        if (resume is not None and not eos and resume[1] == self._consumed and resume[0] is self._watch
+                and not self._disabled and still_held(resume[0], resume[4], ctx, self._buf + text)):
+            # Held text that grows (a tool-call header token by token) and is still held from its start: the
+            # scan would answer its start again (`held.still_held`). What the end of this method does then,
+            # with nothing routed; `_resume` stays valid (its results were found on a prefix of this text).
+            held = self._buf = self._buf + text
+            self._fheld = False
+            behind = resume[0].behind
+            self._rescan = behind is not None and held[-1:] in behind
+            self._fast = None
+            if timed:
+                self._left -= perf_counter() - t0
+                if self._left < self._timeout:
+                    self._spend(0.0, events)
+            return
         window = ctx + self._buf + text if ctx else self._buf + text
         pos = len(ctx)
         w0 = self._consumed - pos  # stream offset of window[0]
         zw = self._zw_at - w0 if self._zw_at >= w0 else -1
         fired = self._zw_fired if zw >= 0 else _NONE_FIRED
         memo: dict = {}  # regex results reusable across the scans of this window (see Watch.scan)
-        resume = self._resume
         held_only = False
         if resume is not None:  # the held text is scanned again with `text` after it: only its live delimiters
             self._resume = None

@@ -18,6 +18,7 @@ from test_delimiters_resume import HEADERS, PREFIXES, held_texts
 from test_parser_prefix_cache import _stream as _events  # (message, merged events) of a stream
 
 import hf_response_templates.delimiters as delimiters
+import hf_response_templates.parser as parser_module
 from hf_response_templates import ResponseParser, load_template, parse_response
 from hf_response_templates.library import get_template
 
@@ -40,6 +41,7 @@ def test_the_shortcut_gives_the_full_scans_events(name, data):
     fast = _events(tpl, prefix, chunks)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(delimiters.Watch, "_held_at", lambda self, *a: False)  # every resumed scan in full
+        m.setattr(parser_module, "still_held", lambda *a: False)  # (and no held text kept without a scan)
         full = _events(tpl, prefix, chunks)
     assert _ids_dropped(fast) == _ids_dropped(full)
     assert _ids_dropped(fast[0]) == _ids_dropped(parse_response(text, tpl, prefix=prefix, strict=False))
@@ -97,6 +99,7 @@ def test_a_header_held_after_a_zero_width_close_is_not_searched_again_per_chunk(
     parser.feed("<|open|>tools<|sep|>")
     if not shortcut:
         monkeypatch.setattr(delimiters.Watch, "_held_at", lambda self, *a: False)
+        monkeypatch.setattr(parser_module, "still_held", lambda *a: False)
     calls = _count(monkeypatch)
     header = '<|open|>call tool="get_weather" index="1"<|sep|>'
     for ch in header:
