@@ -38,6 +38,7 @@ from time import perf_counter
 from typing import Any
 
 from . import content as _content
+from . import parser_start as _start
 from . import policy as _policy
 from .delimiters import LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
 from .errors import RegexTimeoutError, ResponseParseError
@@ -72,26 +73,6 @@ _PREFIX_REQUIRED = (
     "prefill), and without the prompt the parser would silently misread it. If the generation already "
     'holds the whole message, pass prefix="" to opt out explicitly.'
 )
-
-
-#: `ResponseParser._run_prefix`: at most this many cut prefixes cached per template, each at most this long (a
-#: template without a start anchor cuts nothing: the whole prompt is its "cut", not worth keeping).
-_PREFIX_STATES = 32
-_PREFIX_CACHED = 256
-
-#: The state `_run` may change while running a cut prefix: every slot but the parser's configuration, the
-#: message (the cached state stores no value: a fresh `new_message` is it) and the events (copied apart).
-_PREFIX_SLOTS: tuple[str, ...] = ()  # (set after the class: its slots)
-#: Values `_prefix_state` may share between parsers: immutable ones, and the template's own objects (watches,
-#: fields) and `_resume` (its memo is only read by the next scan).
-_IMMUTABLE = frozenset({str, int, bool, float, tuple, frozenset, type(None)})
-_SHARED_SLOTS = frozenset({"_current", "_watch", "_resume"})
-
-
-def _copied(value: Any) -> Any:
-    """A copy of a list, dict or set (the others as they are), for `ResponseParser._prefix_state`."""
-    cls = value.__class__
-    return cls(value) if cls is list or cls is dict or cls is set else value
 
 
 def _is_empty(value: Any) -> bool:
@@ -196,12 +177,12 @@ class ResponseParser:
         regex_budget: float | None = None,
         policy: _policy.ParsePolicy | Mapping[str, str] | None = None,
     ):
+        if not trace and regex_timeout is None and regex_budget is None and policy is None and prefix.__class__ is str:
+            _start.build(self, template, prefix, tools)  # (from the state cached per template and cut prefix)
+            return
         cut = self._setup(template, prefix, tools, trace, regex_timeout, regex_budget, policy)
         if cut:
-            if trace or regex_timeout is not None or regex_budget is not None or self._policy is not None:
-                self._run(cut, self.initial_events, False)
-            else:
-                self._run_prefix(cut)
+            self._run(cut, self.initial_events, False)
 
     def _setup(
         self,
@@ -212,9 +193,11 @@ class ResponseParser:
         regex_timeout: float | None,
         regex_budget: float | None,
         policy: _policy.ParsePolicy | Mapping[str, str] | None,
+        cut: str | None = None,
     ) -> str:
         """Everything `__init__` does but running the cut prefix, which it returns (one-shot parsing runs it
-        with the generation, at the end of the stream: one scan of both instead of two)."""
+        with the generation, at the end of the stream: one scan of both instead of two). `cut`: the cut
+        prefix, if the caller has cut it already (untimed)."""
         tpl = load_template(template)
         pol = None
         if policy is not None or tpl.policy is not None:  # the default policy runs no policy code at all
@@ -296,7 +279,9 @@ class ResponseParser:
         self._delims = ["", ""]  # the open region's open and close delimiter text (policy, malformed_tool_calls)
         self.initial_events: list[dict[str, Any]] = []
         anchor = tpl.start_anchor
-        if anchor.literals is None and len(prefix) > anchor.untimed_search:
+        if cut is not None:
+            pass
+        elif anchor.literals is None and len(prefix) > anchor.untimed_search:
             # a timed `start_anchor_pattern` search counts against the budget (an untimed one is bounded)
             t0 = perf_counter()
             try:
@@ -307,58 +292,6 @@ class ResponseParser:
             cut = tpl.cut_prefix(prefix)
         self._gen_start = len(cut)  # stream offsets below this are in the prefix
         return cut
-
-    def _run_prefix(self, cut: str) -> None:
-        """`_run` of the cut prefix, from the template's cache when it can be: a chat template prefills the same
-        few texts (``<think>\n``) for every response, and running one costs a scan (~5 µs, benchmarks/RESULTS.md)
-        for what is always the same state. The first parser to run a cut records the attributes the run
-        changed (`_prefix_state`); the next ones copy them. Not cached: a run that stored a value, kept text
-        in `unparsed`, met an error or holds a stateful reader (`_vend`, `_mk`)."""
-        states = self._tpl.__dict__.get("_prefix_states")  # (a cache on the immutable template, see `_prefix_state`)
-        state = states.get(cut) if states is not None else None
-        if state is None:
-            if states is not None and (len(states) >= _PREFIX_STATES or len(cut) > _PREFIX_CACHED):
-                self._run(cut, self.initial_events, False)
-                return
-            before = [_copied(getattr(self, name)) for name in _PREFIX_SLOTS]
-            self._run(cut, self.initial_events, False)
-            state = self._prefix_state(before)
-            if state is not None:
-                if states is None:
-                    states = {}
-                    object.__setattr__(self._tpl, "_prefix_states", states)
-                states[cut] = state
-            return
-        changed, events = state
-        for name, value, copy in changed:
-            object.__setattr__(self, name, value if copy is None else copy(value))
-        if events:
-            self.initial_events = [
-                {**e, "captures": dict(e["captures"])} if "captures" in e else dict(e) for e in events
-            ]
-
-    def _prefix_state(self, before: list[Any]) -> tuple | None:
-        """What `_run_prefix` caches: `(changed, events)`, `changed` the `(slot, value, copier)` of the slots
-        the run changed (`copier`: how to copy a mutable value, None for an immutable one), or None when
-        the state after the run is not one to share (see `_run_prefix`)."""
-        if (self._assigned or self._errors or self._malformed or self._more is not None or self._vend is not None
-                or self._mk is not None or self._dead is not None or self._disabled or self._held is not None
-                or self._spent or self._unclaimed):
-            return None
-        changed = []
-        for name, old in zip(_PREFIX_SLOTS, before, strict=True):
-            value = getattr(self, name)
-            cls = value.__class__
-            if value is old or ((cls is list or cls is dict or cls is set) and value == old):
-                continue  # (`before` holds copies of the mutable values: `_body` grows in place)
-            if cls is list or cls is dict or cls is set:
-                changed.append((name, cls(value), cls))
-            elif cls in _IMMUTABLE or name in _SHARED_SLOTS:
-                changed.append((name, value, None))
-            else:
-                return None
-        events = [{**e, "captures": dict(e["captures"])} if "captures" in e else dict(e) for e in self.initial_events]
-        return tuple(changed), events
 
     def __reduce__(self) -> tuple:
         # pickle / copy.deepcopy / multiprocessing: the template's source and the state (see _pickling.py)
@@ -1329,13 +1262,6 @@ class ResponseParser:
                 self._call_timeout = max(left, 0.0)
                 if left <= 0.0 and not self._spent:
                     self._exhaust(events)
-
-
-_PREFIX_SLOTS = tuple(
-    name for name in ResponseParser.__slots__
-    if name not in {"_tpl", "_tools", "_trace", "_timeout", "_call_timeout", "_left", "_budget", "_timed", "_t0",
-                    "_policy", "_lenient", "_errors", "_malformed", "_message", "_assigned", "initial_events"}
-)
 
 
 def parse_response(
