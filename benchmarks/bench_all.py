@@ -170,7 +170,7 @@ def bench_stream(names, sizes, tok, repeats, budget, log) -> list[dict]:
                 except Exception as e:  # noqa: BLE001 - reported in the row, native is not timed
                     nat, err = None, f"{type(e).__name__}: {str(e).splitlines()[0]}"
             if nat is not None and err is None:
-                if est * len(chunks) * (repeats + 1) <= budget:  # the timed runs and one warm-up
+                if est * len(chunks) * (repeats + (_timing.MODE != "cold")) <= budget:  # timed runs and a warm-up
                     runs.append(("native", lambda: _stream(nat, chunks)))
                 else:
                     sampled = True

@@ -263,6 +263,11 @@ def main(argv: list[str] | None = None) -> int:
             warm = stat(res[(wl, side, "warm")])
             cells = [f"{stat(res[(wl, side, c)]):6.0f}" + (f" ({stat(res[(wl, side, c)]) - warm:+5.0f})" if c != "warm" else " " * 8) for c in conds]
             print(f"{wl:28s} {side:6s} | " + " | ".join(cells))
+    print("\nnative / ours, min of the runs, per condition:")
+    for wl in dict.fromkeys(w[0] for w in loads):
+        if (wl, "native", "warm") in res:
+            print(f"{wl:28s}        | " + " | ".join(
+                f"{c} {min(res[(wl, 'native', c)]) / min(res[(wl, 'ours', c)]):4.1f}x" for c in conds))
     print("minor page faults during the timed runs, per condition: "
           + ", ".join(f"{c} {n}" for c, n in zip(conds, res[("minflt", "", "")], strict=True)))
     return 0
