@@ -657,8 +657,10 @@ class ResponseParser:
                 message[name] = "".join([message[name], *parts])
         keep = self._tpl.default_keys
         for name in self._assigned:
-            if name not in keep and _is_empty(message[name]):
-                del message[name]
+            if name not in keep:
+                value = message[name]  # (`_is_empty`, inlined)
+                if value is None or (isinstance(value, (str, list, dict)) and not value):
+                    del message[name]
         if self._malformed:
             message["unparsed"] = [e.as_dict() for e in self._malformed]
         self._finalized = True
@@ -1014,20 +1016,21 @@ class ResponseParser:
         mk = self._mk
         if mk is not None:
             self._mk = None
-        # a `tag_pattern` or `remove_pattern` counts against the regex budget
+        # a `tag_pattern` or `remove_pattern` counts against the regex budget (the only content regexes)
         regex_content = field.content == "xml-inline" or field.markup is not None
-        if regex_content and self._dead and field.name in self._dead:
-            error = ResponseParseError(
-                "its content regex (tag_pattern, remove_pattern) is disabled for the rest of this stream: it timed out, or the "
-                "stream's regex budget is spent", field=field.name, text=body, position=self._position())
-            self._malformed_region(field, body, error, events, at_end)
-            return
-        # Content parsers read the regex timeout from a ContextVar; set it only when it differs (setting
-        # and resetting costs ~0.5 µs per region, benchmarks/RESULTS.md).
         token = None
-        if _content.REGEX_TIMEOUT.get(_content.DEFAULT_REGEX_TIMEOUT) != self._call_timeout:
-            token = _content.REGEX_TIMEOUT.set(self._call_timeout)
-        t0 = perf_counter() if regex_content else 0.0
+        if regex_content:
+            if self._dead and field.name in self._dead:
+                error = ResponseParseError(
+                    "its content regex (tag_pattern, remove_pattern) is disabled for the rest of this stream: it timed "
+                    "out, or the stream's regex budget is spent", field=field.name, text=body, position=self._position())
+                self._malformed_region(field, body, error, events, at_end)
+                return
+            # They read the regex timeout from a ContextVar; set it only when it differs (setting and resetting
+            # costs ~0.5 µs per region, benchmarks/RESULTS.md). No other content parser reads it.
+            if _content.REGEX_TIMEOUT.get(_content.DEFAULT_REGEX_TIMEOUT) != self._call_timeout:
+                token = _content.REGEX_TIMEOUT.set(self._call_timeout)
+            t0 = perf_counter()
         try:
             if decoded is None:
                 value = field.parse(body, self._captures)
@@ -1051,9 +1054,9 @@ class ResponseParser:
                 self._malformed_region(field, body, error, events, at_end)
             return
         finally:
-            if token is not None:
-                _content.REGEX_TIMEOUT.reset(token)
             if regex_content:
+                if token is not None:
+                    _content.REGEX_TIMEOUT.reset(token)
                 self._spend(perf_counter() - t0, events)
         if mk is not None and events is not None:
             rest = mk.rest(field.markup.sub(body))

@@ -168,7 +168,7 @@ def test_remove_pattern_without_its_text_leaves_the_text_and_with_it_removes_it(
     assert parse_response("a <|channel>thought b", tpl, prefix="") == {"content": "a  b"}
 
 
-ANCHORS = [r"\[/INST\]|\[/TOOL_RESULTS\]", r"<a>|<a>b", r"<｜Assistant｜>(?:</think>)?|<x>", "aa|b", "ab|ba", r"<x>\s*",
+ANCHORS = [r"\[/INST\]|\[/TOOL_RESULTS\]", r"<x>|\[/INST\]|<｜Assistant｜>", r"<a>|<a>b", r"<｜Assistant｜>(?:</think>)?|<x>", "aa|b", "ab|ba", r"<x>\s*",
            ["<a>", "[/INST]"], ["<a>b", "<a>"]]
 
 

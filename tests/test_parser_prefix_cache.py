@@ -1,4 +1,4 @@
-"""The cut prefix's state, cached per template (`ResponseParser._run_prefix`, issue 19).
+"""The cut prefix's state, cached per template (`parser_start.py`, issue 19).
 
 A chat template prefills the same few texts for every response (``<think>\\n`` after the start anchor), so
 running the cut prefix through the state machine gives the same parser state every time. The first parser of

@@ -148,3 +148,36 @@ def test_a_parser_from_the_cache_with_tools_streams_as_the_slow_way(name, data):
     slow = stream(_slow(tpl, prefix, tools=_TOOLS))
     assert cached == slow
     assert cached[0]["tool_calls"][0]["function"]["arguments"]["days"] == 3  # typed by the schema
+
+
+class _NoMatch:
+    """A start anchor's pattern that must not be called (`cut_prefix` of prefix-free fixed texts)."""
+
+    def __init__(self, pattern):
+        self.pattern = pattern
+
+    def match(self, *a):
+        raise AssertionError("the anchor's regex was called")
+
+
+@pytest.mark.parametrize("name", [n for n in _NAMES if load_template(get_template(n)).anchor_texts
+                                  and load_template(get_template(n)).start_anchor.literals is None])
+def test_an_anchor_of_prefix_free_texts_is_cut_without_a_regex_call(name):
+    import regex
+
+    tpl = load_template(get_template(name))
+    texts = tpl.anchor_texts
+    assert tpl.anchor_prefix_free == (not any(a != b and b.startswith(a) for a in texts for b in texts))
+    prompts = ["", "no anchor", *("a" + t + "b" + u + "\n" for t in texts for u in texts), texts[0] * 3]
+    anchor = tpl.start_anchor
+    fast = anchor.fast
+    if tpl.anchor_prefix_free:
+        object.__setattr__(anchor, "fast", _NoMatch(fast))
+    try:
+        for prompt in prompts:
+            last = None
+            for m in regex.finditer(anchor.pattern.pattern, prompt):
+                last = m
+            assert tpl.cut_prefix(prompt) == (prompt if last is None else prompt[last.end():]), (name, prompt)
+    finally:
+        object.__setattr__(anchor, "fast", fast)
