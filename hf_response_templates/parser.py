@@ -618,10 +618,13 @@ class ResponseParser:
         acc = self._acc
         if acc is None:
             return
-        text = acc.__self__.getvalue()
+        sio = acc.__self__
+        text = sio.getvalue()
         if not text:
             return
-        self._acc = _new_acc()  # (a fresh one: cheaper than truncating, which leaves 4 bytes per char)
+        # Emptied by its own `__init__`, back to the state a new one starts in (writes kept in one string, a byte
+        # per ASCII character): cheaper than a new `StringIO`, and `truncate` would keep 4 bytes per character.
+        sio.__init__()
         body = self._body
         body.append(text)
         if len(body) >= self._compact_at:
