@@ -98,9 +98,9 @@ def _decode(value: Any, objects: list[Any]) -> Any:
 
 
 #: Parser attributes not pickled (restored as None): `_resume`, the last scan's results keyed by delimiter
-#: objects, and `_fast` / `_held_fast`, `feed()`'s steady-state path (recomputed at the next scan), only
-#: optimizations.
-_TRANSIENT = frozenset({"_resume", "_fast", "_held_fast"})
+#: objects, and `_fast` / `_held_fast` / `_acc`, `feed()`'s steady-state path (recomputed at the next scan; the
+#: parser moves what `_acc` holds to the region before it is pickled), only optimizations.
+_TRANSIENT = frozenset({"_resume", "_fast", "_held_fast", "_acc"})
 
 
 def reduce_parser(parser: Any) -> tuple:

@@ -34,6 +34,7 @@ outside every region).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from io import StringIO
 from time import perf_counter
 from typing import Any
 
@@ -73,6 +74,11 @@ _PREFIX_REQUIRED = (
     "prefill), and without the prompt the parser would silently misread it. If the generation already "
     'holds the whole message, pass prefix="" to opt out explicitly.'
 )
+
+
+def _new_acc(_: Any = None) -> Any:
+    """A fresh `ResponseParser._acc` (see `_settle`)."""
+    return StringIO().write
 
 
 def _is_empty(value: Any) -> bool:
@@ -154,6 +160,7 @@ class ResponseParser:
         "_finalized",
         "_fast",
         "_held_fast",
+        "_acc",
         "_at_eos",
         "_unclaimed",
         "_unclaimed_at",
@@ -266,6 +273,9 @@ class ResponseParser:
         self._finalized = False
         self._fast: tuple | None = None  # `feed()`'s steady-state path, when it applies (see `_fast_state`)
         self._held_fast: tuple | None = None  # `_fast` before `feed()` held a lone character (see `feed`)
+        # The `write` of the `StringIO` where `feed()`'s steady-state paths put the open region's text (see
+        # `_settle`): created with the first `_fast` tuple, None before.
+        self._acc: Any = None
         self._at_eos = False  # `_run` saw the end of the stream (one-shot parsing)
         # Text outside every region (templates without an implicit field), since the last delimiter, and the
         # stream offset where it starts: reported as one `text_unclaimed` event and `unparsed` record.
@@ -297,6 +307,7 @@ class ResponseParser:
         # pickle / copy.deepcopy / multiprocessing: the template's source and the state (see _pickling.py)
         from ._pickling import reduce_parser
 
+        self._settle()  # (text held in `_acc` is the region's: pickled in `_body`)
         return reduce_parser(self)
 
     # ------------------------------------------------------------------ public API
@@ -342,16 +353,12 @@ class ResponseParser:
             # region's markup) starts with, so all of it goes to the region, as in the path below, with what
             # that path reads from the parser and its watch kept in one tuple (`_fast_state`). (`_fast_route`,
             # inlined: the call would cost about a tenth of this path.)
-            body = self._body
-            body.append(text)
-            if len(body) >= self._compact_at:
-                self._compact_body()
-            n = len(text)
-            self._consumed += n
-            mk = fast[4]
-            if mk is not None:
-                mk.sent += n
-            return [{"type": "region_chunk", "field": fast[2], "text": text, "dirty": fast[3]}]
+            # The text goes to `_acc`, one C call, not yet to `_body`, `_consumed` nor the markup stream's `sent`:
+            # `_settle` moves it there before anything else reads them.
+            self._acc(text)
+            event = fast[8].copy()  # (a copy of the event with the field and "dirty" set: ~1/3 cheaper than a
+            event["text"] = text  # dict display, which inserts the four keys one by one)
+            return [event]
         if fast is not None:
             hold = fast[5]
             if hold is not None and text and text.find(hold) == len(text) - 1:
@@ -384,6 +391,8 @@ class ResponseParser:
         events: list[dict[str, Any]] = []
         if not text:
             return events
+        if fast is not None:  # (text in `_acc` only ever follows a `_fast` or `_held_fast` tuple)
+            self._settle()
         watch = self._watch
         stale = self._rescan  # (`_past_guard` clears it: then `_fast` is looked at again below)
         if self._opened and watch is not None and (not stale or self._past_guard(text, watch)):
@@ -487,14 +496,12 @@ class ResponseParser:
         cost `feed` nothing."""
         fast = self._fast
         if fast is not None and text and fast[4] is None and fast[0] not in text and fast[1] not in text:
-            body = self._body  # (`feed()`'s steady state, without markup: as below, from one tuple)
-            body.append(text)
-            if len(body) >= self._compact_at:
-                self._compact_body()
-            self._consumed += len(text)
+            self._acc(text)  # (`feed()`'s steady state, without markup: as below, from one tuple)
             return True
         watch = self._watch
         if self._opened and watch is not None and not self._buf and not self._rescan and text:
+            if fast is not None:
+                self._settle()
             first = watch.first_char
             if first is not None:
                 clear = first not in text
@@ -527,16 +534,38 @@ class ResponseParser:
 
     def _fast_route(self, fast: tuple, text: str) -> list[dict[str, Any]]:
         """`feed()`'s steady-state routing of `text` (not empty) with `fast` (`_fast_state`), as a call."""
+        self._acc(text)
+        event = fast[8].copy()
+        event["text"] = text
+        return [event]
+
+    def _settle(self) -> None:
+        """Move the text `feed()`'s steady-state paths routed since the last call (`_acc`) to the open region:
+        the end of `_body`, `_consumed` and the markup stream's `sent` count (all that `_fast_route` did per
+        chunk before: one `StringIO.write` per chunk instead, ~170 fewer machine instructions). Called before
+        anything reads them: `feed()` past its steady-state paths, `feed_region` past its first, `finalize`,
+        pickling. Text is in `_acc` only while `_fast` or `_held_fast` is set (the tuples of the paths that
+        write it), and the fast paths only run while the region they route to is open, so it is the tail of
+        that region's text; the paths that change the region, or the state, run after this."""
+        acc = self._acc
+        if acc is None:
+            return
+        sio = acc.__self__
+        text = sio.getvalue()
+        if not text:
+            return
+        # Emptied by its own `__init__`, back to the state a new one starts in (writes kept in one string, a byte
+        # per ASCII character): cheaper than a new `StringIO`, and `truncate` would keep 4 bytes per character.
+        sio.__init__()
         body = self._body
         body.append(text)
         if len(body) >= self._compact_at:
             self._compact_body()
         n = len(text)
         self._consumed += n
-        mk = fast[4]
+        mk = self._mk  # (the `_fast` tuple's markup stream, when it has one; else None)
         if mk is not None:
             mk.sent += n
-        return [{"type": "region_chunk", "field": fast[2], "text": text, "dirty": fast[3]}]
 
     def _fast_state(self) -> tuple | None:
         """What `feed()`'s steady-state path needs, if it applies now, else None: a region is open, nothing
@@ -545,7 +574,7 @@ class ResponseParser:
         character, second (or the first again), field name, dirty, markup stream or None, the watch's
         `lone_hold` where the markup (if any) allows it or None, the characters that may follow it (the
         watch's `hold_next` and the markup's `next_chars`), the watch's `feed_trigger` without markup or
-        None)`. Recomputed where any of that may change: the end of a scan, a region opening, `feed()` past
+        None, the `region_chunk` event with its "text" to set, to copy)`. Recomputed where any of that may change: the end of a scan, a region opening, `feed()` past
         held text, a rescan or a markup chunk, the switch to the late watches; dropped where text is held and
         at the end."""
         watch = self._watch
@@ -554,12 +583,15 @@ class ResponseParser:
         chars = watch.fast_chars
         if chars is None:
             return None
+        if self._acc is None:
+            self._acc = _new_acc()
         cur = self._current
         markup = cur.markup  # type: ignore[union-attr]  # (open: a current field)
         hold = watch.lone_hold
         if markup is None:
-            return (chars[0], chars[-1], cur.name, not cur.streamable, None,  # type: ignore[union-attr]
-                    hold, watch.hold_next, watch.feed_trigger)
+            dirty = not cur.streamable  # type: ignore[union-attr]
+            return (chars[0], chars[-1], cur.name, dirty, None, hold, watch.hold_next,  # type: ignore[union-attr]
+                    watch.feed_trigger, {"type": "region_chunk", "field": cur.name, "text": "", "dirty": dirty})
         mk = self._mk
         if len(chars) > 1 or mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
             return None
@@ -567,7 +599,8 @@ class ResponseParser:
         if hold is not None and (markup.first_char != hold or after is None):
             hold = None
         return (chars, markup.first_char, cur.name, False, mk, hold,  # type: ignore[union-attr]
-                watch.hold_next + after if hold is not None else None, None)
+                watch.hold_next + after if hold is not None else None, None,
+                {"type": "region_chunk", "field": cur.name, "text": "", "dirty": False})  # type: ignore[union-attr]
 
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning
@@ -625,6 +658,7 @@ class ResponseParser:
         """
         if self._finalized:
             raise RuntimeError("this ResponseParser was already finalized")
+        self._settle()
         events: list[dict[str, Any]] = []
         return self._finish(events), events
 

@@ -19,6 +19,7 @@ met an error or holds a stateful reader (`jsonscan.ValueEnd`, `content.MarkupStr
 
 from __future__ import annotations
 
+from io import StringIO
 from typing import Any
 
 from .template import ResponseTemplate, load_template
@@ -41,9 +42,10 @@ SLOTS: tuple[str, ...] = (
     "_unclaimed", "_unclaimed_at", "_lenient", "_mk", "_policy", "_held", "_called",
 )  # fmt: skip
 
-#: The slots each parser gets its own value of (`_t0` is only set by a timed scan, as in `_setup`).
+#: The slots each parser gets its own value of (`_t0` is only set by a timed scan, as in `_setup`; `_acc`, the
+#: accumulator of `feed()`'s steady state, is made with the first `_fast` tuple, so here too when one is cached).
 FRESH = frozenset({"_tools", "_message", "_assigned", "_body", "_captures", "_disabled", "_malformed", "_errors",
-                   "_delims", "initial_events", "_t0"})
+                   "_delims", "initial_events", "_t0", "_acc"})
 
 #: Values the cached tuple may hold: immutable ones, and objects that parsers share anyway: the template's own
 #: (template, fields, watches) and `_resume`, `_fast`, `_held_fast` (tuples; `_resume`'s memo is only read).
@@ -104,6 +106,7 @@ def start(p: Any, state: tuple, tools: Any) -> None:
     p._errors = []
     p._delims = ["", ""]
     p.initial_events = _events(events) if events else []
+    p._acc = None if p._fast is None and p._held_fast is None else StringIO().write
 
 
 def record(p: Any, cut: str) -> None:
