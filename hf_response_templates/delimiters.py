@@ -51,6 +51,7 @@ from typing import Any
 
 import regex
 
+from .end_search import _finders, _next_of, end_finder
 from .regex_leads import (
     _SPACE_CHARS,
     ANCHOR_NONE,
@@ -219,6 +220,7 @@ class Watch:
         "lit_find",
         "lit_finders",
         "lead_finders",
+        "end_finders",
         "lit_suffix",
         "lit_lookup",
         "lit_floor",
@@ -346,6 +348,12 @@ class Watch:
             if (lead := _literal_leads(d.source) or d.partial_leads) is not None
         }
         self.lead_finders = {d: _finders(lead) for d, lead in self.leads.items() if lead.__class__ is tuple}
+        #: The others' end-of-stream search, tried only at candidate positions (`end_search.end_finder`: after
+        #: Llama 4's `}`, before its `<|eot|>` and the spaces that lead to it, at Hunyuan's late `<answer>`).
+        self.end_finders = {
+            d: f for d in self.reusable if d not in self.leads
+            if (f := end_finder(d, _match_at, _search_regex)) is not None
+        }
         self.first_set = frozenset(plain) if plain is not None else None
         # The second prefilter, for text that has one of those characters: a search for the fixed texts every
         # delimiter here starts with (literals, `Delimiter.partial_leads`) or a beginning of one at the end
@@ -699,6 +707,8 @@ class Watch:
                             found = (i, m.end(), _groups(d, m))
                             break
                         i = window.find(lead, i + 1)
+                elif pos < n and d in self.end_finders:  # (nothing matches at `pos`: see above)
+                    found = self.end_finders[d](window, pos + 1, timeout)
                 else:
                     found = _search_regex(d, window, pos, True, zw_at if zw_at < 0 or d in zw_fired else -1, timeout)
                 if d in self.reusable:
@@ -817,30 +827,6 @@ def _timed_search(search: Any, timeout: float, window: str, pos: int) -> Any:
 
 
 _UNSET: Any = object()
-
-
-def _finders(texts: list[str] | tuple[str, ...]) -> tuple[Any, ...]:
-    """How to find the first of `texts` (distinct, non-empty) in a window, at the end of the stream: one
-    finder per first character, `str` (`str.find`) for a text alone with its first character, else the
-    `search` of their alternation, longest first. `re` searches an alternation of texts sharing a first
-    character fast, but of texts with different ones slowly, ~4x a `str.find` of each (`[THINK]|</s>`:
-    6.9 vs 1.8 µs on 1,000 characters; `<tool_call>|<|im_end|>|<think>`: 0.6 vs 1.9)."""
-    by_first: dict[str, list[str]] = {}
-    for t in sorted(texts, key=len, reverse=True):
-        by_first.setdefault(t[0], []).append(t)
-    return tuple(
-        group[0] if len(group) == 1 else _stdre.compile("|".join(_stdre.escape(t) for t in group)).search
-        for group in by_first.values()
-    )
-
-
-def _next_of(finder: Any, window: str, pos: int) -> tuple[int, str] | None:
-    """`(start, text)` of the first find of `finder` (see `_finders`) in `window[pos:]`, or None."""
-    if finder.__class__ is str:
-        i = window.find(finder, pos)
-        return (i, finder) if i >= 0 else None
-    m = finder(window, pos)
-    return (m.start(), m.group()) if m is not None else None
 
 
 def _settle(d: Delimiter, window: str, m: Any, lo: int, timeout: float | None) -> tuple[int, int, dict | None, bool]:
