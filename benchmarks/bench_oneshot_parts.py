@@ -45,7 +45,7 @@ from hf_response_templates.content import json_values as _json_values  # noqa: E
 from hf_response_templates.content import python_calls as _python_calls  # noqa: E402
 from hf_response_templates.library import get_template  # noqa: E402
 
-_FAST_ARGS = ("_stdlib", "_translate")  # compiled-args entries that select a fast path
+_FAST_ARGS = ("_stdlib", "_translate", "_plain_small")  # compiled-args entries that select a fast path
 
 
 class Switch:

@@ -460,8 +460,22 @@ _XML_PIECES = st.sampled_from([
 @pytest.mark.parametrize("name,args", _XML_FIELDS, ids=[n for n, _ in _XML_FIELDS])
 @given(st.lists(_XML_PIECES, max_size=30).map("".join))
 def test_xml_inline_stdlib_twin_equals_regex(name, args, text):
-    reference = {k: v for k, v in args.items() if k != "_stdlib"}
+    reference = {k: v for k, v in args.items() if k not in ("_stdlib", "_plain_small")}
     assert _outcome(C.parse_xml_inline, text, args) == _outcome(C.parse_xml_inline, text, reference)
+
+
+@pytest.mark.parametrize("name,args", _XML_FIELDS, ids=[n for n, _ in _XML_FIELDS])
+@given(st.lists(_XML_PIECES, max_size=60).map("".join))
+def test_xml_inline_plain_small_bodies_equal_the_general_path(name, args, text):
+    # `_plain_small`: a short body of a plain two-group pattern read first, as `dict(findall(text))`
+    reference = {k: v for k, v in args.items() if k != "_plain_small"}
+    assert _outcome(C.parse_xml_inline, text, args) == _outcome(C.parse_xml_inline, text, reference)
+
+
+def test_xml_inline_plain_small_is_set_for_the_plain_shipped_patterns():
+    plain = [name for name, args in _XML_FIELDS if args["_plain"]]
+    assert plain and all("_plain_small" in dict(_XML_FIELDS)[name] for name in plain)
+    assert all("_plain_small" not in args for _, args in _XML_FIELDS if not args["_plain"])
 
 
 def test_xml_inline_shipped_patterns_have_a_stdlib_twin(monkeypatch):

@@ -356,6 +356,12 @@ def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
         and not args.get("value_parser")
         and group is None
     )
+    #: With `_plain` and the `re` twin: `(length, findall)`, the bodies up to `length` that `parse_xml_inline`
+    #: reads as `dict(findall(text))` whatever else (untimed, and too short for `_search_bounds`), read so
+    #: before any other lookup (the usual tool call's arguments)
+    if args["_plain"] and args["_stdlib"] is not None:
+        limit = args["_untimed"] if args["_chain"] is None else min(args["_untimed"], _BOUND_FROM)
+        args["_plain_small"] = (limit, args["_stdlib"].findall)
 
 
 #: Bodies up to this long are searched without `_search_bounds` (~2.5 µs saved on DeepSeek's 135-character
@@ -372,6 +378,9 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     an error (as in Transformers' native parser), never skipped silently. With `value_parser_group`, the
     text of that group picks each value's parser from `value_parsers` (see `_select_values`).
     """
+    small = args.get("_plain_small")
+    if small is not None and len(text) <= small[0]:  # (the general path below gives the same, later)
+        return dict(small[1](text))
     pattern: regex.Pattern = args["tag_pattern"]
     timeout: float | None = REGEX_TIMEOUT.get(DEFAULT_REGEX_TIMEOUT)
     stdlib: Any = None
