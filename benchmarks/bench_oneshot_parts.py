@@ -86,10 +86,8 @@ class Switch:
 def _compiled_args(parse) -> list[dict]:
     """The compiled content-args dicts a field's `parse` closure holds (to switch their fast-path entries)."""
     out = []
-    held = [cell.cell_contents for cell in parse.__closure__ or ()]
-    if parse.__code__.co_filename == "<transform>":  # (`transform.compile_reshape`: bound as its globals)
-        held += list(parse.__globals__.values())
-    for v in held:
+    for cell in parse.__closure__ or ():
+        v = cell.cell_contents
         if isinstance(v, dict) and any(k.startswith("_") for k in v):
             out.append(v)
     return out

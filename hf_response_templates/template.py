@@ -809,8 +809,10 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
     reshape = general_reshape
     if apply is not None:
         reshape = compile_reshape(transform, transform_each, general_reshape) or general_reshape
-        # (the content parser and the transform in one generated frame: `parse` runs once per tool call)
-        parse = compile_reshape(transform, transform_each, general_reshape, parse_content, args) or parse
+        whole = reshape
+
+        def parse(body: str, captures: dict | None) -> Any:
+            return whole(parse_content(body, args), captures)
 
     if apply is None and parse_content is parse_text and "remove_pattern" not in args:
         # the common `text` field: one call, not three

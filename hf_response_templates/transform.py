@@ -342,13 +342,7 @@ def _lookup_steps(path: str, root: str | None, steps: list[str]) -> Applier:
 _FAST_GLOBALS = {"__builtins__": {}, "list": list, "dict": dict, "KeyError": KeyError, "TypeError": TypeError}
 
 
-def compile_reshape(
-    transform: Any,
-    each: bool,
-    slow: Callable[[Any, dict | None], Any],
-    read: Callable[[str, Any], Any] | None = None,
-    read_args: Any = None,
-) -> Callable[[Any, dict | None], Any] | None:
+def compile_reshape(transform: Any, each: bool, slow: Callable[[Any, dict | None], Any]) -> Callable[[Any, dict | None], Any] | None:
     """The whole of a field's transform step, `slow(value, captures)`, as one generated function, for the
     usual transforms: dicts and lists of constants and single-name placeholders (`"{name}"`, `"{content}"`),
     no dotted path, no `$key` / `$value`, no `|` fallbacks (None for any other transform). Call only on a
@@ -360,10 +354,6 @@ def compile_reshape(
     `slow`'s, called with the same arguments, so it gives the same value or raises the same error. Nothing
     of the template's text is put into the generated source: keys, constants and names are bound to
     generated identifiers.
-
-    With `read` (the field's content parser and its compiled `read_args`), the function is the field's whole
-    `parse(body, captures)` instead: `slow(read(body, read_args), captures)` in one frame (what `read` raises
-    propagates as it is).
     """
     bound: dict[str, Any] = {}
 
@@ -405,13 +395,9 @@ def compile_reshape(
     if body is None:
         return None
     bound["_slow"] = slow
-    if read is not None:
-        bound["_read"], bound["_args"] = read, read_args
-        head = "def reshape(body, caps):\n    value = _read(body, _args)\n"
-    else:
-        head = "def reshape(value, caps):\n"
     if each:
-        src = head + (
+        src = (
+            "def reshape(value, caps):\n"
             "    if caps or value.__class__ is not list:\n"
             "        return _slow(value, caps)\n"
             "    out = []\n"
@@ -425,7 +411,8 @@ def compile_reshape(
             "    return out\n"
         )
     else:
-        src = head + (
+        src = (
+            "def reshape(value, caps):\n"
             "    try:\n"
             f"        return {body}\n"
             "    except (KeyError, TypeError):\n"

@@ -5,7 +5,6 @@ node)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -107,17 +106,3 @@ def test_shipped_transforms_use_the_generated_form_but_the_listed_ones(name):
             continue
         generated = field.reshape.__code__.co_filename == "<transform>"
         assert generated == (name not in {"apertus", "llama3", "llama4-json"}), (name, field.name)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(TRANSFORMS), st.booleans(), st.sampled_from(['{"name": "f", "arguments": {}}', '[{"name": "f"}]',
-                                                                       "[]", "{", '"x"', '{"content": 1}']), CAPTURES)
-def test_the_generated_parse_reads_then_reshapes(transform, each, body, captures):
-    # with `read`, the function is the field's whole parse: the content parser's value reshaped, its error as is
-    general = _general(transform, each)
-    fused = compile_reshape(transform, each, general, lambda text, args: json.loads(text), None)
-
-    def closures(text: str, caps: dict | None) -> Any:
-        return general(json.loads(text), caps)
-
-    assert _outcome(fused, body, captures) == _outcome(closures, body, captures)
