@@ -27,7 +27,7 @@ from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expa
 from .errors import RegexTimeoutError, TemplateError
 from .policy import ParsePolicy, policy_from_template, without_reasoning_rules
 from .regex_leads import ANCHOR_ALL
-from .transform import ONE_KEY_STEPS, compile_reshape, compile_transform, placeholder_roots
+from .transform import ONE_KEY_STEPS, compile_transform, placeholder_roots
 
 __all__ = ["FieldSpec", "ResponseTemplate", "load_template", "MAX_FIELDS", "MAX_PATTERN_LENGTH", "RESERVED_KEYS"]
 
@@ -785,7 +785,7 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
             return value
         return reshape(value, captures)
 
-    def general_reshape(value: Any, captures: dict | None) -> Any:
+    def reshape(value: Any, captures: dict | None) -> Any:
         if apply is None:
             return value
         if transform_each:
@@ -803,16 +803,6 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
             return out
         scope = {**captures, "content": value} if captures else {"content": value}
         return apply(scope)
-
-    # the usual transform as one generated function (`transform.compile_reshape`), the closures' tree for the
-    # cases it does not take
-    reshape = general_reshape
-    if apply is not None:
-        reshape = compile_reshape(transform, transform_each, general_reshape) or general_reshape
-        whole = reshape
-
-        def parse(body: str, captures: dict | None) -> Any:
-            return whole(parse_content(body, args), captures)
 
     if apply is None and parse_content is parse_text and "remove_pattern" not in args:
         # the common `text` field: one call, not three
