@@ -797,7 +797,12 @@ def test_a_delimiter_that_never_completes_streams_in_linear_time(name, monkeypat
         # (whitespace before the implicit field opens is streamed with its first other character)
         waiting = sum(map(len, parser._body)) if parser._pending_ws else 0
         assert out + waiting >= len(_hostile_text(name, n)) - MAX_DELIMITER_LENGTH
-    assert per_char[100_000] <= 2 * per_char[1_000] + 1, per_char
+    # linear: at most one window of a delimiter's length (plus the feed) per 4-character feed, at any length,
+    # and no growth from 10k to 100k (the 1k figure is only a warm-up: the held window is still growing
+    # there, and a scan skipped while held text only grows (`held.still_held`) makes it cheaper still)
+    bound = (MAX_DELIMITER_LENGTH + 4) / 4 + 1
+    assert all(v <= bound for v in per_char.values()), (per_char, bound)
+    assert per_char[100_000] <= 2 * per_char[10_000] + 1, per_char
     assert per_char[10_000] <= 2 * per_char[1_000] + 1, per_char
 
 
