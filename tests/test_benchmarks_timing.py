@@ -8,6 +8,7 @@ was on and in which order they ran.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from pathlib import Path
 
@@ -108,7 +109,16 @@ def test_unknown_mode_is_refused():
 
 
 def test_goals_counts_templates_meeting_each_goal_of_issue_19():
-    bench_all = pytest.importorskip("bench_all")
+    # bench_all sets HF_RESPONSE_TEMPLATES_NO_PATCH for its own process when imported; the test must not leave it
+    # set, or the processes other tests spawn later inherit it and run Transformers unpatched
+    before = os.environ.get("HF_RESPONSE_TEMPLATES_NO_PATCH")
+    try:
+        bench_all = pytest.importorskip("bench_all")
+    finally:
+        if before is None:
+            os.environ.pop("HF_RESPONSE_TEMPLATES_NO_PATCH", None)
+        else:
+            os.environ["HF_RESPONSE_TEMPLATES_NO_PATCH"] = before
     out = {
         "stream": [
             {"template": "a", "chars": 1000, "ours_us": 1.0, "native_us": 6.0},
