@@ -36,9 +36,9 @@ from functools import lru_cache
 from typing import Any
 
 from .regex_leads import (
-    _FirstWalk,
     _lookbehind_ends,
     _multiline,
+    _only_at_start,
     _spaced_of,
     _top_alternatives,
     _Unknown,
@@ -98,13 +98,8 @@ def end_plan(source: str) -> tuple[str, tuple[Any, ...]] | None:
     texts: dict[str, set[str]] = {}  # fixed text -> the characters of the runs that may come before it
     after: dict[frozenset[str], set[str]] = {}  # lookbehind characters -> what may follow them ("": anything)
     for alternative in alternatives:
-        walk = _FirstWalk()
-        try:
-            chars, _ = walk.sequence(alternative)
-        except _Unknown:
-            chars = None
-        if chars is not None and walk.anchored and not chars:
-            continue  # only at offset 0
+        if _only_at_start(alternative):
+            continue  # (the search starts past offset 0)
         behind = _lookbehind_ends(alternative)
         try:
             forms = _spaced_of(alternative)

@@ -336,14 +336,10 @@ def _late_leads(source: str) -> tuple[str, ...] | None:
         return None
     texts: set[str] = set()
     try:
+        multiline = _multiline(source)
         for alternative in alternatives:
-            walk = _FirstWalk(multiline=_multiline(source))
-            try:
-                chars, _ = walk.sequence(alternative)
-            except _Unknown:
-                chars = None
-            if chars is not None and walk.anchored and not chars:
-                continue  # only at offset 0
+            if _only_at_start(alternative, multiline):
+                continue
             texts |= {t for t, _ in _leads_of(alternative, True)}
     except _Unknown:
         return None
@@ -659,6 +655,16 @@ class _FirstWalk:
 
 
 _SPACE_CHARS = frozenset(chr(c) for lo, hi in _regex_space_ranges for c in range(lo, hi + 1))
+
+
+def _only_at_start(alternative: Any, multiline: bool = False) -> bool:
+    """Whether a top-level `alternative` can only match at offset 0 (anchored, with no first character)."""
+    walk = _FirstWalk(multiline=multiline)
+    try:
+        chars, _ = walk.sequence(alternative)
+    except _Unknown:
+        return False
+    return walk.anchored and not chars
 
 
 @lru_cache(maxsize=1024)
