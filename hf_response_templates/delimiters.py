@@ -68,6 +68,7 @@ from .regex_leads import (
     _partial_leads,
     _spaced_prefilter,
     _start_chars,
+    _sure_holds,
     _sure_leads,
     stdlib_equivalent,
 )
@@ -245,6 +246,7 @@ class Watch:
         "guarded",
         "lead_texts",
         "hold_prefixes",
+        "sure_holds",
         "feed_trigger",
         "feed_holds",
         "after_guard",
@@ -385,6 +387,10 @@ class Watch:
         #: `}` of the chunk, as one more fixed text). Only for a chunk that does not follow one (`_rescan`) and
         #: text `feed()` itself held: `scan` searches from the scan position, where a guarded match may start
         #: after a guard character routed before. `feed_holds`: its `hold_prefixes`.
+        #: `(longest, {text: regex or None})`: the proper beginnings of the delimiters' `sure_leads` (`_sure_holds`):
+        #: text from the scan position that is one is held there for sure, without a search (`scan`); the regex
+        #: it begins a sure lead of is the one `held.still_held` asks when the held text grows. None without any.
+        self.sure_holds = _sure_holds(self.delimiters) if prefilter else None
         self.feed_trigger = self.lead_trigger
         self.feed_holds = self.hold_prefixes
         #: With a `feed_trigger` that also finds lookbehind guards' characters: those of them that no delimiter
@@ -544,6 +550,15 @@ class Watch:
                 return hold
             if lit is not None:
                 best = (lit[0], lit[0] - lit[1], lit[2].rank, lit[1], lit[2], None)
+        sure = self.sure_holds
+        if sure is not None and n - pos <= sure[0] and not disabled:
+            # A beginning of a fixed text some delimiter starts with (`<|channel|>` of gpt-oss's headers): a partial
+            # match there for sure, the earliest hold, so nothing commits (the scan's answer) and no regex is asked.
+            d = sure[1].get(window[pos:], _UNSET)
+            if d is not _UNSET:
+                if memo is not None:
+                    memo[HELD_BY] = d
+                return pos
         held_by = None  # the regex pending at `hold`, for the next chunk's `held.still_held`
         for d in self.regexes:
             if d in disabled:

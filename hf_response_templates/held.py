@@ -14,8 +14,9 @@ delimiter, per chunk).
 Two ways to know, the cheap one first:
 
 * the held text is a proper beginning of a fixed text that some delimiter consumes (or looks ahead at) before
-  any other assertion (`Watch.hold_prefixes`: ``<|start|>assis``): a partial match there for sure, no regex
-  needed (the same fact `feed()` holds a chunk's end on);
+  any other assertion (`Watch.sure_holds`: ``<|start|>assis``): a partial match there for sure, no regex
+  needed (the same fact `feed()` holds a chunk's end on); the regex whose fixed text it begins becomes the one
+  asked when the held text grows past such beginnings;
 * else the regex whose pending match set the hold (`Watch.scan` keeps it in its memo under
   `delimiters.HELD_BY`) is asked again, from the start of the held text: still a partial match that fits its
   leading texts (`_fits_leads`), as `Watch._held_at` asks it, or a complete match that ends at the end of the
@@ -38,8 +39,13 @@ def still_held(watch: Watch, memo: dict, ctx: str, held: str) -> bool:
     """Whether `held` (the text the last scan of `watch` held, then the new text) is still held from its start:
     some delimiter of `watch` still has a partial match there (see the module docstring). `memo`: that scan's
     memo; `ctx`: the routed text before `held` that the scan's window started with (lookbehinds read it)."""
-    if held in watch.hold_prefixes:
-        return True
+    sure = watch.sure_holds  # (its texts include `Watch.hold_prefixes`)
+    if sure is not None:
+        d = sure[1].get(held, memo)
+        if d is not memo:  # a beginning of a sure lead: a partial match of it here; its regex is the one to ask next
+            if d is not None:
+                memo[HELD_BY] = d
+            return True
     d = memo.get(HELD_BY)
     n = len(held)
     if d is None or n > d.untimed_match or n > MAX_DELIMITER_LENGTH or d not in watch.regexes:

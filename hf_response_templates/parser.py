@@ -41,9 +41,10 @@ from typing import Any
 from . import content as _content
 from . import parser_start as _start
 from . import policy as _policy
-from .delimiters import LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
+from .delimiters import HELD_BY, LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
 from .errors import RegexTimeoutError, ResponseParseError
 from .held import still_held
+from .held_commit import commit_at
 from .jsonscan import FLIP as _FLIP
 from .plan import plan_for
 from .template import FieldSpec, ResponseTemplate, load_template
@@ -742,11 +743,25 @@ class ResponseParser:
         ctx = self._ctx
         resume = self._resume
         if (resume is not None and not eos and resume[1] == self._consumed and resume[0] is self._watch
-                and not self._disabled and still_held(resume[0], resume[4], ctx, self._buf + text)):
+                and not self._disabled):
+            held = self._buf + text
+            first = None
+            if not still_held(resume[0], resume[4], ctx, held):
+                # the scan's answer at the held start, if only what starts there decides it (`held_commit`: with
+                # or without a zero-width state, which only rules out zero-width matches, left to the scan)
+                first = commit_at(resume[0], ctx + held if ctx else held, len(ctx))
+                if first.__class__ is not tuple and first is not None:
+                    resume[4][HELD_BY] = first  # still held: by this delimiter, `still_held` asks it next
+                    first = None
+                else:
+                    held = None
+        else:
+            held = first = None
+        if held is not None:
             # Held text that grows (a tool-call header token by token) and is still held from its start: the
             # scan would answer its start again (`held.still_held`). What the end of this method does then,
             # with nothing routed; `_resume` stays valid (its results were found on a prefix of this text).
-            held = self._buf = self._buf + text
+            self._buf = held
             self._fheld = False
             behind = resume[0].behind
             self._rescan = behind is not None and held[-1:] in behind
@@ -775,6 +790,9 @@ class ResponseParser:
             watch = self._watch
             if watch is None:
                 result: Any = len(window)
+            elif first is not None:  # (the first scan's answer, found by `commit_at`)
+                result = first
+                first = resume = None
             else:
                 try:
                     if eos:
@@ -823,6 +841,8 @@ class ResponseParser:
                 memo.clear()  # results were found for the previous zero-width state
             self._on_delimiter(delim, groups, window, start, end, events, w0)
             pos = end
+            if pos == len(window) and not eos and self._vend is None:
+                break  # (nothing left: a scan of no text holds and commits nothing while the stream goes on)
         self._buf = window[pos:]
         self._fheld = False
         self._consumed = w0 + pos
