@@ -227,6 +227,7 @@ class Watch:
         "lit_floor",
         "lit_one",
         "lit_one_delimiter",
+        "lit_alone",
         "only_literals",
         "first_set",
         "first_char",
@@ -288,6 +289,9 @@ class Watch:
         self.lit_finders = _finders(ordered)
         self.lit_one = next(iter(lookup)) if len(lookup) == 1 else None
         self.lit_one_delimiter = lookup[self.lit_one] if self.lit_one is not None else None
+        #: `lit_one` when it is all the watch has (most closes): `scan` finds it, or the beginning of it that ends
+        #: the window, with one or two C-level searches and nothing else (`_find_literal` and the hold, inlined).
+        self.lit_alone = self.lit_one if not self.regexes else None
         # Prefilter: every delimiter (and every partial one) starts with one of a few characters, so
         # text without them needs no search at all. Most chunks are like that ("<" rarely occurs in
         # prose), which makes `scan` several times cheaper for them (regex searches cost ~1 µs each).
@@ -387,10 +391,10 @@ class Watch:
         #: `}` of the chunk, as one more fixed text). Only for a chunk that does not follow one (`_rescan`) and
         #: text `feed()` itself held: `scan` searches from the scan position, where a guarded match may start
         #: after a guard character routed before. `feed_holds`: its `hold_prefixes`.
-        #: `(longest, {text: regex or None})`: the proper beginnings of the delimiters' `sure_leads` (`_sure_holds`):
-        #: text from the scan position that is one is held there for sure, without a search (`scan`); the regex
-        #: it begins a sure lead of is the one `held.still_held` asks when the held text grows. None without any.
-        self.sure_holds = _sure_holds(self.delimiters) if prefilter else None
+        #: `{text: regex or None}`: the proper beginnings of the delimiters' `sure_leads` (`_sure_holds`): text
+        #: from the scan position that is one is held there for sure, without a search (`held.still_held`, the
+        #: parser's `_hold_sure`); the regex it begins a sure lead of is the one `still_held` asks when it grows.
+        self.sure_holds = _sure_holds(self.delimiters) if prefilter else {}
         self.feed_trigger = self.lead_trigger
         self.feed_holds = self.hold_prefixes
         #: With a `feed_trigger` that also finds lookbehind guards' characters: those of them that no delimiter
@@ -513,8 +517,17 @@ class Watch:
         if eos:
             return self.scan_end(window, pos, zw_at, zw_fired, disabled, timeout, memo)
         n = len(window)
-        if resume is not None and self.regexes and self._held_at(window, pos, disabled, timeout, memo, resume):
-            return pos  # a regex still runs from `pos` into the end: nothing can commit, all stays held
+        if resume is not None and self.regexes:
+            if not self.zero_width and not disabled:  # what starts at the held start decides (`held_commit`)
+                got = commit_at(self, window, pos)
+                if got is not None:
+                    if got.__class__ is tuple:
+                        return got
+                    if memo is not None:
+                        memo[HELD_BY] = got  # (still held, by this delimiter: `still_held` asks it next)
+                    return pos
+            if self._held_at(window, pos, disabled, timeout, memo, resume):
+                return pos  # a regex still runs from `pos` into the end: nothing can commit, all stays held
         if held_only:
             resume = None
         if resume is None:  # (resumed, something is known to be held at `pos`: the prefilters would find it)
@@ -529,6 +542,15 @@ class Watch:
         hold = n
         best: tuple | None = None
         if self.lit_find is not None:
+            if self.lit_alone is not None:
+                # (a beginning of the literal that ends the window cannot start before a whole one found: it
+                # would run past it; nor right at it)
+                one = self.lit_alone
+                i = window.find(one, pos)
+                if i >= 0:
+                    return i, i + len(one), self.lit_one_delimiter, None
+                s = self.lit_suffix(window, max(pos, n - self.lit_floor)) if self.lit_suffix is not None else None
+                return s.start() if s is not None else n
             old = resume[0].get(self, _UNSET) if resume is not None else _UNSET
             if old is not _UNSET and (old is None or old[0] + resume[1] >= pos):  # type: ignore[index]
                 # The last scan's first literal (or none) from `pos`: a literal that starts earlier must run
@@ -550,15 +572,6 @@ class Watch:
                 return hold
             if lit is not None:
                 best = (lit[0], lit[0] - lit[1], lit[2].rank, lit[1], lit[2], None)
-        sure = self.sure_holds
-        if sure is not None and n - pos <= sure[0] and not disabled:
-            # A beginning of a fixed text some delimiter starts with (`<|channel|>` of gpt-oss's headers): a partial
-            # match there for sure, the earliest hold, so nothing commits (the scan's answer) and no regex is asked.
-            d = sure[1].get(window[pos:], _UNSET)
-            if d is not _UNSET:
-                if memo is not None:
-                    memo[HELD_BY] = d
-                return pos
         held_by = None  # the regex pending at `hold`, for the next chunk's `held.still_held`
         for d in self.regexes:
             if d in disabled:
@@ -1099,3 +1112,6 @@ def compile_regex(source: str) -> Any:
         return regex.compile(source, regex.DOTALL, cache_pattern=False)
     except (MemoryError, RecursionError, OverflowError) as e:
         raise regex.error(f"{type(e).__name__} while compiling it") from None
+
+
+from .held_commit import commit_at  # noqa: E402  (it reads this module's names: imported last)

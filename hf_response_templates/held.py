@@ -39,13 +39,11 @@ def still_held(watch: Watch, memo: dict, ctx: str, held: str) -> bool:
     """Whether `held` (the text the last scan of `watch` held, then the new text) is still held from its start:
     some delimiter of `watch` still has a partial match there (see the module docstring). `memo`: that scan's
     memo; `ctx`: the routed text before `held` that the scan's window started with (lookbehinds read it)."""
-    sure = watch.sure_holds  # (its texts include `Watch.hold_prefixes`)
-    if sure is not None:
-        d = sure[1].get(held, memo)
-        if d is not memo:  # a beginning of a sure lead: a partial match of it here; its regex is the one to ask next
-            if d is not None:
-                memo[HELD_BY] = d
-            return True
+    if held in watch.sure_holds:  # (its texts include `Watch.hold_prefixes`)
+        d = watch.sure_holds[held]  # a beginning of a sure lead: a partial match of it here; its regex is asked next
+        if d is not None:
+            memo[HELD_BY] = d
+        return True
     d = memo.get(HELD_BY)
     n = len(held)
     if d is None or n > d.untimed_match or n > MAX_DELIMITER_LENGTH or d not in watch.regexes:
@@ -62,4 +60,5 @@ def still_held(watch: Watch, memo: dict, ctx: str, held: str) -> bool:
     # A partial match that fits the leads, or a complete one at the window's end, which more text may still
     # extend or move (Mistral's `\[TOOL_CALLS\](?P<name>[^\[\]{}\s<]+)...(?:...|\Z)` on `[TOOL_CALLS]get`):
     # pending, as `Watch.scan` judges both.
-    return not m.partial or _fits_leads(window, pos, d.partial_leads)
+    leads = d.partial_leads
+    return not m.partial or leads is None or window.startswith(leads, pos) or _fits_leads(window, pos, leads)

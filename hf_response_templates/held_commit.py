@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH, Watch, _settle
-from .regex_leads import _fits_leads
 
 
 def commit_at(watch: Watch, window: str, pos: int) -> tuple[int, int, Any, dict | None] | Any:
@@ -30,7 +29,7 @@ def commit_at(watch: Watch, window: str, pos: int) -> tuple[int, int, Any, dict 
     more, that `held.still_held` could not say is still held: `(pos, end, delimiter, captures)` if the scan
     commits a delimiter at `pos`; the delimiter pending there if it holds everything from `pos` (a regex, or a
     literal that the window's end begins); None if this cannot tell (the scan decides). For a window with no
-    disabled delimiter; the commit only without a zero-width state (the caller checks both)."""
+    disabled delimiter and no delimiter that may match with no width (`Watch.zero_width`: the caller checks both)."""
     n = len(window)
     if n - pos > MAX_DELIMITER_LENGTH:
         return None
@@ -48,9 +47,12 @@ def commit_at(watch: Watch, window: str, pos: int) -> tuple[int, int, Any, dict 
             best = (m.end(), d.rank, d, None)
     for d in watch.regexes:
         leads = d.partial_leads
-        if leads is not None and not window.startswith(leads, pos) and (
-                n - pos >= _longest(leads) or not _fits_leads(window, pos, leads)):
-            continue  # no match nor partial match of `d` starts here (`_fits_leads`)
+        if leads is not None and not window.startswith(leads, pos):
+            joined = _JOINED.get(leads)
+            if joined is None:
+                joined = _JOINED[leads] = "\x00" + "\x00".join(leads)
+            if "\x00" + window[pos:] not in joined:
+                continue  # no match nor partial match of `d` starts here (`_fits_leads`, in two C-level tests)
         if n - pos > d.untimed_match:
             return None  # (not proven bounded on this text: the scan times it)
         m = d.pattern.match(window, pos, None, None, True, None)
@@ -72,12 +74,6 @@ def commit_at(watch: Watch, window: str, pos: int) -> tuple[int, int, Any, dict 
     return d if pending else (pos, end, d, groups)
 
 
-_LONGEST: dict[tuple[str, ...], int] = {}
-
-
-def _longest(leads: tuple[str, ...]) -> int:
-    """The length of the longest of `leads` (kept: a delimiter's leads are one tuple for its life)."""
-    got = _LONGEST.get(leads)
-    if got is None:
-        got = _LONGEST[leads] = max(map(len, leads))
-    return got
+#: Each delimiter's `partial_leads`, each after a NUL: the text from `pos` is a beginning of one of them where
+#: NUL and that text are found in it (a text holding a NUL may be found across two: only a regex call more).
+_JOINED: dict[tuple[str, ...], str] = {}

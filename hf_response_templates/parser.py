@@ -44,7 +44,6 @@ from . import policy as _policy
 from .delimiters import HELD_BY, LOOKBEHIND_CONTEXT, OPEN, DelimiterTimeout, Watch
 from .errors import RegexTimeoutError, ResponseParseError
 from .held import still_held
-from .held_commit import commit_at
 from .jsonscan import FLIP as _FLIP
 from .plan import plan_for
 from .template import FieldSpec, ResponseTemplate, load_template
@@ -731,7 +730,25 @@ class ResponseParser:
                 if self._fast is None and self._opened:
                     self._fast = self._fast_state()
                 return
+            if text in watch.sure_holds and not self._disabled:  # (a header's first chunk: `Watch.scan` holds it)
+                self._hold_sure(text, watch, watch.sure_holds[text])
+                return
         self._scan(text, events, eos)
+
+    def _hold_sure(self, text: str, watch: Watch, d: Any) -> None:
+        """`_scan` of `text` with nothing held, where `Watch.scan` holds all of it at once (a proper beginning of a
+        fixed text some delimiter starts with, `Watch.sure_holds`, that `d` begins): the state that scan leaves,
+        without its window, memo and loop; `d` is the delimiter `held.still_held` asks when the text grows."""
+        if self._ctx_on and self._ctx_at != self._consumed:
+            self._sync_ctx()
+        w0 = self._consumed - len(self._ctx)
+        self._buf = text
+        self._fheld = False
+        self._resume = (watch, self._consumed, w0, self._consumed + len(text), {HELD_BY: d}, self._zw_at >= w0)
+        self._rescan = watch.behind is not None and text[-1] in watch.behind
+        self._fast = None
+        if self._early and self._consumed > 0:
+            self._go_late()
 
     def _scan(self, text: str, events: Events, eos: bool) -> None:
         """`_run` past its fast path: scan the window (context, held text, `text`) for delimiters."""
@@ -743,25 +760,11 @@ class ResponseParser:
         ctx = self._ctx
         resume = self._resume
         if (resume is not None and not eos and resume[1] == self._consumed and resume[0] is self._watch
-                and not self._disabled):
-            held = self._buf + text
-            first = None
-            if not still_held(resume[0], resume[4], ctx, held):
-                # the scan's answer at the held start, if only what starts there decides it (`held_commit`: with
-                # or without a zero-width state, which only rules out zero-width matches, left to the scan)
-                first = commit_at(resume[0], ctx + held if ctx else held, len(ctx))
-                if first.__class__ is not tuple and first is not None:
-                    resume[4][HELD_BY] = first  # still held: by this delimiter, `still_held` asks it next
-                    first = None
-                else:
-                    held = None
-        else:
-            held = first = None
-        if held is not None:
+                and not self._disabled and still_held(resume[0], resume[4], ctx, self._buf + text)):
             # Held text that grows (a tool-call header token by token) and is still held from its start: the
             # scan would answer its start again (`held.still_held`). What the end of this method does then,
             # with nothing routed; `_resume` stays valid (its results were found on a prefix of this text).
-            self._buf = held
+            held = self._buf = self._buf + text
             self._fheld = False
             behind = resume[0].behind
             self._rescan = behind is not None and held[-1:] in behind
@@ -790,9 +793,6 @@ class ResponseParser:
             watch = self._watch
             if watch is None:
                 result: Any = len(window)
-            elif first is not None:  # (the first scan's answer, found by `commit_at`)
-                result = first
-                first = resume = None
             else:
                 try:
                     if eos:
@@ -839,6 +839,16 @@ class ResponseParser:
                 fired = (fired if start == zw else _NONE_FIRED) | {delim}
                 zw = start
                 memo.clear()  # results were found for the previous zero-width state
+                self._on_delimiter(delim, groups, window, start, end, events, w0)
+                pos = end
+                if not eos and self._vend is None and self._watch is not None and not self._disabled:
+                    rest = window[pos:]
+                    if rest in self._watch.sure_holds:
+                        # the rest begins a fixed text a delimiter starts with (Kimi K3's `<|open|>` after the
+                        # zero-width close of its tool section): held, as `Watch.scan` holds it (`still_held` next)
+                        memo[HELD_BY] = self._watch.sure_holds[rest]
+                        break
+                continue
             self._on_delimiter(delim, groups, window, start, end, events, w0)
             pos = end
             if pos == len(window) and not eos and self._vend is None:

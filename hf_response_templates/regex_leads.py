@@ -327,18 +327,17 @@ def _hold_prefixes(delimiters: tuple[Delimiter, ...], texts: set[str]) -> frozen
     return frozenset(t[:k] for t in sure for k in range(1, len(t)) if t[:k] not in texts)
 
 
-def _sure_holds(delimiters: tuple[Delimiter, ...]) -> tuple[int, dict[str, Delimiter | None]] | None:
+def _sure_holds(delimiters: tuple[Delimiter, ...]) -> dict[str, Delimiter | None]:
     """`Watch.sure_holds`: every proper beginning of the delimiters' `sure_leads` (whole fixed texts too, unlike
     `_hold_prefixes`: held from the scan position, a complete match there cannot commit before a partial one that
-    starts at the same place) with the first regex delimiter it begins a sure lead of (None if only literals'),
-    and the length of the longest; None without any."""
+    starts at the same place) with the first regex delimiter it begins a sure lead of (None if only literals')."""
     holds: dict[str, Delimiter | None] = {}
     for d in delimiters:
         for t in d.sure_leads:
             for k in range(1, len(t)):
                 if holds.get(t[:k]) is None:
                     holds[t[:k]] = d if d.literals is None else None
-    return (max(map(len, holds)), holds) if holds else None
+    return holds
 
 
 @lru_cache(maxsize=1024)

@@ -101,9 +101,9 @@ def test_a_header_held_after_a_zero_width_close_is_not_searched_again_per_chunk(
         monkeypatch.setattr(delimiters.Watch, "_held_at", lambda self, *a: False)
         monkeypatch.setattr(parser_module, "still_held", lambda *a: False)
         # (and the later shortcuts for held text: its first chunk held without a search, its end committed)
-        monkeypatch.setattr(parser_module, "commit_at", lambda *a: None)
+        monkeypatch.setattr(delimiters, "commit_at", lambda *a: None)
         for w in {id(w): w for w in [tpl.late_idle_watch, *tpl.late_close_watches]}.values():
-            monkeypatch.setattr(w, "sure_holds", None)
+            monkeypatch.setattr(w, "sure_holds", {})
     calls = _count(monkeypatch)
     header = '<|open|>call tool="get_weather" index="1"<|sep|>'
     for ch in header:

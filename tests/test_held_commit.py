@@ -44,9 +44,9 @@ def no_shortcuts(m: pytest.MonkeyPatch, tpl) -> None:
     """Turn off every shortcut for held text: each chunk of held text is scanned in full, from its start."""
     m.setattr(delimiters.Watch, "_held_at", lambda self, *a: False)
     m.setattr(parser_module, "still_held", lambda *a: False)
-    m.setattr(parser_module, "commit_at", lambda *a: None)
+    m.setattr(delimiters, "commit_at", lambda *a: None)
     for w in _watches(tpl):
-        m.setattr(w, "sure_holds", None)
+        m.setattr(w, "sure_holds", {})
 
 
 
@@ -155,11 +155,11 @@ def test_commit_at_on_a_completed_header():
 
 def test_sure_holds():
     tpl = load_template(get_template("gpt-oss"))
-    longest, holds = _sure_holds(tpl.late_idle_watch.delimiters)
-    assert longest == len("<|start|>assistant<|channel|>analysis<|message|>") - 1
+    holds = _sure_holds(tpl.late_idle_watch.delimiters)
+    assert max(map(len, holds)) == len("<|start|>assistant<|channel|>analysis<|message|>") - 1
     assert holds["<|channel|>"] is not None and holds["<|channel|>analysis"].field == "thinking"
     assert "<|channel|>analysis<|message|>" not in holds  # whole: a complete match, not a sure partial one
-    assert _sure_holds(()) is None
+    assert _sure_holds(()) == {}
 
 
 def _counting(monkeypatch) -> dict[str, int]:
@@ -187,9 +187,9 @@ def _counting(monkeypatch) -> dict[str, int]:
 @pytest.mark.parametrize("shortcut", [True, False])
 def test_a_header_from_its_first_chunk_to_its_commit_searches_nothing(shortcut, monkeypatch):
     # gpt-oss's `<|channel|>analysis<|message|>` in tokens after a closed region, then the first token of the
-    # region: held from `<|channel|>` on without a regex search (a beginning of `thinking`'s fixed text), still
-    # held at `<|message|>` (a complete match at the window's end: `still_held` asks `thinking`, the delimiter
-    # the beginning named), committed by the next chunk without a scan of the idle watch (`commit_at`).
+    # region: held from `<|channel|>` on without a scan (a beginning of `thinking`'s fixed text), still held at
+    # `<|message|>` (a complete match at the window's end: `still_held` asks `thinking`, the delimiter the
+    # beginning named), committed by the next chunk without a regex search (`commit_at`, in `Watch.scan`).
     tpl = load_template(get_template("gpt-oss"))
     parser = ResponseParser(tpl, "<|start|>assistant")
     parser.feed("<|channel|>final<|message|>Hi<|end|>")
@@ -202,7 +202,8 @@ def test_a_header_from_its_first_chunk_to_its_commit_searches_nothing(shortcut, 
     assert message["thinking"] == "So" and message["content"] == "Hi"
     if shortcut:
         assert calls["searches"] == 0, calls
-        assert calls["scans"] == 2, calls  # the first chunk's (answered from `sure_holds`), and the region's "So"
+        # the first three chunks without a scan; "So": the idle watch's (answered by `commit_at`) and the region's
+        assert calls["scans"] == 2, calls
     else:  # (the oracle of the bounds above: the full scan searches the header's regexes on each of its chunks)
         assert calls["searches"] >= 9, calls
         assert calls["scans"] >= 5, calls
