@@ -371,21 +371,30 @@ class ResponseParser:
                 self._held_fast = fast
                 return self._fast_route(fast, text[:-1]) if len(text) > 1 else []
             trigger = fast[7]
-            if trigger is not None and text and trigger(text) is None:
-                # None of the fixed texts the delimiters start with, nor a beginning of one at the end (`a < b`,
-                # Phi-4's `f` of `first` before `functools`): routed as below, without the rest of this method.
-                return self._fast_route(fast, text)
+            if trigger is not None and text:
+                found = trigger(text)
+                if found is None:
+                    # None of the fixed texts the delimiters start with, nor a beginning of one at the end (`a < b`,
+                    # Phi-4's `f` of `first` before `functools`): routed as below, without the rest of this method.
+                    return self._fast_route(fast, text)
+                if fast[9] is not None:
+                    return self._found_in_steady(fast, text, found)
         elif self._held_fast is not None and text:
             fast = self._held_fast
             self._held_fast = None
-            if text[0] not in fast[6] and fast[0] not in text:
+            after = fast[6]
+            if (text[0] not in after and fast[0] not in text) if after is not None else fast[7](self._buf + text) is None:
                 # After a lone held character: `text` does not continue it into a delimiter (nor the region's
                 # markup) and has no prefilter character of its own, so the two go to the region together (what
-                # `Watch.feed_trigger` of them would say), and the steady state is back as it was.
+                # `Watch.feed_trigger` of them would say), and the steady state is back as it was. (Without
+                # `hold_next`, after `_found_in_steady` held it: the trigger says it of the two joined.)
                 text = self._buf + text
                 self._buf = ""
                 self._fast = fast
-                return self._fast_route(fast, text)
+                self._acc(text)  # (`_fast_route`, inlined)
+                event = fast[8].copy()
+                event["text"] = text
+                return [event]
         if self._finalized:
             raise RuntimeError("this ResponseParser was already finalized; create a new one for a new stream")
         events: list[dict[str, Any]] = []
@@ -539,6 +548,43 @@ class ResponseParser:
         event["text"] = text
         return [event]
 
+    def _found_in_steady(self, fast: tuple, text: str, found: Any) -> list[dict[str, Any]]:
+        """`feed()`'s steady state, where the trigger found something in `text` (a tuple without markup): what the
+        rest of `feed()` does then, without its checks (it would find the same with the same trigger). A sure
+        beginning of a delimiter ending `text` (` f` of GigaChat's `function call`, `<｜` of DeepSeek's `<｜DSML｜`,
+        `Watch.feed_holds`) is held and what is before it routed (`_held_end`); the next chunk is looked at from
+        `_held_fast` (the tuple's `hold_next` for its lone character, else its trigger of the two joined). Else a
+        lookbehind guard's character no match can follow is routed (`_guards_only`), or the text is scanned."""
+        i = found.start()
+        if found.end() == len(text) and text[i:] in fast[9]:
+            self._buf = text[i:]
+            self._fheld = True
+            self._fast = None
+            if fast[6] is None or i == len(text) - 1:
+                self._held_fast = fast
+                return self._fast_route(fast, text[:i]) if i else []
+            # (`hold_next` is for the lone character: the next chunk goes the whole way, so nothing stays in `_acc`)
+            if not i:
+                self._settle()
+                return []
+            self._acc(text[:i])
+            self._settle()
+            event = fast[8].copy()
+            event["text"] = text[:i]
+            return [event]
+        watch = self._watch
+        if watch.guard_only is not None and self._guards_only(found, text, watch):  # type: ignore[union-attr]
+            self._acc(text)  # (Llama 4's `}` that no match can follow: routed)
+            if self._fast is None:  # (it ends the text: `_rescan`, no steady state to settle `_acc` later)
+                self._settle()
+            event = fast[8].copy()
+            event["text"] = text
+            return [event]
+        self._settle()
+        events: list[dict[str, Any]] = []
+        self._scan(text, events, False)
+        return events
+
     def _settle(self) -> None:
         """Move the text `feed()`'s steady-state paths routed since the last call (`_acc`) to the open region:
         the end of `_body`, `_consumed` and the markup stream's `sent` count (all that `_fast_route` did per
@@ -591,16 +637,26 @@ class ResponseParser:
         if markup is None:
             dirty = not cur.streamable  # type: ignore[union-attr]
             return (chars[0], chars[-1], cur.name, dirty, None, hold, watch.hold_next,  # type: ignore[union-attr]
-                    watch.feed_trigger, {"type": "region_chunk", "field": cur.name, "text": "", "dirty": dirty})
+                    watch.feed_trigger, {"type": "region_chunk", "field": cur.name, "text": "", "dirty": dirty},
+                    watch.feed_holds)
         mk = self._mk
-        if len(chars) > 1 or mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
+        if mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
             return None
+        # (the trigger: no delimiter's nor markup's fixed text in the chunk, `Markup.joint_trigger`)
+        trigger = markup.joints.get(watch.feed_trigger, markup)
+        if trigger is markup:
+            trigger = markup.joint_trigger(watch.feed_trigger)
+        if len(chars) > 1:  # two characters, one of them the markup's (Gemma 4's content: `<`, `c`; `<channel|>`)
+            if markup.first_char not in chars:
+                return None
+            return (chars[0], chars[1], cur.name, False, mk, None, None, trigger,  # type: ignore[union-attr]
+                    {"type": "region_chunk", "field": cur.name, "text": "", "dirty": False}, None)  # type: ignore[union-attr]
         after = markup.next_chars
         if hold is not None and (markup.first_char != hold or after is None):
             hold = None
         return (chars, markup.first_char, cur.name, False, mk, hold,  # type: ignore[union-attr]
-                watch.hold_next + after if hold is not None else None, None,
-                {"type": "region_chunk", "field": cur.name, "text": "", "dirty": False})  # type: ignore[union-attr]
+                watch.hold_next + after if hold is not None else None, trigger,
+                {"type": "region_chunk", "field": cur.name, "text": "", "dirty": False}, None)  # type: ignore[union-attr]
 
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning
