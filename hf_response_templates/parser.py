@@ -46,6 +46,7 @@ from .errors import RegexTimeoutError, ResponseParseError
 from .held import still_held
 from .jsonscan import FLIP as _FLIP
 from .plan import plan_for
+from .steady_found import found_in_steady
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tools import tool_schemas
 
@@ -378,7 +379,7 @@ class ResponseParser:
                     # Phi-4's `f` of `first` before `functools`): routed as below, without the rest of this method.
                     return self._fast_route(fast, text)
                 if fast[9] is not None:
-                    return self._found_in_steady(fast, text, found)
+                    return found_in_steady(self, fast, text, found)  # (`steady_found.py`)
         elif self._held_fast is not None and text:
             fast = self._held_fast
             self._held_fast = None
@@ -387,7 +388,7 @@ class ResponseParser:
                 # After a lone held character: `text` does not continue it into a delimiter (nor the region's
                 # markup) and has no prefilter character of its own, so the two go to the region together (what
                 # `Watch.feed_trigger` of them would say), and the steady state is back as it was. (Without
-                # `hold_next`, after `_found_in_steady` held it: the trigger says it of the two joined.)
+                # `hold_next`, after `found_in_steady` held it: the trigger says it of the two joined.)
                 text = self._buf + text
                 self._buf = ""
                 self._fast = fast
@@ -547,43 +548,6 @@ class ResponseParser:
         event = fast[8].copy()
         event["text"] = text
         return [event]
-
-    def _found_in_steady(self, fast: tuple, text: str, found: Any) -> list[dict[str, Any]]:
-        """`feed()`'s steady state, where the trigger found something in `text` (a tuple without markup): what the
-        rest of `feed()` does then, without its checks (it would find the same with the same trigger). A sure
-        beginning of a delimiter ending `text` (` f` of GigaChat's `function call`, `<｜` of DeepSeek's `<｜DSML｜`,
-        `Watch.feed_holds`) is held and what is before it routed (`_held_end`); the next chunk is looked at from
-        `_held_fast` (the tuple's `hold_next` for its lone character, else its trigger of the two joined). Else a
-        lookbehind guard's character no match can follow is routed (`_guards_only`), or the text is scanned."""
-        i = found.start()
-        if found.end() == len(text) and text[i:] in fast[9]:
-            self._buf = text[i:]
-            self._fheld = True
-            self._fast = None
-            if fast[6] is None or i == len(text) - 1:
-                self._held_fast = fast
-                return self._fast_route(fast, text[:i]) if i else []
-            # (`hold_next` is for the lone character: the next chunk goes the whole way, so nothing stays in `_acc`)
-            if not i:
-                self._settle()
-                return []
-            self._acc(text[:i])
-            self._settle()
-            event = fast[8].copy()
-            event["text"] = text[:i]
-            return [event]
-        watch = self._watch
-        if watch.guard_only is not None and self._guards_only(found, text, watch):  # type: ignore[union-attr]
-            self._acc(text)  # (Llama 4's `}` that no match can follow: routed)
-            if self._fast is None:  # (it ends the text: `_rescan`, no steady state to settle `_acc` later)
-                self._settle()
-            event = fast[8].copy()
-            event["text"] = text
-            return [event]
-        self._settle()
-        events: list[dict[str, Any]] = []
-        self._scan(text, events, False)
-        return events
 
     def _settle(self) -> None:
         """Move the text `feed()`'s steady-state paths routed since the last call (`_acc`) to the open region:

@@ -1,4 +1,4 @@
-"""`feed()`'s steady state where its trigger finds something in a chunk (issue 19, `ResponseParser._found_in_steady`):
+"""`feed()`'s steady state where its trigger finds something in a chunk (issue 19, `steady_found.found_in_steady`):
 the rest of `feed()` would run the same trigger again and decide from it, so the steady state decides itself. A sure
 beginning of a delimiter that ends the chunk (GigaChat's ` f` of `function call`, ` <` with two prefilter characters,
 DeepSeek's `<｜` of `<｜DSML｜`) is held and what is before it routed, and a chunk after it that does not continue it
