@@ -46,6 +46,7 @@ from .errors import RegexTimeoutError, ResponseParseError
 from .held import still_held
 from .jsonscan import FLIP as _FLIP
 from .plan import plan_for
+from .steady_found import found_in_steady
 from .template import FieldSpec, ResponseTemplate, load_template
 from .tools import tool_schemas
 
@@ -371,21 +372,30 @@ class ResponseParser:
                 self._held_fast = fast
                 return self._fast_route(fast, text[:-1]) if len(text) > 1 else []
             trigger = fast[7]
-            if trigger is not None and text and trigger(text) is None:
-                # None of the fixed texts the delimiters start with, nor a beginning of one at the end (`a < b`,
-                # Phi-4's `f` of `first` before `functools`): routed as below, without the rest of this method.
-                return self._fast_route(fast, text)
+            if trigger is not None and text:
+                found = trigger(text)
+                if found is None:
+                    # None of the fixed texts the delimiters start with, nor a beginning of one at the end (`a < b`,
+                    # Phi-4's `f` of `first` before `functools`): routed as below, without the rest of this method.
+                    return self._fast_route(fast, text)
+                if fast[9] is not None:
+                    return found_in_steady(self, fast, text, found)  # (`steady_found.py`)
         elif self._held_fast is not None and text:
             fast = self._held_fast
             self._held_fast = None
-            if text[0] not in fast[6] and fast[0] not in text:
+            after = fast[6]
+            if (text[0] not in after and fast[0] not in text) if after is not None else fast[7](self._buf + text) is None:
                 # After a lone held character: `text` does not continue it into a delimiter (nor the region's
                 # markup) and has no prefilter character of its own, so the two go to the region together (what
-                # `Watch.feed_trigger` of them would say), and the steady state is back as it was.
+                # `Watch.feed_trigger` of them would say), and the steady state is back as it was. (Without
+                # `hold_next`, after `found_in_steady` held it: the trigger says it of the two joined.)
                 text = self._buf + text
                 self._buf = ""
                 self._fast = fast
-                return self._fast_route(fast, text)
+                self._acc(text)  # (`_fast_route`, inlined)
+                event = fast[8].copy()
+                event["text"] = text
+                return [event]
         if self._finalized:
             raise RuntimeError("this ResponseParser was already finalized; create a new one for a new stream")
         events: list[dict[str, Any]] = []
@@ -591,16 +601,26 @@ class ResponseParser:
         if markup is None:
             dirty = not cur.streamable  # type: ignore[union-attr]
             return (chars[0], chars[-1], cur.name, dirty, None, hold, watch.hold_next,  # type: ignore[union-attr]
-                    watch.feed_trigger, {"type": "region_chunk", "field": cur.name, "text": "", "dirty": dirty})
+                    watch.feed_trigger, {"type": "region_chunk", "field": cur.name, "text": "", "dirty": dirty},
+                    watch.feed_holds)
         mk = self._mk
-        if len(chars) > 1 or mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
+        if mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
             return None
+        # (the trigger: no delimiter's nor markup's fixed text in the chunk, `Markup.joint_trigger`)
+        trigger = markup.joints.get(watch.feed_trigger, markup)
+        if trigger is markup:
+            trigger = markup.joint_trigger(watch.feed_trigger)
+        if len(chars) > 1:  # two characters, one of them the markup's (Gemma 4's content: `<`, `c`; `<channel|>`)
+            if markup.first_char not in chars:
+                return None
+            return (chars[0], chars[1], cur.name, False, mk, None, None, trigger,  # type: ignore[union-attr]
+                    {"type": "region_chunk", "field": cur.name, "text": "", "dirty": False}, None)  # type: ignore[union-attr]
         after = markup.next_chars
         if hold is not None and (markup.first_char != hold or after is None):
             hold = None
         return (chars, markup.first_char, cur.name, False, mk, hold,  # type: ignore[union-attr]
-                watch.hold_next + after if hold is not None else None, None,
-                {"type": "region_chunk", "field": cur.name, "text": "", "dirty": False})  # type: ignore[union-attr]
+                watch.hold_next + after if hold is not None else None, trigger,
+                {"type": "region_chunk", "field": cur.name, "text": "", "dirty": False}, None)  # type: ignore[union-attr]
 
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re as _stdre
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,7 +64,7 @@ class Markup:
     `{"start", "end", "text": "Paris", "sources": "0:[1]"}` is reported.
     """
 
-    __slots__ = ("pattern", "keep", "groups", "first", "first_char", "leads", "trigger", "next_chars")
+    __slots__ = ("pattern", "keep", "groups", "first", "first_char", "leads", "trigger", "next_chars", "joints")
 
     def __init__(self, pattern: regex.Pattern):
         # local: structural helpers shared with the delimiter prefilters
@@ -93,6 +94,21 @@ class Markup:
             if self.first_char is not None and partial and self.trigger is not None
             and all(len(t) > 1 and t[0] == self.first_char for t in partial) else None
         )
+        #: `joint_trigger`'s answers, by the watch's trigger (the parser reads it first: no call once known)
+        self.joints: dict[Any, Any] = {}
+
+    def joint_trigger(self, watch_trigger: Any) -> Any:
+        """A search that finds nothing in a text exactly when neither `watch_trigger` (a watch's `feed_trigger`:
+        fixed texts a delimiter starts with, or a beginning of one at the end) nor this markup's `trigger` finds
+        anything there (then no delimiter nor markup can start in the text: the parser's `feed()` routes it as it
+        is); None without both. One stdlib search of the two alternations joined (each finds its leftmost
+        match, so the joined one finds nothing only where both find nothing)."""
+        joint = self.joints.get(watch_trigger, self)
+        if joint is self:
+            joint = None if watch_trigger is None or self.trigger is None else _stdre.compile(
+                f"(?:{watch_trigger.__self__.pattern})|(?:{self.trigger.__self__.pattern})").search
+            self.joints[watch_trigger] = joint
+        return joint
 
     def plain(self, text: str) -> bool:
         """Whether no match (nor the beginning of one) can start in `text` (a chunk with nothing held)."""
