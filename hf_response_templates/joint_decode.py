@@ -305,6 +305,8 @@ def decode_one_pair(
             if window > 2 * _JOINT_TOKENS:
                 return _joint_split(decode, prompt, text, response)
             joint = decode(tokens + response)
+            if joint.startswith(text):  # (`_split_point`'s first case, without the call)
+                return text, joint[len(text) :]
             cut = _split_point(joint, text)
             return text[:cut], joint[cut:]
     text = decode(prompt)

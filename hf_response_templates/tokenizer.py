@@ -29,7 +29,9 @@ Token ids are decoded with special tokens kept (chat delimiters are special toke
 clean-up of tokenization spaces, and a prompt given as ids is decoded *together* with the generation,
 then split where the prompt's own text ends, so tokenizers whose decoding depends on the previous
 token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 character) give exactly the
-text of the whole sequence. Only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
+text of the whole sequence (the plan is `joint_decode.py`'s; one sequence's prompt whose last 16 tokens hold
+the start anchor is decoded from there only, that window jointly with the response: `decode_one_pair`).
+Otherwise only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
 generation (decoding depends on a few tokens before, never on the whole prompt; a prompt of at most
 `_SHORT_PROMPT` tokens is decoded whole with it, one call fewer); the prompt itself is decoded once per
 distinct prompt of a call, and only its last tokens (the smaller of `_ANCHOR_WINDOWS` that holds it) when
@@ -74,6 +76,7 @@ from .joint_decode import (  # the decoding plan; re-exported: tests and tools r
     decode_one_pair,
 )
 from .parser import ResponseParser  # the engine never imports this module: no cycle
+from .parser import parse_response as _engine_parse
 from .policy import ParsePolicy
 from .template import ResponseTemplate
 
@@ -797,7 +800,7 @@ class ResponseTemplateMixin:
         template = state[1] if state is not None and state[1] is not None else _resolve_template(tokenizer, schema)
         if prefix is None:
             raise ValueError(_PREFIX_REQUIRED)
-        engine_parse = _engine()[2]
+        engine_parse = _engine_parse
         if (
             type(response) is list
             and type(prefix) is list
