@@ -584,11 +584,14 @@ def _strip_response_padding(ids: list[int], pad: int | None, eos: int | None) ->
     """Right padding after the end of a batched generation.
 
     Trailing pad ids are dropped; a trailing run of EOS ids (the pad when `pad_token = eos_token`, or what
-    `generate` pads with when there is no pad token) is collapsed to the one EOS the model really wrote.
+    `generate` pads with when there is no pad token) is collapsed to the one EOS the model really wrote. A
+    response ending with that one EOS (a plain int) and nothing else of it is returned as it is, not copied.
     """
     end = len(ids)
     if not end or (ids[-1] != pad and ids[-1] != eos):
         return ids
+    if ids[-1] == eos and ids[-1] != pad and type(ids[-1]) is int and (end == 1 or (ids[-2] != eos and ids[-2] != pad)):
+        return ids  # the usual end of one generation: its EOS
     saw_eos = False
     while end and (ids[end - 1] == pad or ids[end - 1] == eos):
         saw_eos = saw_eos or ids[end - 1] == eos
