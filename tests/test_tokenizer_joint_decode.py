@@ -498,6 +498,10 @@ def test_an_anchor_in_the_last_tokens_of_a_long_prompt_is_read_from_the_smallest
     else:
         assert seen == [small, _JOINT_TOKENS, small + len(response)]  # window, its head, window + response
     monkeypatch.undo()
+    seen = decoded_lengths(monkeypatch)  # a batch: the prompt's text once (`_ANCHOR_WINDOWS`), its tail per row
+    assert tok.parse_response([response, response], prefix=prompt) == [expected, expected]
+    assert _ANCHOR_WINDOWS[0] in seen and _ANCHOR_WINDOWS[1] not in seen and max(seen) < len(prompt)
+    monkeypatch.undo()
     prefill = enc(tok, "Sure, " * 30)[: (small + large) // 2]  # the anchor is past the small window
     seen = decoded_lengths(monkeypatch)
     prefix_text, text = whole_split(tok, prompt + prefill, response)
