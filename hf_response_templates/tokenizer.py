@@ -29,7 +29,9 @@ Token ids are decoded with special tokens kept (chat delimiters are special toke
 clean-up of tokenization spaces, and a prompt given as ids is decoded *together* with the generation,
 then split where the prompt's own text ends, so tokenizers whose decoding depends on the previous
 token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 character) give exactly the
-text of the whole sequence. Only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
+text of the whole sequence (the plan is `joint_decode.py`'s; one sequence's prompt whose last 16 tokens hold
+the start anchor is decoded from there only, that window jointly with the response: `decode_one_pair`).
+Otherwise only the prompt's last `_JOINT_TOKENS` tokens are decoded again with the
 generation (decoding depends on a few tokens before, never on the whole prompt; a prompt of at most
 `_SHORT_PROMPT` tokens is decoded whole with it, one call fewer); the prompt itself is decoded once per
 distinct prompt of a call, and only its last tokens (the smaller of `_ANCHOR_WINDOWS` that holds it) when
@@ -52,14 +54,29 @@ import logging
 import numbers
 import os
 import queue
-import re
 import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .joint_decode import (  # the decoding plan; re-exported: tests and tools read them here
+    _ANCHOR_WINDOW,  # noqa: F401
+    _ANCHOR_WINDOWS,  # noqa: F401
+    _JOINT_TOKENS,  # noqa: F401
+    _PAIR_WINDOWS,  # noqa: F401
+    _SHORT_PROMPT,  # noqa: F401
+    _anchor_search,  # noqa: F401
+    _joint_split,
+    _lead_never_inside,  # noqa: F401
+    _one_char_excludes,  # noqa: F401
+    _prompt_text,
+    _split_point,
+    _window_text,  # noqa: F401
+    decode_one_pair,
+)
 from .parser import ResponseParser  # the engine never imports this module: no cycle
+from .parser import parse_response as _engine_parse
 from .policy import ParsePolicy
 from .template import ResponseTemplate
 
@@ -465,12 +482,25 @@ def _decode_many(tokenizer: Any, sequences: list[list[int]]) -> list[str]:
 
 def _decoder(tokenizer: Any) -> Callable[[list[int]], str]:
     """How one call of `parse_response` / `get_response_parser` decodes one sequence of checked ids, looked up
-    once per call: the `tokenizers` backend's `decode` (`_backend_decoder`, a C-level `partial`), else the
+    once per call: the `tokenizers` backend's `decode` (`_backend_decoder`, through `_backend_call`), else the
     tokenizer's own `batch_decode` with `_DECODE_KWARGS` (`_decode_many`)."""
     backend = _backend_decoder(tokenizer)
     if backend is not None:
-        return functools.partial(backend, skip_special_tokens=False)
+        return _backend_call(backend)
     return lambda ids: _decode_many(tokenizer, [ids])[0]
+
+
+def _backend_call(backend: Callable[[list[int], bool], str]) -> Callable[[list[int]], str]:
+    """`backend(ids, False)` (special tokens kept) as a one-argument callable: positional arguments, which the
+    backend reads ~0.3 µs faster per call than the keyword a `functools.partial` would pass."""
+
+    def decode(ids: list[int]) -> str:
+        return backend(ids, False)
+
+    return decode
+
+
+_BACKEND_CALL = _backend_call(len).__code__  # how the one-sequence path tells the backend's decoder apart
 
 
 #: tokenizer class -> whether its decoding is exactly the `tokenizers` backend's (see `_backend_decoder`)
@@ -533,7 +563,11 @@ def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
     else:
         pad = getattr(tokenizer, "pad_token_id", None)
         eos = getattr(tokenizer, "eos_token_id", None)
-    return (pad if isinstance(pad, int) else None), (eos if isinstance(eos, int) else None)
+    if pad is not None and not isinstance(pad, int):
+        pad = None
+    if eos is not None and not isinstance(eos, int):
+        eos = None
+    return pad, eos
 
 
 def _strip_prefix_padding(ids: list[int], pad: int | None) -> list[int]:
@@ -550,256 +584,19 @@ def _strip_response_padding(ids: list[int], pad: int | None, eos: int | None) ->
     """Right padding after the end of a batched generation.
 
     Trailing pad ids are dropped; a trailing run of EOS ids (the pad when `pad_token = eos_token`, or what
-    `generate` pads with when there is no pad token) is collapsed to the one EOS the model really wrote.
+    `generate` pads with when there is no pad token) is collapsed to the one EOS the model really wrote. A
+    response ending with that one EOS (a plain int) and nothing else of it is returned as it is, not copied.
     """
     end = len(ids)
     if not end or (ids[-1] != pad and ids[-1] != eos):
         return ids
+    if ids[-1] == eos and ids[-1] != pad and type(ids[-1]) is int and (end == 1 or (ids[-2] != eos and ids[-2] != pad)):
+        return ids  # the usual end of one generation: its EOS
     saw_eos = False
     while end and (ids[end - 1] == pad or ids[end - 1] == eos):
         saw_eos = saw_eos or ids[end - 1] == eos
         end -= 1
     return ids[:end] + [eos] if saw_eos else ids[:end]
-
-
-def _split_point(full: str, prefix: str) -> int:
-    """Where the prefix's text ends inside the joint decode of prefix + response."""
-    if full.startswith(prefix):
-        return len(prefix)
-    # The prompt ended inside a UTF-8 character (byte-level tokens): its decode ends with U+FFFD where
-    # the joint decode has the whole character. The character goes to the response, which completed it.
-    trimmed = prefix.rstrip("\ufffd")
-    if full.startswith(trimmed):
-        return len(trimmed)
-    # Decoding rules that rewrite text across the boundary: split where the two still agree.
-    return len(os.path.commonprefix([full, prefix]))
-
-
-#: Prompt tokens decoded together with the response. Decoding depends on the tokens just before (a
-#: SentencePiece leading space on the previous token, a UTF-8 character split over up to 4 byte tokens,
-#: byte-fallback `<0xNN>` runs), so the last few prompt tokens give the response exactly the text it has in
-#: the whole sequence; the rest of the prompt is decoded once, on its own.
-_JOINT_TOKENS = 8
-
-#: A prompt of at most this many tokens is decoded whole together with the response (two decodes: the
-#: prompt, prompt + response) rather than its last `_JOINT_TOKENS` tokens (three: the prompt, the tail,
-#: tail + response): each decode call has a fixed cost of about 15 tokens' decoding.
-_SHORT_PROMPT = 24
-
-
-#: Prompt tokens decoded to look for a literal start anchor near the end of the prompt. The engine keeps only
-#: the prompt text after the last start anchor (`ResponseTemplate.cut_prefix`), so when the anchor is in
-#: the prompt's last tokens the rest of a long prompt (a system prompt, tool schemas, earlier turns) is
-#: never decoded.
-_ANCHOR_WINDOW = 64
-
-#: The windows tried in turn (`_prompt_text`): a generation prompt's anchor is most often within the last
-#: few tokens, and a smaller window decodes fewer tokens.
-_ANCHOR_WINDOWS = (24, _ANCHOR_WINDOW)
-
-
-def _window_text(
-    decode: Callable[[list[int]], str], prompt: list[int], anchor: Any, size: int = _ANCHOR_WINDOW
-) -> str | None:
-    """Text standing in for the whole prompt's: the decode of its last `size` tokens, when the
-    start `anchor` (a literal `str`, or the template's start-anchor `Delimiter`) is found there after the
-    window's first `_JOINT_TOKENS` tokens (whose text may differ from the whole decode's: a character split
-    at the window's start, a dropped leading space). The text from there on is the end of the whole
-    prompt's text, so its last anchor, and what follows it, are the whole prompt's (for a regex anchor see
-    `_anchor_search`). None: the whole prompt must be decoded."""
-    if anchor is None or len(prompt) <= size:
-        return None
-    literal: str | None
-    search: Callable[[str, int], bool] | None
-    if isinstance(anchor, str):
-        literal, search = anchor, None
-    else:
-        literals = anchor.literals
-        literal = literals[0] if literals is not None and len(literals) == 1 else None
-        search = None if literal is not None else _anchor_search(anchor.source, anchor.untimed_search)
-        if literal is None and search is None:
-            return None
-    window = prompt[-size:]
-    head, text = decode(window[:_JOINT_TOKENS]), decode(window)
-    if literal is not None:
-        return text if text.rfind(literal) > len(head) else None
-    return text if search is not None and search(text, len(head)) else None
-
-
-_BACKREF = re.compile(r"\\[1-9]")
-
-
-@functools.lru_cache(maxsize=256)
-def _anchor_search(source: str, untimed: int) -> Callable[[str, int], bool] | None:
-    """For a start-anchor regex whose matches are at most `width` characters long (computed from the
-    pattern), a test `found(text, start)`: does `text` (a window's decode, reliable from `start` on) show
-    the prompt's last anchor match? It does when the first match at or after `start + 1` begins at least
-    `width` characters after `start + 1`: a match of the whole prompt's text that begins before that point
-    ends before it (matches are at most `width` long), so from there the scan of the whole text and the scan
-    of the window find the same matches, and the same last one (`ResponseTemplate.cut_prefix`). One
-    character of slack leaves out a context rule (`^` in multiline mode, `\\b`) that reads the character
-    before `start`. A pattern of unbounded length qualifies when no match can span the start of its leading
-    text (`_lead_never_inside`): then any match at or after `start + 1` shows it. None (decode the whole
-    prompt): unbounded length otherwise, lookbehind, back references, or a pattern the standard library's
-    `re` does not read exactly as `regex` does."""
-    from .regex_leads import stdlib_equivalent
-
-    if untimed < 0 or "(?<=" in source or "(?<!" in source or "(?P=" in source or "(?(" in source:
-        return None
-    if _BACKREF.search(source):  # back references `\1` (an escaped backslash before a digit is declined too)
-        return None
-    compiled = stdlib_equivalent(source)
-    if compiled is None:
-        return None
-    try:
-        import re._parser as sre_parse  # type: ignore[import-not-found]
-    except ImportError:  # Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
-    try:
-        parsed = sre_parse.parse(source, compiled.flags)
-        low, width = parsed.getwidth()
-    except Exception:  # noqa: BLE001 - any doubt: decode the whole prompt
-        return None
-    if low < 1:
-        return None
-    search = compiled.search
-    if width > 4096:  # unbounded (Granite 3.3's `<\|start_of_role\|>assistant[^<]*<\|end_of_role\|>`)
-        if compiled.flags & re.IGNORECASE or not _lead_never_inside(list(parsed)):
-            return None
-
-        def found_at_lead(text: str, start: int) -> bool:
-            # a match at q >= start + 1 begins with the lead, and no match spans a lead: the whole text's
-            # matches from q on are the window's (see `_lead_never_inside`)
-            return len(text) <= untimed and search(text, start + 1) is not None
-
-        return found_at_lead
-
-    def found(text: str, start: int) -> bool:
-        if len(text) > untimed:  # a window longer than the regex is proven cheap on: decode the whole prompt
-            return False
-        m = search(text, start + 1)
-        return m is not None and m.start() >= start + 1 + width
-
-    return found
-
-
-def _lead_never_inside(items: list) -> bool:
-    """Whether no match of the pattern parsed as `items` (`re._parser`, flat) can span a position where its
-    leading literal text L starts: a match beginning before such a position q ends at or before it. Then a
-    scan reaching q in the whole prompt's text and in a window's (where the text from q on is the same)
-    finds the same matches from q on, whatever the matches before q were.
-
-    Proven from the pattern's shape: L is its leading run of literal characters (at least 2), followed only by
-    literals and single-character sets (or repeats of one); the first character c of L is never consumed
-    inside a match, except by a literal c whose following literals differ from L's continuation before the
-    pattern (or the run of literals) ends: there the text cannot go on as L does. Anything else (groups,
-    alternations, lookarounds, anchors, `.`) declines."""
-    lead = []
-    for op, arg in items:
-        if str(op) != "LITERAL":
-            break
-        lead.append(arg)
-    if len(lead) < 2:
-        return False
-    c = lead[0]
-    for i in range(1, len(items)):
-        op, arg = items[i]
-        kind = str(op)
-        if kind == "LITERAL":
-            if arg != c:
-                continue
-            run = []
-            for o, a in items[i + 1 :]:
-                if str(o) != "LITERAL" or len(run) == len(lead) - 1:
-                    break
-                run.append(a)
-            if run == lead[1 : len(run) + 1]:  # the text after this c may go on as L does
-                return False
-        elif kind in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            body = list(arg[2])
-            if len(body) != 1 or not _one_char_excludes(body[0], c):
-                return False
-        elif not _one_char_excludes((op, arg), c):
-            return False
-    return True
-
-
-_CATEGORY_TESTS = {
-    "CATEGORY_DIGIT": str.isdecimal,
-    "CATEGORY_NOT_DIGIT": lambda ch: not ch.isdecimal(),
-    "CATEGORY_SPACE": lambda ch: re.fullmatch(r"\s", ch) is not None,
-    "CATEGORY_NOT_SPACE": lambda ch: re.fullmatch(r"\s", ch) is None,
-    "CATEGORY_WORD": lambda ch: re.fullmatch(r"\w", ch) is not None,
-    "CATEGORY_NOT_WORD": lambda ch: re.fullmatch(r"\w", ch) is None,
-}
-
-
-def _one_char_excludes(item: tuple, c: int) -> bool:
-    """Whether the one-character item (`re._parser`: a literal, a negated literal or a set) cannot match
-    the character `c`; False for anything else (`.`, groups, ...)."""
-    op, arg = item
-    kind = str(op)
-    if kind == "LITERAL":
-        return arg != c
-    if kind == "NOT_LITERAL":
-        return arg == c
-    if kind != "IN":
-        return False
-    negate, hit = False, False
-    for sub_op, sub_arg in arg:
-        sub = str(sub_op)
-        if sub == "NEGATE":
-            negate = True
-        elif sub == "LITERAL":
-            hit = hit or sub_arg == c
-        elif sub == "RANGE":
-            hit = hit or sub_arg[0] <= c <= sub_arg[1]
-        elif sub == "CATEGORY" and str(sub_arg) in _CATEGORY_TESTS:
-            hit = hit or _CATEGORY_TESTS[str(sub_arg)](chr(c))
-        else:
-            return False
-    return hit == negate
-
-
-def _joint_split(
-    decode: Callable[[list[int]], str],
-    prompt: list[int],
-    prompt_text: str,
-    response: list[int],
-    whole: bool = False,
-) -> tuple[str, str]:
-    """(prefix text, response text) as decoding `prompt + response` in one piece and splitting it where the
-    prompt's text ends (`_split_point`) gives them, decoding only the prompt's last `_JOINT_TOKENS` tokens
-    again (a prompt of more than `_SHORT_PROMPT` tokens). Falls back to the whole joint decode when the
-    tail's text is not the end of the prompt's text (its first token decodes differently without what
-    precedes it, e.g. the middle of a UTF-8 character). `whole`: `prompt_text` is the whole prompt's decode
-    (not a window's), which the whole joint decode then reuses."""
-    if len(prompt) > _SHORT_PROMPT:
-        tail = prompt[-_JOINT_TOKENS:]
-        tail_text = decode(tail)
-        tail += response
-        joint = decode(tail)
-        if prompt_text.endswith(tail_text) and not tail_text.startswith("\ufffd"):
-            cut = _split_point(joint, tail_text)
-            return prompt_text[: len(prompt_text) - len(tail_text) + cut], joint[cut:]
-    full = decode(prompt + response)
-    cut = _split_point(full, prompt_text if whole else decode(prompt))
-    return full[:cut], full[cut:]
-
-
-def _prompt_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: Any) -> tuple[str, bool]:
-    """(the text standing in for the (non-empty) prompt's, whether it is the whole prompt's decode): the
-    decode of its last tokens when they hold the start anchor (`_window_text`, the windows of
-    `_ANCHOR_WINDOWS` in turn, each where it decodes fewer tokens than the whole prompt: the window and its
-    head of `_JOINT_TOKENS` tokens, two calls), else its whole decode."""
-    if anchor is not None:
-        for size in _ANCHOR_WINDOWS:
-            if len(prompt) <= size + 3 * _JOINT_TOKENS:
-                break
-            text = _window_text(decode, prompt, anchor, size)
-            if text is not None:
-                return text, False
-    return decode(prompt), True
 
 
 def _decode_one(
@@ -827,8 +624,7 @@ def _decode_one(
         response = kept
     if not prompt:
         return "", decode(response)
-    text, whole = _prompt_text(decode, prompt, anchor)
-    return _joint_split(decode, prompt, text, response, whole)
+    return decode_one_pair(decode, prompt, response, anchor)
 
 
 def _decode_pairs(
@@ -1003,10 +799,11 @@ class ResponseTemplateMixin:
             [{...}, {...}]
         """
         tokenizer = _underlying_tokenizer(self)
-        template = _resolve_template(tokenizer, schema)
+        state = None if schema is not None else tokenizer.__dict__.get(_STATE)
+        template = state[1] if state is not None and state[1] is not None else _resolve_template(tokenizer, schema)
         if prefix is None:
             raise ValueError(_PREFIX_REQUIRED)
-        _, _, engine_parse, _ = _engine()
+        engine_parse = _engine_parse
         if (
             type(response) is list
             and type(prefix) is list
@@ -1019,7 +816,7 @@ class ResponseTemplateMixin:
             # `_pair_up` / `_decode_pairs` would give, without their per-call bookkeeping
             texts = None
             decode = _decoder(tokenizer)
-            if type(decode) is functools.partial:  # the backend's (`_decoder`)
+            if getattr(decode, "__code__", None) is _BACKEND_CALL:  # the backend's (`_decoder`)
                 # the response is decoded whole: the backend converts each of its ids in C, raising TypeError
                 # for one that is not an integer (a float, a string, None; integer scalars of NumPy / torch
                 # convert as `_ids` converts them). (The prompt's start may never be decoded: checked above.)

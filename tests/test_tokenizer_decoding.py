@@ -93,6 +93,13 @@ def test_padding_helpers():
     assert _strip_response_padding([5, 2, 2, 2], eos, eos) == [5, 2]  # pad_token = eos_token
     assert _strip_response_padding([5, 6], pad, eos) == [5, 6]
     assert _strip_response_padding([], pad, eos) == []
+    # one generation's own EOS: the same list back, not a copy (a float or bool equal to it is still replaced)
+    ends = [5, 6, eos]
+    assert _strip_response_padding(ends, pad, eos) is ends
+    assert _strip_response_padding([eos], pad, eos) == [eos]
+    assert _strip_response_padding([5, float(eos)], pad, eos) == [5, eos]
+    assert type(_strip_response_padding([5, float(eos)], pad, eos)[-1]) is int
+    assert _strip_response_padding([5, 6, eos], eos, eos) == [5, 6, eos]  # pad_token = eos_token: the loop, as before
 
 
 # ------------------------------------------------------------------------ a real padded batch

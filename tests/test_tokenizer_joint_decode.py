@@ -23,6 +23,7 @@ from hf_response_templates.tokenizer import (
     _ANCHOR_WINDOW,
     _ANCHOR_WINDOWS,
     _JOINT_TOKENS,
+    _PAIR_WINDOWS,
     _SHORT_PROMPT,
     _decode_pairs,
     _ids,
@@ -477,19 +478,29 @@ def test_short_prompts_are_decoded_whole_with_the_response_longer_ones_by_their_
 def test_an_anchor_in_the_last_tokens_of_a_long_prompt_is_read_from_the_smallest_window(
     kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The windows of `_ANCHOR_WINDOWS` are tried from the smallest: a generation prompt's anchor within its
-    last tokens costs the decode of the smallest window (and its head), never the larger one's; an anchor
-    only the larger window holds is still read from it."""
+    """The windows of `_PAIR_WINDOWS` (the one-sequence path) are tried from the smallest: a generation prompt's
+    anchor within its last tokens costs the decode of the smallest window (and its head), never a larger one's,
+    and the smallest window is the response's decoding context (decoded again with it); an anchor only the
+    largest window holds is still read from it."""
     tok = TOKENIZERS[kind]()
     tok.response_template = verbatim_template()
-    small, large = _ANCHOR_WINDOWS
+    small, large = _PAIR_WINDOWS[0], _PAIR_WINDOWS[-1]
+    assert small <= 2 * _JOINT_TOKENS < large
     prompt = enc(tok, LONG_SYSTEM + PROMPT)
     response = enc(tok, "Hi there<|im_end|>")
     seen = decoded_lengths(monkeypatch)
     prefix_text, text = whole_split(tok, prompt, response)
     expected = parse_response(text, verbatim_template(), prefix=prefix_text)
     assert tok.parse_response(response, prefix=prompt) == expected
-    assert seen[-1] == _JOINT_TOKENS + len(response) and max(seen[:-1]) == small  # (the last: tail + response)
+    if kind == "slow":  # one token per character: the anchor's 11 tokens do not fit after the smallest window's head
+        middle = _PAIR_WINDOWS[1]  # read from the next window, whose last tokens are decoded with the response
+        assert seen == [small, _JOINT_TOKENS, middle, _JOINT_TOKENS, _JOINT_TOKENS, _JOINT_TOKENS + len(response)]
+    else:
+        assert seen == [small, _JOINT_TOKENS, small + len(response)]  # window, its head, window + response
+    monkeypatch.undo()
+    seen = decoded_lengths(monkeypatch)  # a batch: the prompt's text once (`_ANCHOR_WINDOWS`), its tail per row
+    assert tok.parse_response([response, response], prefix=prompt) == [expected, expected]
+    assert _ANCHOR_WINDOWS[0] in seen and _ANCHOR_WINDOWS[1] not in seen and max(seen) < len(prompt)
     monkeypatch.undo()
     prefill = enc(tok, "Sure, " * 30)[: (small + large) // 2]  # the anchor is past the small window
     seen = decoded_lengths(monkeypatch)
