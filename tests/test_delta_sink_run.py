@@ -17,6 +17,7 @@ from hf_response_templates import ResponseParser, get_template, parse_response
 from hf_response_templates.delta_hot import _LAG_AT
 from hf_response_templates.delta_state import _COMPACT_AT, _ID_CHARS, _join_pieces, _random_id
 from hf_response_templates.openai import DeltaStream
+from hf_response_templates.partial import json_reader
 
 TEXTS = st.lists(
     st.sampled_from(["a", "é", " ", "x < y", '"', "\\", "\n", "\x01", "\u2028", "🌧", "\ud800", "word ", "<", "}"]),
@@ -160,3 +161,46 @@ def test_random_ids_are_choices_drawn_as_before() -> None:
         assert a.random() == b.random()
     drawn = _random_id(random.SystemRandom())
     assert len(drawn) == 24 and set(drawn) <= set(_ID_CHARS)
+
+
+class _NoMatch:
+    """A pattern that never matches: `_follow_members` then takes its step-by-step path."""
+
+    @staticmethod
+    def match(s: str, i: int = 0) -> None:
+        return None
+
+
+MEMBER_VALUES = st.one_of(
+    st.integers(-(10**4), 10**4), st.sampled_from([True, None, 1.5, [1, 2], [], "", "a b", 'q"', "\\", {"x": 1}]), TEXTS
+)
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(
+    members=st.lists(st.tuples(st.sampled_from(["k", "a b", 'q"', "n\\", "é", "k2"]), MEMBER_VALUES), max_size=6),
+    data=st.data(),
+)
+def test_a_member_cut_before_its_value_is_held_as_the_step_by_step_path_holds_it(members, data) -> None:
+    """`_CUT_MEMBER` (the next member cut before its value, held in one match) against the step-by-step path of
+    `_follow_members`: for any members in any pieces, a followed reader returns the same text per piece and is
+    left in the same state (held text, what it waits for, the quotes still to come, value, version)."""
+    body = "{" + ", ".join(json.dumps(k) + ": " + json.dumps(v, ensure_ascii=False) for k, v in members) + "}"
+    pieces = data.draw(chunkings(body))
+    readers = []
+    for cut in (json_reader._CUT_MEMBER, _NoMatch):
+        saved = json_reader._CUT_MEMBER
+        json_reader._CUT_MEMBER = cut
+        try:
+            p = json_reader.JsonPartial()
+            p.feed("{")
+            assert p.follow(p.stack[-1]) is True
+            seen = []
+            for piece in pieces[1:] if pieces[0] == "{" else [pieces[0][1:], *pieces[1:]]:
+                held = p.hold(piece)
+                seen.append((held, None if held else p.feed(piece), p.wait, p.quotes, "".join(p.pending),
+                             p.version, p.broken, p.following is None, p.snapshot()))
+            readers.append(seen)
+        finally:
+            json_reader._CUT_MEMBER = saved
+    assert readers[0] == readers[1]

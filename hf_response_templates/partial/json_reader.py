@@ -385,7 +385,8 @@ class JsonPartial:
                         # held as the steps below hold it (`_hold_at(s, j)`), in one match
                         self.pending.append(s[j:])
                         self.wait = _WAIT_MEMBER
-                        self.quotes = 3 if t.group(1) is None else 2 if t.group(2) is None else 1
+                        g = t.lastindex  # (None: no quote yet; 1: the key's opening one; 2: its closing one too)
+                        self.quotes = 3 if g is None else 3 - g
                         return None
                 continue
             if keys:  # `, "key": value`
