@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hf_response_templates.delta_state import _COMPACT_AT, _Region
-from hf_response_templates.partial.json_reader import _STR_RUN, JsonPartial
+from hf_response_templates.delta_state import _COMPACT_AT, _compact, _Region, _unsink
+from hf_response_templates.partial.json_reader import _STR_RUN, _WAIT_MEMBER, JsonPartial
 
 _LAG_AT = 128  # pieces kept by `DeltaStream._take` before the parser gets them anyway
 
@@ -27,43 +27,45 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
     lag = ds._lag
     unlag = ds._unlag
     p = r.partial
-    # A member held back (`JsonPartial.wait`) is read on by `JsonPartial._follow_feed`, where `JsonPartial.feed`
-    # sends text while following, outside a string, not broken (it stops following then), text not empty; a
-    # dialect's (`JsonDialectPartial.feed`) does more
-    held_feed = p._follow_feed if type(p) is JsonPartial else p.feed
+    # A member held back (`JsonPartial.wait`) is read on by `JsonPartial._follow_held`: `JsonPartial.feed` while
+    # following, between members (what `wait` is set for), not broken (it stops following then), text not
+    # empty; a dialect's (`JsonDialectPartial.feed`) does more
+    held_feed = p._follow_held if type(p) is JsonPartial else p.feed
     # (`JsonPartial.end_string`: where the text a string value sinks holds its closing quote)
     plain = _STR_RUN.match if type(p) is JsonPartial else None
 
+    stop = r.stop  # (set at the region's open)
+    quote = stop == '"'  # (then a piece without '"' has no `stop` either)
+
     def feed(text: str) -> list[dict[str, Any]]:
-        if ds._open is not r:  # (the region closed: `_feed` from now on, which installs another region's)
-            ds.feed = slow
-            return slow(text)
+        # (the region's close, or the stream's finish, puts `_feed` back: `DeltaStream._on_close`)
         c = ds._lag_char
         if not c or c in text or not text:
+            call = r.sink
+            if call is not None and len(call.str_chunks) >= _COMPACT_AT:
+                _compact(call)
             return slow(text)  # (`_take` hands the lag on)
         call = r.sink
         if call is not None:
             lag.append(text)  # (`_take`, inlined)
             if len(lag) >= _LAG_AT:
                 unlag()
-            if '"' not in text and "\\" not in text and r.stop not in text and text.isprintable():
+                if len(call.str_chunks) >= _COMPACT_AT:  # (checked here, not per piece: at most `_LAG_AT` more)
+                    _compact(call)
+            if '"' not in text and "\\" not in text and (quote or stop not in text) and text.isprintable():
                 # (as `DeltaStream._feed`: text needing no JSON escaping is the next piece of the string the
-                # partial parser sits in, and its fragment)
-                call.parts.append(text)
-                chunks = call.str_chunks
-                chunks.append(text)
-                if len(chunks) >= _COMPACT_AT:
-                    chunks[:] = ["".join(chunks)]
-                    parts = call.parts
-                    parts[:] = ["".join(parts)]
+                # partial parser sits in, and its fragment; in `call.parts` later: `_Call.run`)
+                call.str_chunks.append(text)
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
             if r.follow is None:
                 return ds._partial_chunk(r, text)
+            _unsink(call)
+            r.sink = None  # (`DeltaStream._follow_chunk`: while following, the parser knows its open string)
+            call = r.follow
             if plain is not None:
                 q = plain(text).end()
                 if q < len(text) and text[q] == '"':  # the string ends, its last characters need no escaping
-                    r.sink = None  # (`DeltaStream._follow_chunk`, with `JsonPartial.end_string` for its `feed`)
-                    try:
+                    try:  # (with `JsonPartial.end_string` for its `feed`)
                         res = p.end_string(text, q)
                         if p.following is not None:
                             if not res:
@@ -79,45 +81,52 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
                         ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
                         return []
                     return ds._follow_result(r, call, text, res)
-            return ds._follow_chunk(r, text)
-        call = r.follow
-        if call is None:
-            ds.feed = slow  # (neither: the general path, until `_feed` meets a sink or follow again)
-            return slow(text)
-        lag.append(text)
-        if len(lag) >= _LAG_AT:
-            unlag()
-        wait = p.wait
-        if wait is not None:
-            if wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
-                q = p.quotes
-                if not q:
-                    p.pending.append(text)
-                    return []
-                n = text.count('"')
-                if n < q:
-                    p.quotes = q - n
-                    p.pending.append(text)
-                    return []
-            feed = held_feed
-        else:  # (in a string value)
-            chunks = p.sink  # the json dialect's custom-delimited string (`JsonDialectPartial.sink`)
-            if (
-                chunks is not None
-                and p.sink_stop not in text
-                and '"' not in text
-                and "\\" not in text
-                and text.isprintable()
-            ):
-                chunks.append(text)
-                if len(chunks) >= _COMPACT_AT:
-                    chunks[:] = ["".join(chunks)]
-                parts = call.parts
-                parts.append(text)
-                if len(parts) >= _COMPACT_AT:
-                    parts[:] = ["".join(parts)]
-                return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-            feed = p.feed
+            feed = p.feed  # (an escape, or a character the stream does not append itself: read below, which
+            # sinks the string again if it is still open)
+        else:
+            call = r.follow
+            if call is None:
+                ds.feed = slow  # (neither: the general path, until `_feed` meets a sink or follow again)
+                return slow(text)
+            lag.append(text)
+            if len(lag) >= _LAG_AT:
+                unlag()
+            wait = p.wait
+            if wait is not None:
+                if (
+                    "}" not in text and "]" not in text if wait is _WAIT_MEMBER else wait.isdisjoint(text)
+                ):  # `JsonPartial.hold`, inlined (two `in` tests are cheaper than a set's for the common wait)
+                    if '"' not in text:  # (the quotes still to come stay as they are: no count)
+                        p.pending.append(text)
+                        return []
+                    q = p.quotes
+                    if not q:
+                        p.pending.append(text)
+                        return []
+                    n = text.count('"')
+                    if n < q:
+                        p.quotes = q - n
+                        p.pending.append(text)
+                        return []
+                feed = held_feed
+            else:  # (in a string value)
+                chunks = p.sink  # the json dialect's custom-delimited string (`JsonDialectPartial.sink`)
+                if (
+                    chunks is not None
+                    and p.sink_stop not in text
+                    and '"' not in text
+                    and "\\" not in text
+                    and text.isprintable()
+                ):
+                    chunks.append(text)
+                    if len(chunks) >= _COMPACT_AT:
+                        chunks[:] = ["".join(chunks)]
+                    parts = call.parts
+                    parts.append(text)
+                    if len(parts) >= _COMPACT_AT:
+                        parts[:] = ["".join(parts)]
+                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+                feed = p.feed
         try:  # `DeltaStream._follow_chunk`, inlined for what a member's end writes
             res = feed(text)
             if type(res) is str and p.following is not None:
@@ -126,6 +135,7 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
                     if chunks is not None:  # its pieces so far are in `res`: a sink
                         r.sink = call
                         call.str_chunks = chunks
+                        call.run = len(chunks)
                 if not res:
                     return []
                 parts = call.parts

@@ -166,7 +166,7 @@ def _get(value: Any, path: tuple) -> Any:
 class _Call:
     __slots__ = (
         "index", "id", "name", "parts", "stuck", "error", "done", "final", "opened", "members",
-        "str_key", "str_chunks", "str_idx", "held", "value",
+        "str_key", "str_chunks", "str_idx", "held", "value", "run",
     )  # fmt: skip
 
     def __init__(self, index: int, call_id: str, name: str):
@@ -185,12 +185,74 @@ class _Call:
         self.str_idx = 0  # how many of them were sent
         self.held: str | None = None  # the complete arguments, while their last "}" waits
         self.value: Any = _MISSING  # what `held` is the scrubbed json.dumps of, if known (`ToolCallDeltas._args_text`)
+        # While its region sinks its string (`_Region.sink`): the pieces of `str_chunks` from this index on were
+        # sent but are not in `parts` yet (`_fold`); -1: none
+        self.run = -1
 
     @property
     def sent(self) -> str:
+        if self.run >= 0:
+            _fold(self)
         if len(self.parts) > 1:
             self.parts = ["".join(self.parts)]
         return self.parts[0] if self.parts else ""
+
+
+def _fold(call: _Call) -> None:
+    """Put the pieces of a sunk string sent since `_Call.run` into `call.parts`, joined (the sink appends them
+    to the string's pieces only: one list instead of two per piece), before anything else reads or extends
+    `parts`; the sink goes on. See `_unsink`."""
+    k = call.run
+    if k >= 0:
+        chunks = call.str_chunks
+        n = len(chunks)
+        call.run = n
+        if n > k:
+            parts = call.parts
+            parts.append(chunks[k] if n == k + 1 else "".join(chunks[k:]))
+            if len(parts) >= _COMPACT_AT:
+                _join_pieces(parts)
+
+
+def _unsink(call: _Call) -> None:
+    """The region stops sinking `call`'s string (`_Region.sink`): `_fold`, and no run from now on (the partial
+    parser, fed again, appends to the string's pieces what is sent otherwise)."""
+    k = call.run
+    if k >= 0:  # (`_fold`, inlined: a string sunk for a few pieces is common)
+        call.run = -1
+        chunks = call.str_chunks
+        n = len(chunks)
+        if n > k:
+            parts = call.parts
+            parts.append(chunks[k] if n == k + 1 else "".join(chunks[k:]))
+            if len(parts) >= _COMPACT_AT:
+                _join_pieces(parts)
+
+
+def _compact(call: _Call) -> None:
+    """Join the pieces of a sunk string once there are `_COMPACT_AT` of them (`_join_pieces`), after putting
+    those not in `parts` there (`_fold`)."""
+    chunks = call.str_chunks
+    if len(chunks) >= _COMPACT_AT:
+        _fold(call)
+        _join_pieces(chunks)  # (all sent: `str_idx` is set when the sink is left)
+        call.run = len(chunks)
+
+
+def _join_pieces(pieces: list[str]) -> None:
+    """Join a list of text pieces in place (memory: a piece is a string object), in amortized linear time: the
+    pieces after the leading blocks (items of `_COMPACT_AT` characters or more) become one block, and the list
+    is joined whole only when its blocks after the first outweigh that one (the text at least doubled since it
+    was last joined whole) or are many. Joining it whole every `_COMPACT_AT` pieces would copy the text again
+    each time: quadratic in its length."""
+    n = len(pieces)
+    m = 0
+    while m < n and len(pieces[m]) >= _COMPACT_AT:
+        m += 1
+    if m < n - 1:
+        pieces[m:] = ["".join(pieces[m:])]
+    if m >= _COMPACT_AT // 2 or m and sum(map(len, pieces[1:])) >= len(pieces[0]):
+        pieces[:] = ["".join(pieces)]
 
 
 class _TextState:
@@ -270,18 +332,24 @@ def _delta_chars(delta: Mapping) -> int:
     return n
 
 
+# byte -> the id character its top 6 bits pick (`_random_id`), "*" for the values `random.Random.choice` draws again
+_ID_TABLE = "".join(_ID_CHARS[b >> 2] if b >> 2 < len(_ID_CHARS) else "*" for b in range(256)).encode()
+
+
 def _random_id(rng: random.Random) -> str:
     """24 characters of `_ID_CHARS`: ``"".join(rng.choice(_ID_CHARS) for _ in range(24))``, the same characters
-    for the same seed, drawn as `random.Random.choice` draws them (6 random bits, again while >= 62) in one
-    frame instead of two per character."""
+    for the same seed, drawn as `random.Random.choice` draws them: 6 random bits (the top of one 32-bit word of
+    the generator, ``getrandbits(6)``), again while >= 62. The words come in one call (``getrandbits(32 * n)``
+    gives the next n words, the first one lowest), and their top bytes are mapped to characters at once; a word
+    drawn again is made up for by as many more words: exactly the words ``choice`` consumes."""
     bits = rng.getrandbits
-    out = []
-    for _ in range(24):
-        r = bits(6)
-        while r >= 62:
-            r = bits(6)
-        out.append(_ID_CHARS[r])
-    return "".join(out)
+    out = b""
+    need = 24
+    while need:
+        got = bits(32 * need).to_bytes(4 * need, "little")[3::4].translate(_ID_TABLE).replace(b"*", b"")
+        out += got
+        need -= len(got)
+    return out.decode()
 
 
 def _call_id(rng: random.Random) -> str:

@@ -15,7 +15,9 @@ from hf_response_templates.delta_state import (
     _call_id,
     _dumps,
     _encode_string,
+    _fold,
     _get,
+    _join_pieces,
     _Region,
     _same_json,
     _scrub,
@@ -62,10 +64,12 @@ class ToolCallDeltas:
     def _send(self, call: _Call, piece: str, out: list[dict]) -> None:
         if not piece.isascii() and _SURROGATE.search(piece):
             piece = _SURROGATE.sub("\ufffd", piece)
+        if call.run >= 0:
+            _fold(call)
         parts = call.parts
         parts.append(piece)
         if len(parts) >= _COMPACT_AT:
-            parts[:] = ["".join(parts)]
+            _join_pieces(parts)
         out.append({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
 
     def _advance(self, call: _Call, stable: str, out: list[dict]) -> None:

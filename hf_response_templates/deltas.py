@@ -20,13 +20,16 @@ from hf_response_templates.delta_state import (
     _SURROGATE,
     _any_strict,
     _Call,
+    _compact,
     _delta_chars,
     _encode_string,
+    _join_pieces,
     _merge,
     _random_id,
     _Region,
     _Shape,
     _TextState,
+    _unsink,
     _usage,
 )
 from hf_response_templates.delta_tools import ToolCallDeltas
@@ -314,14 +317,11 @@ class DeltaStream(ToolCallDeltas):
                     if '"' not in text and "\\" not in text and r.stop not in text and text.isprintable():
                         # The partial parser sits in that string (`_Region.sink`): text that needs no JSON
                         # escaping (printable: no control character, no lone surrogate) is both the next
-                        # piece of that string and its fragment.
-                        call.parts.append(text)
+                        # piece of that string and its fragment (in `call.parts` later: `_Call.run`).
                         chunks = call.str_chunks
                         chunks.append(text)
-                        if len(chunks) >= _COMPACT_AT:  # (all sent: `str_idx` is set when the sink is left)
-                            chunks[:] = ["".join(chunks)]
-                            parts = call.parts  # (which grew as much: at most twice `_COMPACT_AT` pieces)
-                            parts[:] = ["".join(parts)]
+                        if len(chunks) >= _COMPACT_AT:
+                            _compact(call)
                         return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
                     return self._partial_chunk(r, text) if r.follow is None else self._follow_chunk(r, text)
                 call = r.follow
@@ -363,6 +363,7 @@ class DeltaStream(ToolCallDeltas):
                             if chunks is not None:  # its pieces so far are in `res`: a sink
                                 r.sink = call
                                 call.str_chunks = chunks
+                                call.run = len(chunks)
                         if not res:
                             return []
                         parts = call.parts
@@ -496,6 +497,7 @@ class DeltaStream(ToolCallDeltas):
             p = r.partial
             if p is not None:
                 if r.sink is not None:
+                    _unsink(r.sink)
                     r.sink.str_idx = len(r.sink.str_chunks)  # (the pieces appended while it sat there were sent)
                     r.sink = None
                 if p.feed(text) is True:
@@ -505,10 +507,11 @@ class DeltaStream(ToolCallDeltas):
                     if call is not None and len(call.str_chunks) == call.str_idx + 1:
                         if text.isascii() or _SURROGATE.search(text) is None:
                             r.sink = call  # (its `str_idx` is brought up to date when it is cleared)
+                            call.run = len(call.str_chunks)
                             parts = call.parts
                             parts.append(text)
                             if len(parts) >= _COMPACT_AT:
-                                parts[:] = ["".join(parts)]
+                                _join_pieces(parts)
                             return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
                 if p.version == r.version:
                     call = r.streaming
@@ -552,6 +555,7 @@ class DeltaStream(ToolCallDeltas):
             p = r.partial
             call = r.follow
             if r.sink is not None:
+                _unsink(r.sink)
                 r.sink = None  # (while following, the parser knows what was appended to its open string)
             res = p.feed(text)
             if res is not True and p.following is not None:
@@ -577,11 +581,12 @@ class DeltaStream(ToolCallDeltas):
                 p = r.partial
                 if text.isascii() or _SURROGATE.search(text) is None:
                     r.sink = call
-                    call.str_chunks = p.string_sink()
+                    call.str_chunks = chunks = p.string_sink()
+                    call.run = len(chunks)
                     parts = call.parts
                     parts.append(text)
                     if len(parts) >= _COMPACT_AT:
-                        parts[:] = ["".join(parts)]
+                        _join_pieces(parts)
                     return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
             self._followed(r, text, res, out)
             if r.follow is None:  # it stopped: from the members it wrote on, as usual
@@ -671,6 +676,8 @@ class DeltaStream(ToolCallDeltas):
                 )
         self._finished = True
         self._pfeed = self._ptake = self._no_feed
+        if not self._coalesce:
+            self.feed = self._feed  # type: ignore[method-assign]  # (a region's `hot_feed` never outlives the stream)
         if finish_reason in (None, "stop"):
             finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
         self.finish_reason = finish_reason
@@ -823,6 +830,8 @@ class DeltaStream(ToolCallDeltas):
         captures = ev.get("captures")
         content = self._tpl.by_name[name].content
         pargs = self._partial_args.get(name)
+        if self._open is not None and self._open.hot is not None:
+            self.feed = self._feed  # type: ignore[method-assign]  # (see `_on_close`)
         self._open = r = _Region(
             name,
             kind,
@@ -861,6 +870,7 @@ class DeltaStream(ToolCallDeltas):
         if r.kind != "text":
             if r.partial is not None:
                 if r.sink is not None:
+                    _unsink(r.sink)
                     r.sink.str_idx = len(r.sink.str_chunks)
                     r.sink = None
                 res = r.partial.feed(text)
@@ -911,6 +921,8 @@ class DeltaStream(ToolCallDeltas):
                 and self._kind.get(name) == "text"):
             self._call_as_text(r, ev, out)
             return
+        if r is not None and r.hot is not None:  # its feed (`delta_hot.hot_feed`) hands over for good
+            self.feed = self._feed  # type: ignore[method-assign]
         self._open = None
         if r is None or r.name != name:
             self.warnings.append(f"close of {name!r} without its open")
@@ -951,6 +963,8 @@ class DeltaStream(ToolCallDeltas):
     def _call_as_text(self, r: _Region, ev: Mapping, out: list[dict]) -> None:
         """``malformed_tool_calls='content'``: the open tool region did not parse and its raw text is a text
         field's (content): the calls streamed from it are flagged (not in the message), the text is sent."""
+        if r.hot is not None:
+            self.feed = self._feed  # type: ignore[method-assign]  # (see `_on_close`)
         self._open = None
         self._tail_tool = r
         if r.calls:

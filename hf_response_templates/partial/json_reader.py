@@ -37,6 +37,9 @@ _MEMBER = (
 )
 _FIRST_MEMBER = re.compile(_MEMBER)
 _NEXT_MEMBER = re.compile(", " + _MEMBER)
+# The start of the next member at the end of the text, cut before its value (`,`, `, "ke`, `, "key": `): what
+# `_follow_members` holds back, waiting for the quotes still to come (3 less those the groups saw)
+_CUT_MEMBER = re.compile(r',(?: (?:(")[^"]*(?:(")(?::(?: )?)?)?)?)?\Z')
 _scan_value = json.JSONDecoder().scan_once  # one JSON value at an index (the C scanner): (value, end)
 _encode_value = json.JSONEncoder(ensure_ascii=False).encode  # == json.dumps(value, ensure_ascii=False)
 
@@ -289,12 +292,31 @@ class JsonPartial:
                 i = 0
             self._follow_members(text, i, out)  # (the dialect's own reader of members: `JsonDialectPartial`)
         except (ValueError, RecursionError):
-            self.broken = True
-            self._mode = _DEAD
-            self.following = None
-            self.wait = None
-            return ""  # (as without `follow`: nothing of a text that breaks the body is sent)
+            return self._break()
         return out[0] if len(out) == 1 else "".join(out)
+
+    def _follow_held(self, text: str) -> str:
+        """`_follow_feed` of text that may complete the member held back (`wait` set: between members, nothing
+        cut), without its steps for a string value or a cut escape: the held text and `text`, read as members."""
+        pending = self.pending
+        if pending:
+            pending.append(text)
+            text = "".join(pending)
+            pending.clear()
+        out: list[str] = []
+        try:
+            self._follow_members(text, 0, out)
+        except (ValueError, RecursionError):
+            return self._break()
+        return out[0] if len(out) == 1 else "".join(out)
+
+    def _break(self) -> str:
+        """The body broke while following: "", as without `follow` nothing of a text that breaks it is sent."""
+        self.broken = True
+        self._mode = _DEAD
+        self.following = None
+        self.wait = None
+        return ""
 
     def end_string(self, text: str, q: int) -> str:
         """`feed` (its result, and all it does), while `following` and in the open string value with nothing held
@@ -314,11 +336,7 @@ class JsonPartial:
             frame.version += 1
             self._follow_members(text, q + 1, out)
         except (ValueError, RecursionError):  # (as `_follow_feed`)
-            self.broken = True
-            self._mode = _DEAD
-            self.following = None
-            self.wait = None
-            return ""
+            return self._break()
         return out[0] if len(out) == 1 else "".join(out)
 
     def _follow_members(self, s: str, i: int, out: list[str]) -> None:
@@ -360,12 +378,16 @@ class JsonPartial:
                 j = m.end()
                 out.append(s[i:j])
                 i = j
-                if s.startswith(', "', j) and s.find('"', j + 3) < 0:
-                    # the next key, cut after its opening quote (the common end of a piece that ends a
-                    # member): held without matching again (`_hold_at(s, j)`)
-                    self.pending.append(s[j:])
-                    self.wait, self.quotes = _WAIT_MEMBER, 2
-                    return None
+                if j < n:
+                    t = _CUT_MEMBER.match(s, j)
+                    if t is not None:
+                        # the next member, cut before its value (the common end of a piece that ends a member):
+                        # held as the steps below hold it (`_hold_at(s, j)`), in one match
+                        self.pending.append(s[j:])
+                        self.wait = _WAIT_MEMBER
+                        g = t.lastindex  # (None: no quote yet; 1: the key's opening one; 2: its closing one too)
+                        self.quotes = 3 if g is None else 3 - g
+                        return None
                 continue
             if keys:  # `, "key": value`
                 if not s.startswith(', "', i):
