@@ -256,6 +256,7 @@ class Watch:
         "lone_hold",
         "hold_next",
         "guard_only",
+        "held_memo",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -336,6 +337,8 @@ class Watch:
         # Whether a regex here can look at text before the search position (lookbehind, `^`, `\b`):
         # only then must the parser keep routed text around (`LOOKBEHIND_CONTEXT`) for it.
         self.needs_context = any(_needs_context(d.source) for d in self.regexes)
+        #: `held_memo`'s remembered regex answers at a held start (None where a regex reads text before it).
+        self.held_memo: dict | None = None if self.needs_context or not self.regexes else {}
         # Whether a regex here can match the empty string (`$`, `\Z`, `(?:^|<think>)`, lookaheads): such a
         # delimiter can fire where no text is left, so the end of the stream is scanned even then.
         self.zero_width = any(_can_be_empty(d.source) for d in self.regexes)

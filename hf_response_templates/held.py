@@ -32,13 +32,15 @@ and no delimiter is disabled (a regex timeout or the budget): the full scan hand
 from __future__ import annotations
 
 from .delimiters import HELD_BY, MAX_DELIMITER_LENGTH, Watch
+from .held_memo import remember
 from .regex_leads import _fits_leads
 
 
-def still_held(watch: Watch, memo: dict, ctx: str, held: str) -> bool:
+def still_held(watch: Watch, memo: dict, ctx: str, held: str, remembered: bool = True) -> bool:
     """Whether `held` (the text the last scan of `watch` held, then the new text) is still held from its start:
     some delimiter of `watch` still has a partial match there (see the module docstring). `memo`: that scan's
-    memo; `ctx`: the routed text before `held` that the scan's window started with (lookbehinds read it)."""
+    memo; `ctx`: the routed text before `held` that the scan's window started with (lookbehinds read it).
+    `remembered=False`: ask the regex even where the watch remembers its answers (`held_memo`)."""
     if held in watch.sure_holds:  # (its texts include `Watch.hold_prefixes`)
         d = watch.sure_holds[held]  # a beginning of a sure lead: a partial match of it here; its regex is asked next
         if d is not None:
@@ -48,6 +50,13 @@ def still_held(watch: Watch, memo: dict, ctx: str, held: str) -> bool:
     n = len(held)
     if d is None or n > d.untimed_match or n > MAX_DELIMITER_LENGTH or d not in watch.regexes:
         return False
+    if watch.held_memo is not None and remembered:  # (no regex of the watch reads `ctx`: `d` and `held` decide)
+        key = (id(d), held)  # (`d` is one of the watch's own delimiters: its id is stable while the memo lives)
+        got = watch.held_memo.get(key)
+        if got is None:
+            got = still_held(watch, memo, "", held, False)
+            remember(watch.held_memo, key, got)
+        return got
     if ctx:
         window = ctx + held
         pos = len(ctx)

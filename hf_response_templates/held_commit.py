@@ -22,17 +22,31 @@ from __future__ import annotations
 from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH, Watch, _settle
+from .held_memo import MISSING, remember
 
 
-def commit_at(watch: Watch, window: str, pos: int) -> tuple[int, int, Any, dict | None] | Any:
+def commit_at(
+    watch: Watch, window: str, pos: int, remembered: bool = True
+) -> tuple[int, int, Any, dict | None] | Any:
     """`watch.scan(window, pos, ...)`'s answer where `window[pos:]` is text the last scan held from `pos`, and
     more, that `held.still_held` could not say is still held: `(pos, end, delimiter, captures)` if the scan
     commits a delimiter at `pos`; the delimiter pending there if it holds everything from `pos` (a regex, or a
     literal that the window's end begins); None if this cannot tell (the scan decides). For a window with no
-    disabled delimiter and no delimiter that may match with no width (`Watch.zero_width`: the caller checks both)."""
+    disabled delimiter and no delimiter that may match with no width (`Watch.zero_width`: the caller checks both).
+    `remembered=False`: compute it even where the watch remembers its answers (`held_memo`)."""
     n = len(window)
     if n - pos > MAX_DELIMITER_LENGTH:
         return None
+    if watch.held_memo is not None and remembered:  # (no regex of the watch reads before `pos`: the text decides)
+        key = window[pos:] if pos else window
+        got = watch.held_memo.get(key, MISSING)
+        if got is MISSING:
+            got = commit_at(watch, key, 0, False)
+            remember(watch.held_memo, key, got)
+        if got.__class__ is tuple:  # (0, end, delimiter, captures) on `key`: moved to `pos`, captures copied
+            groups = got[3]
+            return pos, pos + got[1], got[2], dict(groups) if groups else groups
+        return got
     best: tuple | None = None  # (end, rank, delimiter, match or None)
     if watch.lit_find is not None:
         suffix = watch.lit_suffix
