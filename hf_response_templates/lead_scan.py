@@ -20,13 +20,12 @@ match starts with one of those texts. `tests/test_lead_scan.py` compares it with
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH, DelimiterTimeout
 
 __all__ = ["LeadScan", "lead_scan"]
-
-_NEVER = 1 << 62  # a fixed text's next find when there is none left
 
 
 class LeadScan:
@@ -47,24 +46,26 @@ class LeadScan:
         #: With `alone`: for each text, its one try when one delimiter starts with it, else None.
         self.only = tuple(t[0] if len(t) == 1 else None for t in tries)
 
-    def fresh(self) -> list[int]:
-        """The finds list for a new text (no find yet)."""
-        return [-1] * self.width
+    def fresh(self, window: str, pos: int) -> list[int]:
+        """The finds list for `window`, for a first call at `pos`: each text's first find at or after `pos`,
+        `len(window)` for none (found in C: `k % (n + 1)` is `k` for a find, `n` for `str.find`'s -1)."""
+        return list(map((len(window) + 1).__rmod__, map(window.find, self.texts, repeat(pos, self.width))))
 
     def end(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None,
             nxt: list[int]) -> tuple[int, int, Any, dict | None] | int:
         """`Watch.scan_end(window, pos, zw, fired, (), timeout, memo)`: `(start, end, delimiter, captures)`
         of the first delimiter in `window[pos:]`, or `len(window)`. `nxt`: this text's finds (`fresh`,
         then kept between calls on the same `window`, `pos` never going back); each is the first find of its
-        text at or after `pos`, or stale (before `pos`: searched again). Raises `DelimiterTimeout` as
-        `scan_end` does."""
+        text at or after `pos`, `len(window)` if there is none, or stale (before `pos`: searched again).
+        Raises `DelimiterTimeout` as `scan_end` does."""
+        n = len(window)
         i = min(nxt)
         while i < pos:  # a stale find (usually the one text the last call found): search it again from `pos`
             j = nxt.index(i)
             k = window.find(self.texts[j], pos)
-            nxt[j] = k if k >= 0 else _NEVER
+            nxt[j] = k if k >= 0 else n
             i = min(nxt)
-        while i < _NEVER:
+        while i < n:
             if self.alone:
                 j = nxt.index(i)
                 t = self.only[j]
@@ -75,7 +76,7 @@ class LeadScan:
                 else:  # (`_match`, inlined: the usual case, one regex starts with the text found)
                     d = t[0]
                     try:
-                        m = t[2](window, i) if len(window) - i <= t[3] else t[4](window, i, None, None, False, timeout)
+                        m = t[2](window, i) if n - i <= t[3] else t[4](window, i, None, None, False, timeout)
                     except TimeoutError:
                         raise DelimiterTimeout(d, window[i:]) from None
                     best = None
@@ -106,9 +107,9 @@ class LeadScan:
             while i == at:
                 j = nxt.index(i)
                 k = window.find(self.texts[j], at + 1)
-                nxt[j] = k if k >= 0 else _NEVER
+                nxt[j] = k if k >= 0 else n
                 i = min(nxt)
-        return len(window)
+        return n
 
     @staticmethod
     def _best(tries: tuple[tuple[Any, ...], ...], window: str, i: int, zw: int, fired: frozenset,

@@ -60,7 +60,7 @@ class OneShotPlan:
     `plan_for`."""
 
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_anchor_texts", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
-                 "_required", "_timed", "_by_name", "_ones", "_defaults", "_lates", "_whole", "_loop")
+                 "_required", "_timed", "_by_name", "_ones", "_slots", "_defaults", "_lates", "_whole", "_loop")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -96,18 +96,21 @@ class OneShotPlan:
         #: And the watches whose every delimiter starts with a fixed text: `(None, None, LeadScan)`
         #: (`lead_scan.py`: `Watch.scan_end` as a few `str.find` and a regex match where one finds).
         ones: dict = {}
+        slots = 0  # (each `LeadScan`'s finds are at its index in a list made per call: `run`'s `found`)
         for w in (tpl.idle_watch, *tpl.close_watches, *lates.values()):
             if w is None:
                 continue
             if not w.only_literals:
                 scan = lead_scan(w)
                 if scan is not None:
-                    ones[w] = (None, None, scan)
+                    ones[w] = (None, None, scan, slots)
+                    slots += 1
             elif w.lit_one is not None:
                 ones[w] = (w.lit_one, w.lit_one_delimiter)
             elif len(w.lit_finders) == 1 and w.lit_finders[0].__class__ is not str:
                 ones[w] = (None, w.lit_finders[0], w.lit_lookup)
         self._ones = ones
+        self._slots = (None,) * slots
         #: The JSON fields with `"trailing": "stream"` that read one value (no separator): their first scan is
         #: `jsonscan.whole_value_end` when the value is all there, the `ValueEnd` scanner only if not.
         self._whole = frozenset(f.name for f in tpl.fields if f.value_end is not None
@@ -156,7 +159,7 @@ class OneShotPlan:
         zw = -1
         fired = _NONE_FIRED
         memo: dict = {}
-        found: dict = {}  # each `LeadScan`'s finds in `window` (`LeadScan.fresh`)
+        found = [*self._slots]  # each `LeadScan`'s finds in `window` (`LeadScan.fresh`), by its slot
         pos = 0
         vend: Any = None  # the open region's `jsonscan.ValueEnd` (a JSON field with `"trailing": "stream"`)
         # (field, body start, body end, captures, `(value,)` if the `ValueEnd` decoded it already)
@@ -176,9 +179,9 @@ class OneShotPlan:
                     result = (i, i + len(one[0]), one[1], None) if i >= 0 else n
                 elif one[1] is None:  # (`Watch.scan_end` of fixed texts: `LeadScan.end`)
                     scan = one[2]
-                    finds = found.get(scan)
+                    finds = found[one[3]]
                     if finds is None:  # (not in `memo`: a zero-width match leaves the finds valid)
-                        finds = found[scan] = scan.fresh()
+                        finds = found[one[3]] = scan.fresh(window, pos)
                     try:
                         result = scan.end(window, pos, zw, fired, timeout, finds)
                     except DelimiterTimeout:

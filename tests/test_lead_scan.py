@@ -75,7 +75,7 @@ def _script(draw):
 def test_lead_scan_equals_scan_end(script):
     name, watch, scan, text, steps = script
     n = len(text)
-    finds = scan.fresh()
+    finds = scan.fresh(text, 0)
     memo: dict = {}
     pos, zw, fired = 0, -1, frozenset()
     regexes = watch.regexes
@@ -108,7 +108,7 @@ def test_lead_scan_equals_scan_end(script):
 def test_mistral_idle_scan(text, want):
     tpl = load_template(get_template("mistral-small-3.2"))
     scan = lead_scan(tpl.idle_watch)
-    got = scan.end(text, 0, -1, frozenset(), 1.0, scan.fresh())
+    got = scan.end(text, 0, -1, frozenset(), 1.0, scan.fresh(text, 0))
     if isinstance(want, int):
         assert got == want
     else:
@@ -122,7 +122,7 @@ def test_a_zero_width_match_skipped_at_zw_is_found_again_by_a_later_call_that_do
     close = tpl.close_watches[tpl.by_name["tool_calls"].index]
     scan = lead_scan(close)
     text = "{}[TOOL_CALLS]g{}</s>"
-    finds = scan.fresh()
+    finds = scan.fresh(text, 0)
     lookahead = next(d for d in close.regexes)
     got = scan.end(text, 2, 2, frozenset({lookahead}), 1.0, finds)
     assert got[:2] == (17, 21)  # `</s>`: the zero-width match at 2 fired there
