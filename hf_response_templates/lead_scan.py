@@ -23,7 +23,10 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Any
 
+import regex
+
 from .delimiters import MAX_DELIMITER_LENGTH, DelimiterTimeout
+from .regex_safety import _C, strict_parse
 
 __all__ = ["LeadScan", "lead_scan"]
 
@@ -36,7 +39,8 @@ class LeadScan:
 
     def __init__(self, texts: tuple[str, ...], tries: tuple[tuple[tuple[Any, ...], ...], ...]) -> None:
         #: The fixed texts, and for each the delimiters to try where it is found: `(delimiter, width)` for a
-        #: literal (its length), `(delimiter, -1, fast, untimed_match, pattern)` for a regex.
+        #: literal (its length) or a regex whose match there is known (`_sure_width`; `_EMPTY` for zero
+        #: width), `(delimiter, -1, fast, untimed_match, pattern)` for a regex matched there.
         self.texts = texts
         self.tries = tries
         self.width = len(texts)
@@ -71,8 +75,12 @@ class LeadScan:
                 t = self.only[j]
                 if t is None:
                     best = self._best(self.tries[j], window, i, zw, fired, timeout, None)
-                elif t[1] >= 0:  # a literal
+                elif t[1] > 0:  # a literal (or a regex whose match there is known)
                     return i, i + t[1], t[0], None
+                elif t[1] == _EMPTY:  # a regex whose match there is known to be zero-width (`_sure_width`)
+                    if i != zw or t[0] not in fired:
+                        return i, i, t[0], None
+                    best = _SKIPPED
                 else:  # (`_match`, inlined: the usual case, one regex starts with the text found)
                     d = t[0]
                     try:
@@ -118,7 +126,13 @@ class LeadScan:
         `_SKIPPED` if there is none but a zero-width one skipped at `zw`."""
         for t in tries:
             d = t[0]
-            got = (i, i + t[1], d, None) if t[1] >= 0 else _match(t, window, i, zw, fired, timeout)
+            width = t[1]
+            if width > 0:
+                got = (i, i + width, d, None)
+            elif width == _EMPTY:
+                got = _SKIPPED if i == zw and d in fired else (i, i, d, None)
+            else:
+                got = _match(t, window, i, zw, fired, timeout)
             if got is None:
                 continue
             if got is _SKIPPED:
@@ -132,6 +146,8 @@ class LeadScan:
 
 #: `_match`'s answer for a zero-width match at `zw` of a delimiter that fired there (no match).
 _SKIPPED: Any = ()
+#: A try's width for a regex known to match with zero width where its text is (`_sure_width`).
+_EMPTY = -2
 
 
 def _match(t: tuple[Any, ...], window: str, i: int, zw: int, fired: frozenset,
@@ -181,6 +197,40 @@ def lead_scan(watch: Any) -> LeadScan | None:
         for text in (lead if lead.__class__ is tuple else (lead,)):
             if not text:
                 return None
-            by_text.setdefault(text, []).append((d, -1, d.fast.match, d.untimed_match, d.pattern.match))
+            width = _sure_width(d, text)
+            if width is None:
+                by_text.setdefault(text, []).append((d, -1, d.fast.match, d.untimed_match, d.pattern.match))
+            else:  # the regex's match where `text` is found is known: a literal, or `_EMPTY` (zero width)
+                by_text.setdefault(text, []).append((d, width or _EMPTY))
     texts = tuple(by_text)
     return LeadScan(texts, tuple(tuple(by_text[t]) for t in texts))
+
+
+def _sure_width(d: Any, text: str) -> int | None:
+    """The width of regex delimiter `d`'s match at any position where fixed text `text` is, when the regex's
+    structure decides it whatever follows: each top-level alternative a fixed text (`</s>`) or a lookahead of
+    one (`(?=\\[TOOL_CALLS\\])`), tried in order as the regex engines do (the first that matches wins); one
+    that `text` begins with matches (its length, 0 for a lookahead), one that differs from `text` within their
+    common length fails. None when it depends on what follows (an alternative longer than `text` that begins
+    with it), on anything else in the pattern, or when none matches."""
+    if d.group_slots or len(text) > MAX_DELIMITER_LENGTH or d.pattern.flags & (regex.IGNORECASE | regex.VERBOSE):
+        return None
+    parsed = strict_parse(d.source)  # (None for case-insensitive matching or syntax `re` does not read)
+    if parsed is None:
+        return None
+    items = list(parsed)
+    alternatives = items[0][1][1] if len(items) == 1 and items[0][0] is _C.BRANCH else [items]
+    for alternative in alternatives:
+        alternative = list(alternative)
+        consuming = True
+        if len(alternative) == 1 and alternative[0][0] is _C.ASSERT and alternative[0][1][0] == 1:
+            consuming = False  # a lookahead (`(?=...)`, direction 1) of what follows
+            alternative = list(alternative[0][1][1])
+        if not alternative or any(op is not _C.LITERAL for op, _ in alternative):
+            return None
+        fixed = "".join(chr(c) for _, c in alternative)
+        if text.startswith(fixed):
+            return len(fixed) if consuming else 0
+        if fixed.startswith(text):
+            return None  # (a longer text: whether it matches depends on what follows)
+    return None

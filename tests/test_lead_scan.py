@@ -128,3 +128,30 @@ def test_a_zero_width_match_skipped_at_zw_is_found_again_by_a_later_call_that_do
     assert got[:2] == (17, 21)  # `</s>`: the zero-width match at 2 fired there
     got = scan.end(text, 2, -1, frozenset(), 1.0, finds)
     assert got[:2] == (2, 2)
+
+
+def _regex(source: str):
+    from hf_response_templates.delimiters import CLOSE, Delimiter, compile_regex
+    return Delimiter("f", CLOSE, "close_pattern", None, compile_regex(source), source)
+
+
+@pytest.mark.parametrize("source, text, width", [
+    (r"(?=\[TOOL_CALLS\])|</s>", "[TOOL_CALLS]", 0),  # the lookahead matches where its text is: zero width
+    (r"(?=\[TOOL_CALLS\])|</s>", "</s>", 4),  # the lookahead fails there (another text), `</s>` matches
+    (r"</think>|(?=<minimax:tool_call>)|(?=<think>)", "<think>", 0),
+    (r"</s>|(?=</s>)", "</s>", 4),  # the first alternative that matches wins, not the longest
+    (r"(?=</s>)|</s>", "</s>", 0),
+    (r"(?=<tool_call>x)|</s>", "<tool_call>", None),  # longer than the text: depends on what follows
+    (r"(?i)</s>", "</s>", None),  # case-insensitive: not read here
+    (r"(?P<n></s>)", "</s>", None),  # a capture: its groups are the regex's to give
+    (r"<a>\s*|</s>", "<a>", None),  # more than a fixed text
+    (r"<x>|<y>", "<z>", None),  # no alternative matches there: left to the regex
+])
+def test_sure_width(source, text, width):
+    """Where the regex's match at a find of its text is known from its structure, no regex call is made."""
+    from hf_response_templates.lead_scan import _sure_width
+    assert _sure_width(_regex(source), text) == width
+    if width is not None:  # what the regex itself says, at the text followed by anything
+        for after in ("", "x", "</s>", "[TOOL_CALLS]"):
+            m = _regex(source).pattern.match(text + after, 0)
+            assert m is not None and m.end() == width
