@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from operator import itemgetter
 from typing import Any
 
 from .errors import TemplateError
@@ -249,22 +248,7 @@ def _dict_applier(items: tuple[tuple[str, int, Any], ...]) -> Applier:
                 out[key] = value(scope)
         return out
 
-    if len(items) < 2 or any(kind != _ROOT for _, kind, _ in items):
-        return apply
-    # Every value a `{name}` lookup (a tool call's `{"name": "{name}", "arguments": "{content}"}`): read them
-    # all in C from a plain dict scope; a missing name (KeyError) goes to `apply`, which words the error.
-    keys = tuple(key for key, _, _ in items)
-    get = itemgetter(*(value for _, _, value in items))
-
-    def apply_roots(scope: Mapping[str, Any]) -> dict[str, Any]:
-        if scope.__class__ is dict:
-            try:
-                return dict(zip(keys, get(scope), strict=True))
-            except KeyError:
-                pass
-        return apply(scope)
-
-    return apply_roots
+    return apply
 
 
 def _lookup(path: str) -> Applier:
