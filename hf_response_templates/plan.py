@@ -33,6 +33,7 @@ from typing import Any
 from . import content as _content
 from .delimiters import OPEN, DelimiterTimeout
 from .jsonscan import whole_value_end
+from .lead_scan import lead_scan
 from .template import _strip_text
 
 __all__ = ["OneShotPlan", "plan_for"]
@@ -59,7 +60,7 @@ class OneShotPlan:
     `plan_for`."""
 
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_anchor_texts", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
-                 "_required", "_timed", "_by_name", "_ones", "_defaults", "_lates", "_whole", "_loop")
+                 "_required", "_timed", "_by_name", "_ones", "_slots", "_defaults", "_lates", "_whole", "_loop")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -92,15 +93,24 @@ class OneShotPlan:
         #: watch of literals sharing their first character, `<tool_call>` / `<|im_end|>`): searched in the
         #: loop itself, `(text, delimiter)` for one literal (`str.find`), `(None, search, lookup)` for the
         #: compiled alternation (`Watch._literal_end` with one finder, whose memo only saves re-finding).
+        #: And the watches whose every delimiter starts with a fixed text: `(None, None, LeadScan)`
+        #: (`lead_scan.py`: `Watch.scan_end` as a few `str.find` and a regex match where one finds).
         ones: dict = {}
+        slots = 0  # (each `LeadScan`'s finds are at its index in a list made per call: `run`'s `found`)
         for w in (tpl.idle_watch, *tpl.close_watches, *lates.values()):
-            if w is None or not w.only_literals:
+            if w is None:
                 continue
-            if w.lit_one is not None:
+            if not w.only_literals:
+                scan = lead_scan(w)
+                if scan is not None:
+                    ones[w] = (None, None, scan, slots)
+                    slots += 1
+            elif w.lit_one is not None:
                 ones[w] = (w.lit_one, w.lit_one_delimiter)
             elif len(w.lit_finders) == 1 and w.lit_finders[0].__class__ is not str:
                 ones[w] = (None, w.lit_finders[0], w.lit_lookup)
         self._ones = ones
+        self._slots = (None,) * slots
         #: The JSON fields with `"trailing": "stream"` that read one value (no separator): their first scan is
         #: `jsonscan.whole_value_end` when the value is all there, the `ValueEnd` scanner only if not.
         self._whole = frozenset(f.name for f in tpl.fields if f.value_end is not None
@@ -149,6 +159,7 @@ class OneShotPlan:
         zw = -1
         fired = _NONE_FIRED
         memo: dict = {}
+        found = [*self._slots]  # each `LeadScan`'s finds in `window` (`LeadScan.fresh`), by its slot
         pos = 0
         vend: Any = None  # the open region's `jsonscan.ValueEnd` (a JSON field with `"trailing": "stream"`)
         # (field, body start, body end, captures, `(value,)` if the `ValueEnd` decoded it already)
@@ -166,6 +177,15 @@ class OneShotPlan:
                 elif one[0] is not None:  # (`Watch.scan_end` of one literal, inlined)
                     i = window.find(one[0], pos)
                     result = (i, i + len(one[0]), one[1], None) if i >= 0 else n
+                elif one[1] is None:  # (`Watch.scan_end` of fixed texts: `LeadScan.end`)
+                    scan = one[2]
+                    finds = found[one[3]]
+                    if finds is None:  # (not in `memo`: a zero-width match leaves the finds valid)
+                        finds = found[one[3]] = scan.fresh(window, pos)
+                    try:
+                        result = scan.end(window, pos, zw, fired, timeout, finds)
+                    except DelimiterTimeout:
+                        return None
                 else:  # (`Watch.scan_end` of literals one search finds, inlined)
                     m = one[1](window, pos)
                     result = (m.start(), m.end(), one[2][m.group()], None) if m is not None else n

@@ -1,0 +1,240 @@
+"""The one-shot plan's scan of a watch whose every delimiter starts with a fixed text (issue 19).
+
+`Watch.scan_end` answers, at the end of the stream, where the next delimiter of a watch is: the earliest
+complete match from a position, then the longest, then the one of highest priority (lowest rank). It serves
+every kind of watch (prefilters, literals searched per first character, regexes tried at their leading texts,
+candidate triggers for regexes without one, a memo of finds ahead), and that generality is most of what the
+one-shot plan spends on a short response: ~550 Python opcodes per Mistral response out of ~1,900.
+
+A watch whose delimiters are literals, or regexes every match of which starts with one of a few fixed texts
+(`Watch.leads`: `[TOOL_CALLS]` for Mistral's `\\[TOOL_CALLS\\](?P<name>...)...` and its `(?=\\[TOOL_CALLS\\])`
+close), has a much smaller answer, which `LeadScan` computes: the fixed texts (every literal, every regex's
+leads) are found with `str.find`, each one's next find kept in a list for the whole text (searched for again
+only once passed, so each text is searched about once per fixed text: linear); at the earliest find, every
+delimiter with a fixed text found there is tried (a literal matches; a regex is matched there, as `Watch.
+scan_end` does: `re` twin when untimed, the `regex` pattern with its timeout otherwise, no match longer than
+`MAX_DELIMITER_LENGTH`, no zero-width match at `zw` of a delimiter that fired there); the longest, then the
+highest-priority one wins; if none matches there, the next find. No delimiter can match anywhere else: every
+match starts with one of those texts. `tests/test_lead_scan.py` compares it with `Watch.scan_end`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from .delimiters import MAX_DELIMITER_LENGTH, DelimiterTimeout
+from .regex_safety import _C, strict_parse
+
+__all__ = ["LeadScan", "lead_scan"]
+
+
+class LeadScan:
+    """`Watch.scan_end` of one eligible watch (see the module docstring and `lead_scan`). Immutable; the
+    per-text finds live in a list the caller keeps for one text (`fresh`)."""
+
+    __slots__ = ("texts", "tries", "width", "alone", "only")
+
+    def __init__(self, texts: tuple[str, ...], tries: tuple[tuple[tuple[Any, ...], ...], ...]) -> None:
+        #: The fixed texts, and for each the delimiters to try where it is found: `(delimiter, width)` for a
+        #: literal (its length) or a regex whose match there is known (`_sure_width`; `_EMPTY` for zero
+        #: width), `(delimiter, -1, fast, untimed_match, pattern)` for a regex matched there.
+        self.texts = texts
+        self.tries = tries
+        self.width = len(texts)
+        #: Whether no text is a beginning of another: then two texts are never found at one position, and
+        #: `nxt.index` names the one found there.
+        self.alone = not any(a != b and b.startswith(a) for a in texts for b in texts)
+        #: With `alone`: for each text, its one try when one delimiter starts with it, else None.
+        self.only = tuple(t[0] if len(t) == 1 else None for t in tries)
+
+    def fresh(self, window: str, pos: int) -> list[int]:
+        """The finds list for `window`, for a first call at `pos`: each text's first find at or after `pos`,
+        `len(window)` for none. (A plain loop: `list(map(...))` of the finds is ~1.6x dearer for 2-5 texts.)"""
+        n = len(window)
+        out = []
+        for text in self.texts:
+            k = window.find(text, pos)
+            out.append(k if k >= 0 else n)
+        return out
+
+    def end(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None,
+            nxt: list[int]) -> tuple[int, int, Any, dict | None] | int:
+        """`Watch.scan_end(window, pos, zw, fired, (), timeout, memo)`: `(start, end, delimiter, captures)`
+        of the first delimiter in `window[pos:]`, or `len(window)`. `nxt`: this text's finds (`fresh`,
+        then kept between calls on the same `window`, `pos` never going back); each is the first find of its
+        text at or after `pos`, `len(window)` if there is none, or stale (before `pos`: searched again).
+        Raises `DelimiterTimeout` as `scan_end` does."""
+        n = len(window)
+        i = min(nxt)
+        while i < pos:  # a stale find (usually the one text the last call found): search it again from `pos`
+            j = nxt.index(i)
+            k = window.find(self.texts[j], pos)
+            nxt[j] = k if k >= 0 else n
+            i = min(nxt)
+        while i < n:
+            if self.alone:
+                j = nxt.index(i)
+                t = self.only[j]
+                if t is None:
+                    best = self._best(self.tries[j], window, i, zw, fired, timeout, None)
+                elif t[1] > 0:  # a literal (or a regex whose match there is known)
+                    return i, i + t[1], t[0], None
+                elif t[1] == _EMPTY:  # a regex whose match there is known to be zero-width (`_sure_width`)
+                    if i != zw or t[0] not in fired:
+                        return i, i, t[0], None
+                    best = _SKIPPED
+                else:  # (`_match`, inlined: the usual case, one regex starts with the text found)
+                    d = t[0]
+                    try:
+                        m = t[2](window, i) if n - i <= t[3] else t[4](window, i, None, None, False, timeout)
+                    except TimeoutError:
+                        raise DelimiterTimeout(d, window[i:]) from None
+                    best = None
+                    if m is not None:
+                        end = m.end()
+                        if end - i <= MAX_DELIMITER_LENGTH:
+                            if end == i == zw and d in fired:
+                                best = _SKIPPED
+                            elif not d.group_slots:
+                                return i, end, d, None
+                            else:
+                                groups = m.groupdict()
+                                if None in groups.values():  # (only the groups that took part: `_groups`)
+                                    groups = {k: v for k, v in groups.items() if v is not None}
+                                return i, end, d, groups
+            else:
+                best = None
+                for j in range(self.width):
+                    if nxt[j] == i:
+                        best = self._best(self.tries[j], window, i, zw, fired, timeout, best)
+            if best is not None and best is not _SKIPPED:
+                return best
+            # nothing matches at `i`: the next find (after a zero-width match skipped at `zw`, which a later
+            # call at `zw` may not skip, the finds past it go to a copy: `nxt` keeps this one)
+            if best is _SKIPPED:
+                nxt = nxt[:]
+            at = i
+            while i == at:
+                j = nxt.index(i)
+                k = window.find(self.texts[j], at + 1)
+                nxt[j] = k if k >= 0 else n
+                i = min(nxt)
+        return n
+
+    @staticmethod
+    def _best(tries: tuple[tuple[Any, ...], ...], window: str, i: int, zw: int, fired: frozenset,
+              timeout: float | None, best: Any) -> Any:
+        """The best of `best` and the matches at `i` of the delimiters `tries` (longest, then lowest rank);
+        `_SKIPPED` if there is none but a zero-width one skipped at `zw`."""
+        for t in tries:
+            d = t[0]
+            width = t[1]
+            if width > 0:
+                got = (i, i + width, d, None)
+            elif width == _EMPTY:
+                got = _SKIPPED if i == zw and d in fired else (i, i, d, None)
+            else:
+                got = _match(t, window, i, zw, fired, timeout)
+            if got is None:
+                continue
+            if got is _SKIPPED:
+                if best is None:
+                    best = _SKIPPED
+                continue
+            if best is None or best is _SKIPPED or got[1] > best[1] or (got[1] == best[1] and d.rank < best[2].rank):
+                best = got
+        return best
+
+
+#: `_match`'s answer for a zero-width match at `zw` of a delimiter that fired there (no match).
+_SKIPPED: Any = ()
+#: A try's width for a regex known to match with zero width where its text is (`_sure_width`).
+_EMPTY = -2
+
+
+def _match(t: tuple[Any, ...], window: str, i: int, zw: int, fired: frozenset,
+           timeout: float | None) -> tuple[int, int, Any, dict | None] | None:
+    """The match of regex try `t` (see `LeadScan.tries`) at `i`, as `Watch.scan_end` has it (`delimiters.
+    _match_at`): None if there is none or it is longer than `MAX_DELIMITER_LENGTH`, `_SKIPPED` if it is
+    zero-width at `zw` and its delimiter fired there."""
+    d = t[0]
+    try:
+        if len(window) - i <= t[3]:  # proven bounded here: no timeout (`Delimiter.untimed_match`)
+            m = t[2](window, i)
+        else:
+            m = t[4](window, i, None, None, False, timeout)
+    except TimeoutError:
+        raise DelimiterTimeout(d, window[i:]) from None
+    if m is None:
+        return None
+    end = m.end()
+    if end - i > MAX_DELIMITER_LENGTH:
+        return None
+    if end == i == zw and d in fired:
+        return _SKIPPED
+    if not d.group_slots:
+        return i, end, d, None
+    groups = m.groupdict()
+    if None in groups.values():  # (only the groups that took part: `delimiters._groups`)
+        groups = {k: v for k, v in groups.items() if v is not None}
+    return i, end, d, groups
+
+
+def lead_scan(watch: Any) -> LeadScan | None:
+    """The `LeadScan` of `watch`, or None when some delimiter of it may match where no fixed text of it
+    starts (a regex without leads, `\\G`, a reverse search), or it has no regex (the plan reads literals
+    itself)."""
+    if watch is None or not watch.regexes:
+        return None
+    by_text: dict[str, list[tuple[Any, ...]]] = {}
+    for d in watch.delimiters:
+        if d.literals is not None:
+            for lit in d.literals:
+                if watch.lit_lookup.get(lit) is d:  # (a literal two delimiters share is the first one's)
+                    by_text.setdefault(lit, []).append((d, len(lit)))
+            continue
+        lead = watch.leads.get(d)
+        if lead is None or d not in watch.reusable:
+            return None
+        for text in (lead if lead.__class__ is tuple else (lead,)):
+            if not text:
+                return None
+            width = _sure_width(d, text)
+            if width is None:
+                by_text.setdefault(text, []).append((d, -1, d.fast.match, d.untimed_match, d.pattern.match))
+            else:  # the regex's match where `text` is found is known: a literal, or `_EMPTY` (zero width)
+                by_text.setdefault(text, []).append((d, width or _EMPTY))
+    texts = tuple(by_text)
+    return LeadScan(texts, tuple(tuple(by_text[t]) for t in texts))
+
+
+def _sure_width(d: Any, text: str) -> int | None:
+    """The width of regex delimiter `d`'s match at any position where fixed text `text` is, when the regex's
+    structure decides it whatever follows: each top-level alternative a fixed text (`</s>`) or a lookahead of
+    one (`(?=\\[TOOL_CALLS\\])`), tried in order as the regex engines do (the first that matches wins); one
+    that `text` begins with matches (its length, 0 for a lookahead), one that differs from `text` within their
+    common length fails. None when it depends on what follows (an alternative longer than `text` that begins
+    with it), on anything else in the pattern, or when none matches."""
+    if d.group_slots or len(text) > MAX_DELIMITER_LENGTH or d.pattern.flags & (regex.IGNORECASE | regex.VERBOSE):
+        return None
+    parsed = strict_parse(d.source)  # (None for case-insensitive matching or syntax `re` does not read)
+    if parsed is None:
+        return None
+    items = list(parsed)
+    alternatives = items[0][1][1] if len(items) == 1 and items[0][0] is _C.BRANCH else [items]
+    for alternative in alternatives:
+        alternative = list(alternative)
+        consuming = True
+        if len(alternative) == 1 and alternative[0][0] is _C.ASSERT and alternative[0][1][0] == 1:
+            consuming = False  # a lookahead (`(?=...)`, direction 1) of what follows
+            alternative = list(alternative[0][1][1])
+        if not alternative or any(op is not _C.LITERAL for op, _ in alternative):
+            return None
+        fixed = "".join(chr(c) for _, c in alternative)
+        if text.startswith(fixed):
+            return len(fixed) if consuming else 0
+        if fixed.startswith(text):
+            return None  # (a longer text: whether it matches depends on what follows)
+    return None

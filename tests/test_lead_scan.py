@@ -1,0 +1,157 @@
+"""`lead_scan.LeadScan`: the one-shot plan's scan of a watch whose delimiters all start with fixed texts gives
+exactly `Watch.scan_end`'s answer (issue 19).
+
+Every watch of every shipped template that has a `LeadScan` (idle, closes, late watches) is asked, on texts
+made of its own fixed texts, beginnings of them and the characters around them, from non-decreasing
+positions (as the plan asks: the finds list is kept for the whole text), with and without a zero-width
+match that fired at the position (the plan clears `scan_end`'s memo then, and keeps the finds).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_response_templates import load_template
+from hf_response_templates.delimiters import DelimiterTimeout, Watch
+from hf_response_templates.lead_scan import LeadScan, lead_scan
+from hf_response_templates.library import get_template, list_templates
+from hf_response_templates.plan import plan_for
+
+
+def _watches() -> list[tuple[str, Watch, LeadScan]]:
+    out = []
+    for name in list_templates():
+        tpl = load_template(get_template(name))
+        watches = [tpl.idle_watch, *tpl.close_watches]
+        watches += [w.late for w in watches if w is not None and w.late is not None and w.late is not w]
+        for w in watches:
+            scan = lead_scan(w) if w is not None else None
+            if scan is not None:
+                out.append((name, w, scan))
+    return out
+
+
+WATCHES = _watches()
+_NOISE = [" ", "\n", "{", "}", '"', "a", "x y", "[ARGS]", "[CALL_ID]", "get_weather", '{"a": 1}', "=", "<", ">",
+          "[", "]", ":", "call:", "(", ")", "name"]
+
+
+def test_the_mistral_family_and_others_have_lead_scans():
+    """The watches this is for: Mistral's `[TOOL_CALLS]` open and `(?=\\[TOOL_CALLS\\])|</s>` close, MiniMax's."""
+    names = {name for name, _, _ in WATCHES}
+    assert {"mistral-small-3.2", "ministral-3", "minimax-m2", "qwen3.5", "deepseek-r1"} <= names
+    assert len(WATCHES) >= 40
+
+
+def test_a_watch_with_a_regex_without_fixed_leading_text_has_none():
+    """Llama 4's `\\s*<|eot|>`-led delimiters can start with any space: no `LeadScan`, `scan_end` reads them."""
+    tpl = load_template(get_template("llama4-json"))
+    assert lead_scan(tpl.idle_watch) is None
+    assert all(lead_scan(w) is None for w in tpl.close_watches if w is not None and not w.only_literals)
+
+
+def test_the_plan_uses_them():
+    tpl = load_template(get_template("mistral-small-3.2"))
+    plan = plan_for(tpl)
+    assert plan is not None
+    kinds = [one[2].__class__ for one in plan._ones.values() if one[0] is None and one[1] is None]
+    assert kinds.count(LeadScan) == 2  # the idle watch and the tool call's close
+
+
+@st.composite
+def _script(draw):
+    name, watch, scan = draw(st.sampled_from(WATCHES))
+    frags = [*scan.texts, *(t[: max(1, len(t) // 2)] for t in scan.texts), *_NOISE]
+    text = "".join(draw(st.lists(st.sampled_from(frags), max_size=14)))
+    steps = draw(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 255)), min_size=1,
+                          max_size=6))
+    return name, watch, scan, text, steps
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_script())
+def test_lead_scan_equals_scan_end(script):
+    name, watch, scan, text, steps = script
+    n = len(text)
+    finds = scan.fresh(text, 0)
+    memo: dict = {}
+    pos, zw, fired = 0, -1, frozenset()
+    regexes = watch.regexes
+    for advance, event, pick in steps:
+        pos = min(n, pos + advance)
+        if event == 0:  # a zero-width match fired here: some of this watch's regexes may not match empty here
+            zw = pos
+            fired = frozenset(d for k, d in enumerate(regexes) if pick >> k & 1)
+            memo.clear()
+        elif event == 1 and zw != pos:
+            zw, fired = -1, frozenset()
+            memo.clear()
+        try:
+            want = watch.scan_end(text, pos, zw, fired, frozenset(), 1.0, memo)
+        except DelimiterTimeout:
+            want = "timeout"
+        try:
+            got = scan.end(text, pos, zw, fired, 1.0, finds)
+        except DelimiterTimeout:
+            got = "timeout"
+        assert got == want, (name, text, pos, zw, sorted(d.source for d in fired))
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Hi</s>", (2, 6, "content", None)),
+    ("[TOOL_CALLS]f[ARGS]{}</s>", (0, 19, "tool_calls", {"name": "f"})),
+    ("a [TOOL_CALLS] b</s>", (16, 20, "content", None)),  # `[TOOL_CALLS]` then a space: no open there
+    ("no delimiter", 12),
+])
+def test_mistral_idle_scan(text, want):
+    tpl = load_template(get_template("mistral-small-3.2"))
+    scan = lead_scan(tpl.idle_watch)
+    got = scan.end(text, 0, -1, frozenset(), 1.0, scan.fresh(text, 0))
+    if isinstance(want, int):
+        assert got == want
+    else:
+        assert (got[0], got[1], got[2].field, got[3]) == want
+
+
+def test_a_zero_width_match_skipped_at_zw_is_found_again_by_a_later_call_that_does_not_skip_it():
+    """The finds list keeps a find where a fired zero-width match was skipped: the next call at that position
+    with fewer fired delimiters (the plan never does that, but the scan does not rely on it) finds it."""
+    tpl = load_template(get_template("mistral-small-3.2"))
+    close = tpl.close_watches[tpl.by_name["tool_calls"].index]
+    scan = lead_scan(close)
+    text = "{}[TOOL_CALLS]g{}</s>"
+    finds = scan.fresh(text, 0)
+    lookahead = next(d for d in close.regexes)
+    got = scan.end(text, 2, 2, frozenset({lookahead}), 1.0, finds)
+    assert got[:2] == (17, 21)  # `</s>`: the zero-width match at 2 fired there
+    got = scan.end(text, 2, -1, frozenset(), 1.0, finds)
+    assert got[:2] == (2, 2)
+
+
+def _regex(source: str):
+    from hf_response_templates.delimiters import CLOSE, Delimiter, compile_regex
+    return Delimiter("f", CLOSE, "close_pattern", None, compile_regex(source), source)
+
+
+@pytest.mark.parametrize("source, text, width", [
+    (r"(?=\[TOOL_CALLS\])|</s>", "[TOOL_CALLS]", 0),  # the lookahead matches where its text is: zero width
+    (r"(?=\[TOOL_CALLS\])|</s>", "</s>", 4),  # the lookahead fails there (another text), `</s>` matches
+    (r"</think>|(?=<minimax:tool_call>)|(?=<think>)", "<think>", 0),
+    (r"</s>|(?=</s>)", "</s>", 4),  # the first alternative that matches wins, not the longest
+    (r"(?=</s>)|</s>", "</s>", 0),
+    (r"(?=<tool_call>x)|</s>", "<tool_call>", None),  # longer than the text: depends on what follows
+    (r"(?i)</s>", "</s>", None),  # case-insensitive: not read here
+    (r"(?P<n></s>)", "</s>", None),  # a capture: its groups are the regex's to give
+    (r"<a>\s*|</s>", "<a>", None),  # more than a fixed text
+    (r"<x>|<y>", "<z>", None),  # no alternative matches there: left to the regex
+])
+def test_sure_width(source, text, width):
+    """Where the regex's match at a find of its text is known from its structure, no regex call is made."""
+    from hf_response_templates.lead_scan import _sure_width
+    assert _sure_width(_regex(source), text) == width
+    if width is not None:  # what the regex itself says, at the text followed by anything
+        for after in ("", "x", "</s>", "[TOOL_CALLS]"):
+            m = _regex(source).pattern.match(text + after, 0)
+            assert m is not None and m.end() == width
