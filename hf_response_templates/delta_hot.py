@@ -39,7 +39,7 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
             ds.feed = slow
             return slow(text)
         c = ds._lag_char
-        if not c or c in text or not text:
+        if not c or not text or c in text and ((t := ds._lag_test) is None or t(text) is not None):
             return slow(text)  # (`_take` hands the lag on)
         call = r.sink
         if call is not None:

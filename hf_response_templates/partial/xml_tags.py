@@ -331,8 +331,10 @@ class XmlTagsPartial(_OpenRoot):
         mode = self._mode
         if mode == _IN_VALUE:
             self.wait = None
-        elif mode == _SEEK and not self._buf:
-            self.wait = self._wait_seek  # (text before the next tag is not read)
+        elif mode == _SEEK:
+            # (text before the next tag is not read; after a cut opener, text without the head's last character
+            # cannot complete a head either, whatever it holds: nothing is written before a head completes)
+            self.wait = self._wait_seek if not self._buf else self._wait_head
         elif mode == _HEAD and not self._edge and self._head_last is not None:
             self.wait = self._wait_head
         else:
