@@ -3,8 +3,8 @@
 * `DeltaStream._take` keeps a piece holding the parser's `region_char` (``<``) in its lag too when the parser's
   `ResponseParser.region_test` says no delimiter starts in it (``x < y``, ``</parameter>``), and hands a piece
   that test flags straight to the parser's `feed` (one `feed_region` call of the lag before it, not two);
-* `XmlTagsPartial`, following, after a cut opener (``\\n<para``), keeps text without the head's last character
-  (``>``) for later (`wait`), as it did in a head.
+* `XmlTagsPartial`, following, between two tags and after a cut opener (``\\n<para``), keeps text without the
+  head's last character (``>``) for later (`wait`), as it did in a head (it waited for ``<`` between tags).
 
 The old paths are the oracle: for any text and chunking, every piece gives the deltas it gave before."""
 
@@ -27,7 +27,7 @@ GEMMA = "<|turn>user\nHi<turn|>\n<|turn>model\n"
 
 
 def _old_set_wait(self: XmlTagsPartial) -> None:
-    """`XmlTagsPartial._set_wait` before: after a cut opener, any text is read."""
+    """`XmlTagsPartial._set_wait` before: between two tags, text holding `<` is read; after a cut opener, any text."""
     mode = self._mode
     if mode == xml_tags_module._IN_VALUE:
         self.wait = None
@@ -124,7 +124,8 @@ def test_a_piece_that_may_start_a_delimiter_skips_feed_region(monkeypatch) -> No
 
 def test_after_a_cut_opener_text_without_its_gt_waits() -> None:
     """Following, after ``\\n<par`` (a cut opener, read with the value's end), text without ``>`` is kept
-    (`hold`) and read with the piece that holds it: the same members, written at that piece."""
+    (`hold`) and read with the piece that holds it: the same members, written at that piece; between two tags,
+    an opener too."""
     p = partial_parser("xml-inline", _args("qwen3-coder"))
     assert p.follow(p.stack[0]) is True
     out = [p.feed("<parameter=a>\nx\n</parameter>\n<par")]
@@ -132,3 +133,7 @@ def test_after_a_cut_opener_text_without_its_gt_waits() -> None:
     assert p.hold("ameter=b") and p.hold("c") and not p.hold(">\n")
     out.append(p.feed(">\ny"))
     assert "".join(out) == '"a": "x", "bc": "y' and p.wait is None
+    out.append(p.feed("\n</parameter>\n"))
+    assert p.wait == frozenset(">") and p.hold("<parameter=d") and not p.hold(">")
+    out.append(p.feed(">z"))
+    assert "".join(out) == '"a": "x", "bc": "y", "d": "z'

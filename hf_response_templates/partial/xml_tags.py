@@ -322,7 +322,7 @@ class XmlTagsPartial(_OpenRoot):
     def string_sink(self) -> list[str] | None:
         """While following: the open value's pieces, when text without ``"``, ``\\``, control characters and
         `sink_stop` may be appended to them instead of fed (nothing held back); else None."""
-        if self.following is None or self._mode != _IN_VALUE or self._buf or not self._stream or not self._sink:
+        if self._buf or self._mode != _IN_VALUE or not self._sinks or self.following is None:  # (the commonest first)
             return None
         return self._chunks
 
@@ -332,9 +332,11 @@ class XmlTagsPartial(_OpenRoot):
         if mode == _IN_VALUE:
             self.wait = None
         elif mode == _SEEK:
-            # (text before the next tag is not read; after a cut opener, text without the head's last character
-            # cannot complete a head either, whatever it holds: nothing is written before a head completes)
-            self.wait = self._wait_seek if not self._buf else self._wait_head
+            # (nothing is written before a head completes, and a head needs its last fixed character: text
+            # without it, between two tags or after a cut opener, is not read; without one, text before the
+            # next tag's opener)
+            wait = self._wait_head
+            self.wait = wait if wait is not None else self._wait_seek if not self._buf else None
         elif mode == _HEAD and not self._edge and self._head_last is not None:
             self.wait = self._wait_head
         else:
