@@ -110,11 +110,10 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
                 and text.isprintable()
             ):
                 chunks.append(text)
-                if len(chunks) >= _COMPACT_AT:
-                    chunks[:] = ["".join(chunks)]
                 parts = call.parts
                 parts.append(text)
-                if len(parts) >= _COMPACT_AT:
+                if len(chunks) >= _COMPACT_AT:  # (`parts` with them: at most twice as many, as for `_Region.sink`)
+                    chunks[:] = ["".join(chunks)]
                     parts[:] = ["".join(parts)]
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
             feed = p.feed

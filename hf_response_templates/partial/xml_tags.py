@@ -372,6 +372,8 @@ class XmlTagsPartial(_OpenRoot):
                         self._out.append(_encode_string(s[i:j])[1:-1])
                 i = m.end()
                 self._end_value(s, j, i)
+                if i == n:
+                    return  # (nothing after it: no opener, nor a cut one)
                 continue
             if mode == _SEEK:
                 k = s.find(self._opener, i)
@@ -407,6 +409,8 @@ class XmlTagsPartial(_OpenRoot):
             self._edge = False
             self._start_value(m)
             i = end
+            if i == n:
+                return  # (nothing after the head: the value is empty so far)
 
     def _start_value(self, m: Any) -> None:
         key = m.group("key")
