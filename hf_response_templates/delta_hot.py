@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hf_response_templates.delta_state import _COMPACT_AT, _compact, _Region, _unsink
+from hf_response_templates.delta_state import _COMPACT_AT, _compact, _join_pieces, _Region, _unsink
 from hf_response_templates.partial.json_reader import _STR_RUN, _WAIT_MEMBER, JsonPartial
 
 _LAG_AT = 128  # pieces kept by `DeltaStream._take` before the parser gets them anyway
@@ -40,7 +40,7 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
     def feed(text: str) -> list[dict[str, Any]]:
         # (the region's close, or the stream's finish, puts `_feed` back: `DeltaStream._on_close`)
         c = ds._lag_char
-        if not c or c in text or not text:
+        if not c or not text or c in text and ((t := ds._lag_test) is None or t(text) is not None):
             call = r.sink
             if call is not None and len(call.str_chunks) >= _COMPACT_AT:
                 _compact(call)
@@ -119,12 +119,11 @@ def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
                     and text.isprintable()
                 ):
                     chunks.append(text)
-                    if len(chunks) >= _COMPACT_AT:
-                        chunks[:] = ["".join(chunks)]
                     parts = call.parts
                     parts.append(text)
-                    if len(parts) >= _COMPACT_AT:
-                        parts[:] = ["".join(parts)]
+                    if len(chunks) >= _COMPACT_AT:  # (`parts` with them: at most twice as many, as for `_Region.sink`)
+                        _join_pieces(chunks)
+                        _join_pieces(parts)
                     return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
                 feed = p.feed
         try:  # `DeltaStream._follow_chunk`, inlined for what a member's end writes

@@ -130,8 +130,10 @@ class DeltaStream(ToolCallDeltas):
         # may be looked at between pieces)
         self._lag: list[str] = []
         self._lag_char: str | None = None
+        self._lag_test: Callable[[str], Any] | None = None  # (`ResponseParser.region_test`, with `_lag_char`)
         if parser is not None and parser is not parser_or_template:
             self._region_take, self._region_char = parser.feed_region, parser.region_char
+            self._region_test = parser.region_test
             self._ptake = self._take
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
@@ -411,16 +413,22 @@ class DeltaStream(ToolCallDeltas):
         """`_ptake` (`ResponseParser.feed_region`) of a stream with its own parser: while the parser says text
         without some character cannot end the open region (`ResponseParser.region_char`), text without it is
         kept (`_lag`) and handed on, joined, with the next text that holds it (or every `_LAG_AT` pieces, or
-        before anything else reaches the parser): one parser call for many pieces."""
+        before anything else reaches the parser): one parser call for many pieces. Text with that character is
+        kept too when the parser's `region_test` says no delimiter starts in it."""
         c = self._lag_char
-        if c and c not in text:
-            if not text:
-                return False
-            lag = self._lag
-            lag.append(text)
-            if len(lag) >= _LAG_AT:
+        if c:
+            if c not in text or (t := self._lag_test) is not None and t(text) is None:
+                if not text:
+                    return False
+                lag = self._lag
+                lag.append(text)
+                if len(lag) >= _LAG_AT:
+                    self._unlag()
+                return True
+            if t is not None:  # (`c` in `text`) a delimiter may start in it: `feed_region` would not take it, joined or not
                 self._unlag()
-            return True
+                self._lag_char = None
+                return False
         lag = self._lag
         if lag:
             lag.append(text)
@@ -433,6 +441,7 @@ class DeltaStream(ToolCallDeltas):
         elif self._region_take(text):
             if c is None:
                 self._lag_char = self._region_char() or ""  # ("": not until the parser is fed again)
+                self._lag_test = self._region_test()
             return True
         self._lag_char = None  # (the caller feeds it: the parser may stand elsewhere then)
         return False

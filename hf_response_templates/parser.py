@@ -33,7 +33,7 @@ outside every region).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from io import StringIO
 from time import perf_counter
 from typing import Any
@@ -541,6 +541,14 @@ class ResponseParser:
             if self._current.markup is None:  # type: ignore[union-attr]  # (open: a current field)
                 return watch.first_char
         return None
+
+    def region_test(self) -> Callable[[str], Any] | None:
+        """With `region_char`: a test such that `feed_region` also takes text holding that character when the
+        test returns None for it (no delimiter, nor a beginning of one at its end, starts in it: its
+        ``lead_trigger``), so that such text joined with other taken text is taken as each would be; None if
+        there is no such test. It holds as long as `region_char` does."""
+        watch = self._watch
+        return watch.lead_trigger if watch is not None else None
 
     def _fast_route(self, fast: tuple, text: str) -> list[dict[str, Any]]:
         """`feed()`'s steady-state routing of `text` (not empty) with `fast` (`_fast_state`), as a call."""

@@ -147,7 +147,7 @@ class JsonDialectPartial(JsonPartial):
                     and self._wake_no_comma.isdisjoint(text)
                     and '"' not in text
                     and (
-                        -1 < text.find("[") < text.find(",")
+                        "[" in text and text.find("[") < text.find(",")
                         or self.pending and "[" in self.pending[-1] and '"' not in "".join(self.pending)
                     )
                 ):

@@ -322,7 +322,7 @@ class XmlTagsPartial(_OpenRoot):
     def string_sink(self) -> list[str] | None:
         """While following: the open value's pieces, when text without ``"``, ``\\``, control characters and
         `sink_stop` may be appended to them instead of fed (nothing held back); else None."""
-        if self.following is None or self._mode != _IN_VALUE or self._buf or not self._stream or not self._sink:
+        if self._buf or self._mode != _IN_VALUE or not self._sinks or self.following is None:  # (the commonest first)
             return None
         return self._chunks
 
@@ -331,8 +331,12 @@ class XmlTagsPartial(_OpenRoot):
         mode = self._mode
         if mode == _IN_VALUE:
             self.wait = None
-        elif mode == _SEEK and not self._buf:
-            self.wait = self._wait_seek  # (text before the next tag is not read)
+        elif mode == _SEEK:
+            # (nothing is written before a head completes, and a head needs its last fixed character: text
+            # without it, between two tags or after a cut opener, is not read; without one, text before the
+            # next tag's opener)
+            wait = self._wait_head
+            self.wait = wait if wait is not None else self._wait_seek if not self._buf else None
         elif mode == _HEAD and not self._edge and self._head_last is not None:
             self.wait = self._wait_head
         else:
@@ -368,6 +372,8 @@ class XmlTagsPartial(_OpenRoot):
                         self._out.append(_encode_string(s[i:j])[1:-1])
                 i = m.end()
                 self._end_value(s, j, i)
+                if i == n:
+                    return  # (nothing after it: no opener, nor a cut one)
                 continue
             if mode == _SEEK:
                 k = s.find(self._opener, i)
@@ -403,6 +409,8 @@ class XmlTagsPartial(_OpenRoot):
             self._edge = False
             self._start_value(m)
             i = end
+            if i == n:
+                return  # (nothing after the head: the value is empty so far)
 
     def _start_value(self, m: Any) -> None:
         key = m.group("key")
