@@ -539,8 +539,8 @@ def _backend_decoder(tokenizer: Any) -> Callable[[list[int], bool], str] | None:
     return _backend_decoder(tokenizer) if plain else None
 
 
-#: tokenizer class -> whether `pad_token_id` / `eos_token_id` are Transformers 5's `__getattr__` lookups
-_SPECIAL_IDS_BY_MAP: dict[type, bool] = {}
+#: tokenizer class -> are `pad_token_id` / `eos_token_id` Transformers 5's map lookups ("backend": `_convert_is_backend`)
+_SPECIAL_IDS_BY_MAP: dict[type, bool | str] = {}
 
 
 def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
@@ -552,12 +552,15 @@ def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
     cls = type(tokenizer)
     by_map = _SPECIAL_IDS_BY_MAP.get(cls)
     if by_map is None:
-        by_map = _SPECIAL_IDS_BY_MAP[cls] = not any(hasattr(cls, k) for k in ("pad_token_id", "eos_token_id"))
+        by_map = _SPECIAL_IDS_BY_MAP[cls] = not any(hasattr(cls, k) for k in ("pad_token_id", "eos_token_id")) and (
+            "backend" if _convert_is_backend(cls) else True)
     special = tokenizer.__dict__.get("_special_tokens_map") if by_map else None
     if isinstance(special, dict):
         pad, eos = special.get("pad_token"), special.get("eos_token")
-        pad = None if pad is None else tokenizer.convert_tokens_to_ids(str(pad))
-        eos = None if eos is None else tokenizer.convert_tokens_to_ids(str(eos))
+        # the backend's vocabulary first where the class converts through it (its unknown-token rule else)
+        to_id = getattr(tokenizer.__dict__.get("_tokenizer"), "token_to_id", None) if by_map == "backend" else None
+        pad = None if pad is None else (to_id and to_id(str(pad))) or tokenizer.convert_tokens_to_ids(str(pad))
+        eos = None if eos is None else (to_id and to_id(str(eos))) or tokenizer.convert_tokens_to_ids(str(eos))
     else:
         pad = getattr(tokenizer, "pad_token_id", None)
         eos = getattr(tokenizer, "eos_token_id", None)
@@ -566,6 +569,14 @@ def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
     if eos is not None and not isinstance(eos, int):
         eos = None
     return pad, eos
+
+
+def _convert_is_backend(cls: type) -> bool:
+    """Whether `cls` converts a token to its id as Transformers 5's `TokenizersBackend` does (the backend's
+    `token_to_id`, else the unknown token's id)."""
+    base = next((c for c in cls.__mro__ if c.__name__ == "TokenizersBackend"), None)
+    return base is not None and cls._convert_token_to_id_with_added_voc is base._convert_token_to_id_with_added_voc \
+        and cls.convert_tokens_to_ids is base.convert_tokens_to_ids
 
 
 def _strip_prefix_padding(ids: list[int], pad: int | None) -> list[int]:

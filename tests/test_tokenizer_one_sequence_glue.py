@@ -121,3 +121,21 @@ def test_a_bad_response_id_is_named_with_its_position(kind: str, where: str) -> 
     with pytest.raises(TypeError, match=message):
         tok.parse_response(bad, prefix=prompt)
     assert tok.parse_response(response, prefix=prompt) == plain_parse(tok, response, prompt)
+
+
+@pytest.mark.parametrize("token", ["<|endoftext|>", "<|im_end|>", "not-in-the-vocabulary", "a"])
+def test_pad_and_eos_ids_from_the_backend_vocabulary(monkeypatch, token: str) -> None:
+    """Transformers 5's `TokenizersBackend` classes: `_pad_ids` reads the backend's vocabulary, with no
+    `convert_tokens_to_ids` call for a known token, and the tokenizer's own rule (the unknown token) else."""
+    tok = byte_level_tokenizer()
+    tok.pad_token = token
+    tok.eos_token = token
+    expected = (tok.pad_token_id, tok.eos_token_id)
+    _pad_ids(tok)
+    calls = []
+    real = type(tok).convert_tokens_to_ids
+    monkeypatch.setattr(type(tok), "convert_tokens_to_ids", lambda self, t: calls.append(t) or real(self, t))
+    assert _pad_ids(tok) == expected
+    backend = hf_tok._SPECIAL_IDS_BY_MAP[type(tok)] == "backend"
+    known = tok.backend_tokenizer.token_to_id(token) not in (None, 0)
+    assert len(calls) == (0 if backend and known else 2)
