@@ -33,6 +33,7 @@ def _load(root: Path) -> Any:
     sys.path.insert(0, str(root))
     try:
         module = importlib.import_module("hf_response_templates.tokenizer")
+        module._engine()  # its lazy engine import resolves `hf_response_templates` now, to this checkout
     finally:
         sys.path.remove(str(root))
     assert module.__file__.startswith(str(root)), module.__file__

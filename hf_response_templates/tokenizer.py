@@ -515,34 +515,32 @@ def _backend_decoder(tokenizer: Any) -> Callable[[list[int], bool], str] | None:
     the ids are already checked Python ints here. A class (or an instance) overriding `decode`,
     `batch_decode` or `_decode` (custom decoding, a wrapper counting calls) keeps going through them."""
     attrs = tokenizer.__dict__
-    if "batch_decode" in attrs or "decode" in attrs or "_decode" in attrs:
+    plain = _PLAIN_FAST_DECODE.get(type(tokenizer))
+    if plain and "batch_decode" not in attrs and "decode" not in attrs and "_decode" not in attrs:
+        decode = getattr(attrs.get("_tokenizer"), "decode", None)
+        return decode if callable(decode) else None
+    if plain is not None or "batch_decode" in attrs or "decode" in attrs or "_decode" in attrs:
         return None
-    cls = type(tokenizer)
-    plain = _PLAIN_FAST_DECODE.get(cls)
-    if plain is None:
-        plain = False
-        try:
-            from transformers import PreTrainedTokenizerFast
-            from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+    cls = type(tokenizer)  # the class's first lookup
+    plain = False
+    try:
+        from transformers import PreTrainedTokenizerFast
+        from transformers.tokenization_utils_base import PreTrainedTokenizerBase
 
-            plain = (
-                issubclass(cls, PreTrainedTokenizerFast)
-                and cls._decode is PreTrainedTokenizerFast._decode
-                and cls.decode is PreTrainedTokenizerBase.decode
-                and cls.batch_decode is PreTrainedTokenizerBase.batch_decode
-            )
-        except ImportError:  # pragma: no cover - Transformers without fast tokenizers
-            pass
-        _PLAIN_FAST_DECODE[cls] = plain
-    if not plain:
-        return None
-    backend = attrs.get("_tokenizer")
-    decode = getattr(backend, "decode", None)
-    return decode if callable(decode) else None
+        plain = (
+            issubclass(cls, PreTrainedTokenizerFast)
+            and cls._decode is PreTrainedTokenizerFast._decode
+            and cls.decode is PreTrainedTokenizerBase.decode
+            and cls.batch_decode is PreTrainedTokenizerBase.batch_decode
+        )
+    except ImportError:  # pragma: no cover - Transformers without fast tokenizers
+        pass
+    _PLAIN_FAST_DECODE[cls] = plain
+    return _backend_decoder(tokenizer) if plain else None
 
 
-#: tokenizer class -> whether `pad_token_id` / `eos_token_id` are Transformers 5's `__getattr__` lookups
-_SPECIAL_IDS_BY_MAP: dict[type, bool] = {}
+#: tokenizer class -> are `pad_token_id` / `eos_token_id` Transformers 5's map lookups ("backend": `_convert_is_backend`)
+_SPECIAL_IDS_BY_MAP: dict[type, bool | str] = {}
 
 
 def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
@@ -554,12 +552,15 @@ def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
     cls = type(tokenizer)
     by_map = _SPECIAL_IDS_BY_MAP.get(cls)
     if by_map is None:
-        by_map = _SPECIAL_IDS_BY_MAP[cls] = not any(hasattr(cls, k) for k in ("pad_token_id", "eos_token_id"))
+        by_map = _SPECIAL_IDS_BY_MAP[cls] = not any(hasattr(cls, k) for k in ("pad_token_id", "eos_token_id")) and (
+            "backend" if _convert_is_backend(cls) else True)
     special = tokenizer.__dict__.get("_special_tokens_map") if by_map else None
     if isinstance(special, dict):
         pad, eos = special.get("pad_token"), special.get("eos_token")
-        pad = None if pad is None else tokenizer.convert_tokens_to_ids(str(pad))
-        eos = None if eos is None else tokenizer.convert_tokens_to_ids(str(eos))
+        # the backend's vocabulary first where the class converts through it (its unknown-token rule else)
+        to_id = getattr(tokenizer.__dict__.get("_tokenizer"), "token_to_id", None) if by_map == "backend" else None
+        pad = None if pad is None else (to_id and to_id(str(pad))) or tokenizer.convert_tokens_to_ids(str(pad))
+        eos = None if eos is None else (to_id and to_id(str(eos))) or tokenizer.convert_tokens_to_ids(str(eos))
     else:
         pad = getattr(tokenizer, "pad_token_id", None)
         eos = getattr(tokenizer, "eos_token_id", None)
@@ -568,6 +569,14 @@ def _pad_ids(tokenizer: Any) -> tuple[int | None, int | None]:
     if eos is not None and not isinstance(eos, int):
         eos = None
     return pad, eos
+
+
+def _convert_is_backend(cls: type) -> bool:
+    """Whether `cls` converts a token to its id as Transformers 5's `TokenizersBackend` does (the backend's
+    `token_to_id`, else the unknown token's id)."""
+    base = next((c for c in cls.__mro__ if c.__name__ == "TokenizersBackend"), None)
+    return base is not None and cls._convert_token_to_id_with_added_voc is base._convert_token_to_id_with_added_voc \
+        and cls.convert_tokens_to_ids is base.convert_tokens_to_ids
 
 
 def _strip_prefix_padding(ids: list[int], pad: int | None) -> list[int]:
@@ -599,32 +608,43 @@ def _strip_response_padding(ids: list[int], pad: int | None, eos: int | None) ->
     return ids[:end] + [eos] if saw_eos else ids[:end]
 
 
-def _decode_one(
-    tokenizer: Any,
-    response: list[int],
-    prompt: list[int],
-    anchor: Any,
-    decode: Callable[[list[int]], str] | None = None,
-    response_checked: bool = True,
-) -> tuple[str, str]:
-    """`_decode_pairs` for one response and its prompt, both lists of checked ids: (prefix text, response
-    text), with the same padding rules and decodes, without the batch's bookkeeping. With
-    `response_checked=False` the response's ids are checked by `decode` (the backend's, which raises
-    TypeError for an id that is not an integer), except trailing padding, which is never decoded: it is
-    checked here (TypeError)."""
-    if decode is None:
-        decode = _decoder(tokenizer)
-    pad, eos = _pad_ids(tokenizer)
-    if prompt and prompt[0] == pad:
-        prompt = _strip_prefix_padding(prompt, pad)
-    if response and (response[-1] == pad or response[-1] == eos):
-        kept = _strip_response_padding(response, pad, eos)
-        if not response_checked and not _plain_ids(response[len(kept) - len(response) - 1 :]):
-            raise TypeError("`response`: padding ids that are not integers")  # (the checked path names them)
-        response = kept
-    if not prompt:
-        return "", decode(response)
-    return decode_one_pair(decode, prompt, response, anchor)
+def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: Any) -> tuple[str, str] | None:
+    """(prefix text, response text) of one non-empty list of ids and its non-empty prompt, with `_decode_pairs`'s
+    padding rules and decodes, without the bookkeeping of `_normalize` / `_pair_up` / `_decode_pairs`; None where
+    the ids are not all plain ints (the checked path then names the first bad id and its position). The prompt's
+    ids are checked in C (`_plain_ids`); the response's by the backend's decode (`_decoder`), which raises
+    TypeError for an id that is not an integer (integer scalars of NumPy / torch convert as `_ids` converts
+    them), except trailing padding, never decoded, checked here; another decoder gets checked ids."""
+    if type(prompt[0]) is not int:
+        return None
+    try:
+        if type(sum(prompt)) is not int:
+            return None
+    except TypeError:
+        return None
+    decode = _decoder(tokenizer)
+    backend = getattr(decode, "__code__", None) is _BACKEND_CALL  # the backend's (`_decoder`)
+    if not backend and not _plain_ids(response):
+        return None
+    try:
+        # `_pad_ids` is skipped where Transformers 5's special-token map sets neither (nothing to strip)
+        special = tokenizer.__dict__.get("_special_tokens_map") if _SPECIAL_IDS_BY_MAP.get(type(tokenizer)) else None
+        if type(special) is not dict or special.get("pad_token") is not None or special.get("eos_token") is not None:
+            pad, eos = _pad_ids(tokenizer)
+            if prompt[0] == pad:
+                prompt = _strip_prefix_padding(prompt, pad)
+            if response[-1] == pad or response[-1] == eos:
+                kept = _strip_response_padding(response, pad, eos)
+                if backend and not _plain_ids(response[len(kept) - len(response) - 1 :]):
+                    return None  # padding ids that are not integers
+                response = kept
+        if not prompt:
+            return "", decode(response)
+        return decode_one_pair(decode, prompt, response, anchor)
+    except TypeError:
+        if backend:  # an id the backend could not convert
+            return None
+        raise
 
 
 def _decode_pairs(
@@ -804,33 +824,13 @@ class ResponseTemplateMixin:
         if prefix is None:
             raise ValueError(_PREFIX_REQUIRED)
         engine_parse = _engine_parse
-        if (
-            type(response) is list
-            and type(prefix) is list
-            and response
-            and prefix
-            and type(response[0]) is int
-            and _plain_ids(prefix)
-        ):
-            # one sequence of ids and its prompt (`generate(...)[0].tolist()`, `encode`): what `_normalize` /
-            # `_pair_up` / `_decode_pairs` would give, without their per-call bookkeeping
-            texts = None
-            decode = _decoder(tokenizer)
-            if getattr(decode, "__code__", None) is _BACKEND_CALL:  # the backend's (`_decoder`)
-                # the response is decoded whole: the backend converts each of its ids in C, raising TypeError
-                # for one that is not an integer (a float, a string, None; integer scalars of NumPy / torch
-                # convert as `_ids` converts them). (The prompt's start may never be decoded: checked above.)
-                try:
-                    texts = _decode_one(tokenizer, response, prefix, template.start_anchor, decode, False)
-                except TypeError:  # the checked path below names the id and its position
-                    texts = None
-            elif _plain_ids(response):
-                texts = _decode_one(tokenizer, response, prefix, template.start_anchor, decode)
+        if type(response) is list and type(prefix) is list and response and prefix and type(response[0]) is int:
+            # one sequence of ids and its prompt (`generate(...)[0].tolist()`, `encode`)
+            texts = _decode_one(tokenizer, response, prefix, template.start_anchor)
             if texts is not None:
                 if len(response) > len(prefix) and response[0] == prefix[0]:
                     _warn_if_prompt_included([response], [prefix])
-                prefix_text, text = texts
-                return engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
+                return engine_parse(texts[1], template, prefix=texts[0], tools=tools, strict=strict, policy=policy)
         responses, batched = _normalize(response, "response")
         prefixes, prefix_batched = _normalize(prefix, "prefix")
         paired = _pair_up(responses, batched, prefixes, prefix_batched)
