@@ -119,3 +119,29 @@ def merge_chunks(events: list[dict]) -> list[dict]:
         else:
             out.append(dict(e))
     return out
+
+
+class CallCount:
+    """Counts calls of a function while delegating to it."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.calls = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return self.fn(*args, **kwargs)
+
+
+def count_parser_calls(monkeypatch: Any, names: tuple[str, ...]) -> dict[str, CallCount]:
+    """Patch the named `ResponseParser` methods with counters (undone by `monkeypatch`); returns them by name."""
+    counters = {}
+    for name in names:
+        counter = counters[name] = CallCount(getattr(ResponseParser, name))
+        monkeypatch.setattr(ResponseParser, name, (lambda c: lambda self, *a: c(self, *a))(counter))
+    return counters
+
+
+def call_snapshot(counters: dict[str, CallCount]) -> dict[str, int]:
+    """The calls counted so far, by name."""
+    return {name: c.calls for name, c in counters.items()}

@@ -15,28 +15,19 @@ import pickle
 import re
 
 import pytest
+from engine_helpers import call_snapshot, count_parser_calls
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import merge_chunks, scaled
-from test_delimiters_leads import _Count
 
 from hf_response_templates import ResponseParser, get_template, load_template, parse_response
-from hf_response_templates import parser as parser_mod
 
 GEMMA = "<|turn>model\n"
 
 
 @pytest.fixture
 def calls(monkeypatch):
-    counters = {}
-    for name in ("_scan", "_run", "_markup_chunk", "_fast_state", "_settle"):
-        counter = counters[name] = _Count(getattr(parser_mod.ResponseParser, name))
-        monkeypatch.setattr(parser_mod.ResponseParser, name, (lambda c: lambda self, *a: c(self, *a))(counter))
-    return counters
-
-
-def _snapshot(counters):
-    return {name: c.calls for name, c in counters.items()}
+    return count_parser_calls(monkeypatch, ("_scan", "_run", "_markup_chunk", "_fast_state", "_settle"))
 
 
 def test_gemma4_content_chunks_take_the_steady_state_with_two_characters_and_markup(calls):
@@ -47,21 +38,21 @@ def test_gemma4_content_chunks_take_the_steady_state_with_two_characters_and_mar
     assert tpl.late_idle_watch.fast_chars == "<c" and tpl.by_name["content"].markup.first_char == "<"
     fast = parser._fast
     assert fast is not None and fast[:2] == ("<", "c") and fast[4] is parser._mk and fast[7] is not None
-    before = _snapshot(calls)
+    before = call_snapshot(calls)
     events = []
     pieces = [" and", " case", " a<b", " check", " {k", ":", " x", "}", " <b>", " ok"]
     for piece in pieces:
         events += parser.feed(piece)
-    assert _snapshot(calls) == before  # no scan, no markup chunk, no new tuple, nothing settled
+    assert call_snapshot(calls) == before  # no scan, no markup chunk, no new tuple, nothing settled
     assert events == [{"type": "region_chunk", "field": "content", "text": p, "dirty": False} for p in pieces]
     # markup, a beginning of it or of a delimiter leaves the steady state (looked at as before), then it comes back
     more = [" <channel|>y", " z", " c", "all", " <", "chan", "nel|>", " w", "<", "b", " q"]
     for piece in more:
         events += parser.feed(piece)
-    assert _snapshot(calls) != before
-    after = _snapshot(calls)
+    assert call_snapshot(calls) != before
+    after = call_snapshot(calls)
     events += parser.feed(" end")
-    assert _snapshot(calls) == after
+    assert call_snapshot(calls) == after
     message, final = parser.finalize()
     text = "<|tool_call>call:f{a:1}<tool_call|>Sure" + "".join(pieces + more) + " end"
     assert message == parse_response(text, tpl, prefix=GEMMA)
@@ -75,12 +66,12 @@ def test_a_markup_region_with_one_character_routes_a_chunk_without_fixed_texts_b
     parser.feed(" and")
     fast = parser._fast
     assert fast is not None and fast[:2] == ("<", "<") and fast[7] is not None
-    before = _snapshot(calls)
+    before = call_snapshot(calls)
     events = parser.feed(" a<b") + parser.feed(" c")  # (a `<`, neither `<co>` nor a delimiter: no markup chunk)
-    assert _snapshot(calls) == before
+    assert call_snapshot(calls) == before
     assert [e["text"] for e in events] == [" a<b", " c"]
     parser.feed(" <co>x</co: 0:[1]> y")  # (markup: looked at as before)
-    assert _snapshot(calls) != before
+    assert call_snapshot(calls) != before
     assert parser.finalize()[0] == parse_response("Paris and a<b c <co>x</co: 0:[1]> y", tpl,
                                                   prefix="<|START_RESPONSE|>")
 

@@ -15,28 +15,19 @@ import json
 import pickle
 
 import pytest
+from engine_helpers import call_snapshot, count_parser_calls
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import merge_chunks, scaled
-from test_delimiters_leads import _Count
 
 from hf_response_templates import ResponseParser, get_template, load_template, parse_response
-from hf_response_templates import parser as parser_mod
 
 GIGA = "assistant<|role_sep|>\n"
 
 
 @pytest.fixture
 def calls(monkeypatch):
-    counters = {}
-    for name in ("_scan", "_run", "_fast_state", "_held_end", "_guards_only"):
-        counter = counters[name] = _Count(getattr(parser_mod.ResponseParser, name))
-        monkeypatch.setattr(parser_mod.ResponseParser, name, (lambda c: lambda self, *a: c(self, *a))(counter))
-    return counters
-
-
-def _snapshot(counters):
-    return {name: c.calls for name, c in counters.items()}
+    return count_parser_calls(monkeypatch, ("_scan", "_run", "_fast_state", "_held_end", "_guards_only"))
 
 
 def test_a_beginning_ending_a_chunk_with_two_prefilter_characters_is_held_and_joined_by_the_steady_state(calls):
@@ -46,13 +37,13 @@ def test_a_beginning_ending_a_chunk_with_two_prefilter_characters_is_held_and_jo
     parser.feed(" and")
     fast = parser._fast
     assert fast is not None and fast[:2] == ("<", "f") and fast[5] is None and fast[6] is None
-    before = _snapshot(calls)
+    before = call_snapshot(calls)
     events = []
     for piece, held in [(" f", "f"), ("(", ""), (" x", ""), (" <", "<"), (" b", ""), ("<", "<"), ("b", ""),
                         (" for", ""), (" f", "f"), ("irst", "")]:
         events += parser.feed(piece)
         assert parser._buf == held and (parser._fast is None) == bool(held)
-    assert _snapshot(calls) == before  # no scan, no `_held_end`, no new tuple
+    assert call_snapshot(calls) == before  # no scan, no `_held_end`, no new tuple
     assert [e["text"] for e in events] == [" ", "f(", " x", " ", "< b", "<b", " for", " ", "first"]
     # a chunk that continues the held text into a delimiter goes the whole way
     events += parser.feed(" <|message_sep|>")
@@ -69,10 +60,10 @@ def test_a_longer_beginning_is_held_by_the_steady_state_and_the_next_chunk_looke
     parser.feed(" and")
     fast = parser._fast
     assert fast is not None and fast[5] == "<"  # (a lone character: its `hold_next` is only for it)
-    before = _snapshot(calls)
+    before = call_snapshot(calls)
     assert parser.feed(" x<｜") == [{"type": "region_chunk", "field": "content", "text": " x", "dirty": False}]
     assert parser._buf == "<｜" and parser._held_fast is None and parser._fast is None
-    assert _snapshot(calls) == before
+    assert call_snapshot(calls) == before
     parser.feed("DSML｜invoke name=\"f\">")
     parser.feed("\n<｜DSML｜parameter name=\"a\" string=\"true\">1</｜DSML｜parameter>\n</｜DSML｜invoke>")
     message = parser.finalize()[0]
@@ -102,7 +93,7 @@ def test_a_whole_delimiter_in_a_steady_chunk_is_scanned_without_feeds_slow_path(
     parser.feed("Hm")
     parser.feed(" so")
     assert parser._fast is not None
-    before = _snapshot(calls)
+    before = call_snapshot(calls)
     events = parser.feed(" ok</think>")
     assert calls["_scan"].calls == before["_scan"] + 1 and calls["_held_end"].calls == before["_held_end"]
     assert [e["type"] for e in events] == ["region_chunk", "region_close"]
@@ -115,7 +106,7 @@ def test_a_guard_character_no_match_can_follow_is_routed_by_the_steady_state(cal
     parser.feed("Sure")
     parser.feed(" and")
     assert parser._fast is not None
-    before = _snapshot(calls)
+    before = call_snapshot(calls)
     events = []
     for piece in [" {a} b", " c", " x}", " d"]:
         events += parser.feed(piece)
