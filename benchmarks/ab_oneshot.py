@@ -5,7 +5,7 @@ On a loaded machine two separate runs move by 30-50%; running both codes in turn
 same responses keeps a slow spell from weighing on one side only::
 
     git archive <commit> | tar -x -C /tmp/base          # the other checkout
-    python benchmarks/ab_oneshot.py --base /tmp/base --templates gemma3-pythonic,llama4-json
+    python benchmarks/ab_oneshot.py --base /path/to/other/checkout --templates gemma3-pythonic,llama4-json
 
 Inputs: `bench_all.py`'s one-shot responses (`_corpus.short_cases`, 40 per template), template dict reused.
 Two figures per template, CPU µs per response (`time.process_time`), best of `--repeats`, base and ours run

@@ -2,7 +2,7 @@
 prefix=ids)` of each, and the floor of `bench_all.py --only tokenizer` ("both": one backend decode of prompt +
 response and `parse_response` of the text, the split point known beforehand).
 
-    python benchmarks/ab_tokenizer.py --base /work/wt/base [--templates lfm2,qwen3] [--long] [--rounds 21]
+    python benchmarks/ab_tokenizer.py --base /path/to/other/checkout [--templates lfm2,qwen3] [--long] [--rounds 21]
 
 Per template, the benchmark's case (a ~300-token response; the prompt's last 40 tokens, or 2,300 with `--long`):
 CPU µs per call, best of `--rounds` rounds of 40 calls, the three run in turn (the order reversed every other

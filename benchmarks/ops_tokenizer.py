@@ -1,7 +1,7 @@
 """The token-id path, counted: decode calls, tokens decoded and Python opcodes per `tokenizer.parse_response(ids,
 prefix=ids)`, for this checkout and another (deterministic, unlike time on a shared machine).
 
-    python benchmarks/ops_tokenizer.py --base /work/wt/base [--templates lfm2,qwen3] [--long]
+    python benchmarks/ops_tokenizer.py --base /path/to/other/checkout [--templates lfm2,qwen3] [--long]
 
 Per template, the benchmark's case of `bench_all.py --only tokenizer` (a ~300-token response, the prompt's last 40
 tokens, or 2,300 with `--long`): the lengths of the id sequences the path decodes (`_decoder`'s calls), their sum
