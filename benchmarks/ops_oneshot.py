@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -81,13 +80,9 @@ def main() -> int:
     import _corpus
 
     names = _corpus.template_names([t for t in args.templates.split(",") if t] or None)
-    roots = {"ours": HERE.parent, **({"base": args.base.resolve()} if args.base else {})}
-    got = {}
-    for label, root in roots.items():
-        env = {**os.environ, "PYTHONPATH": str(root)}
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--templates", ",".join(names),
-               "--responses", str(args.responses)]
-        got[label] = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+    import _checkouts
+
+    got = _checkouts.counts_by_checkout(__file__, names, args.base, ["--responses", str(args.responses)])
     print(f"{'template':22s} | {'opcodes':>8s} {'C calls':>8s} per response"
           + (" | base opcodes, C calls, ours/base" if args.base else ""))
     for name in names:
