@@ -60,7 +60,8 @@ class OneShotPlan:
     `plan_for`."""
 
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_anchor_texts", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
-                 "_required", "_timed", "_by_name", "_ones", "_slots", "_defaults", "_lates", "_whole", "_loop")
+                 "_required", "_timed", "_by_name", "_ones", "_slots", "_defaults", "_lates", "_whole", "_loop",
+                 "_fast", "run")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -118,10 +119,33 @@ class OneShotPlan:
         #: What `run` reads on every call, in one tuple (one attribute load instead of one per name).
         self._loop = (self._idle, self._closes, self._implicit, self._hold_ws, self._by_name, ones,
                       self._defaults, self._timed, self._lates, self._whole)
+        #: The two-state loop's constants (`_fast_run`), or None where the template's shape needs the general one.
+        self._fast = _fast_shape(self, tpl)
+        #: `parse_response`'s entry: the two-state loop where the template has its shape, else the general one.
+        self.run = self._fast_run if self._fast is not None else self._general
 
-    def run(self, text: str, prefix: str, schemas: Any) -> dict[str, Any] | None:
-        """The message of generation `text` after prompt `prefix`, with tool schemas `schemas` (a
-        `tools.ToolSchemas` or None); None if this response needs the state machine."""
+    def _cut(self, prefix: str) -> str | None:
+        """The part of `prefix` after the start anchor's last match (`ResponseTemplate.cut_prefix`); None if
+        that search would be timed."""
+        lit = self._anchor_lit
+        if lit is not None:
+            i = prefix.rfind(lit)
+            return prefix if i < 0 else prefix[i + len(lit):]
+        anchor = self._anchor
+        if anchor.literals is None and len(prefix) > anchor.untimed_search:
+            return None
+        texts = self._anchor_texts
+        if texts is not None:
+            i = -1
+            for t in texts:
+                j = prefix.rfind(t)
+                if j > i:
+                    i = j
+            return prefix if i < 0 else prefix[anchor.fast.match(prefix, i).end():]
+        return self._tpl.cut_prefix(prefix)
+
+    def _general(self, text: str, prefix: str, schemas: Any) -> dict[str, Any] | None:
+        """`run` by the general loop (any watch, value ends, late watches, `report_as`)."""
         tpl = self._tpl
         lit = self._anchor_lit
         if lit is not None:  # (`ResponseTemplate.cut_prefix`, inlined)
@@ -344,6 +368,258 @@ class OneShotPlan:
                 if not value and (value is None or isinstance(value, _EMPTY_TYPES)):  # (`_is_empty`)
                     del message[name]
         return message
+
+
+    def _fast_run(self, text: str, prefix: str, schemas: Any) -> dict[str, Any] | None:
+        """`run` by the two-state loop (`_fast_shape`): in the idle state the idle watch finds the next open
+        (the text before it is the implicit field's) or the implicit field's close (the message is over);
+        an open starts its field's region, whose close watch finds where it ends. Same regions, messages and
+        fallbacks as `_general`, with each watch's search and each field's store chosen at compile time."""
+        lit = self._anchor_lit
+        if lit is not None:  # (`_cut`, inlined for the usual literal anchor)
+            i = prefix.rfind(lit)
+            cut = prefix if i < 0 else prefix[i + len(lit):]
+        else:
+            cut = self._cut(prefix)
+            if cut is None:
+                return None  # a timed anchor search: its time counts against the budget
+        if _TIMEOUT_VAR.get(_TIMEOUT) != _TIMEOUT:
+            return None
+        ik, ia, ib, opens, imp, hold_ws, timed, defaults, keep, required = self._fast
+        t0 = perf_counter() if timed else 0.0
+        window = cut + text if cut else text
+        n = len(window)
+        zw = -1
+        fired = _NONE_FIRED
+        found = [*self._slots]
+        pos = 0
+        opened = False  # whether the implicit field's region is open (from `start_at`)
+        start_at = 0
+        # (field info (`_fast_shape`), body start, body end, captures)
+        regions: list[tuple[Any, int, int, dict | None]] = []
+        while True:
+            # idle: the idle watch's next delimiter (`Watch.scan_end`, by the kind `_scanner` chose)
+            if ik == 0:
+                start = window.find(ia, pos)
+                if start < 0:
+                    d = None
+                else:
+                    end = start + len(ia)
+                    d = ib
+                    groups = None
+            elif ik == 1:
+                m = ia(window, pos)
+                if m is None:
+                    d = None
+                else:
+                    start, end = m.span()
+                    d = ib[m.group()]
+                    groups = None
+            else:
+                finds = found[ib]
+                if finds is None:
+                    finds = found[ib] = ia.fresh(window, pos)
+                try:
+                    r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
+                except DelimiterTimeout:
+                    return None
+                if r.__class__ is int:
+                    d = None
+                else:
+                    start, end, d, groups = r
+            if d is None:  # no more delimiters: the rest is the implicit field's text
+                if not opened and pos < n and not (hold_ws and window[pos:].isspace()):
+                    opened = True
+                    start_at = pos
+                break
+            if start > pos and not opened and not (hold_ws and window[pos:start].isspace()):
+                opened = True  # (text that is not whitespace opens the implicit region, when it is held)
+                start_at = pos
+            if start == end:  # zero width: `d` may not match with zero width here again
+                if end == n and d.kind == OPEN:
+                    break  # nothing opens at the very end of the stream
+                fired = (fired if start == zw else _NONE_FIRED) | {d}
+                zw = start
+            if d.kind != OPEN:  # the implicit field's close: the message is over
+                if opened:
+                    regions.append((imp, start_at, start, groups))
+                    opened = False
+                break
+            if opened:  # the implicit region ends where an explicit one opens
+                regions.append((imp, start_at, start, None))
+                opened = False
+            info, ck, ca, cb = opens[d]
+            pos = end
+            # explicit: the field's close watch finds where its region ends
+            if ck == 0:
+                cs = window.find(ca, pos)
+                if cs < 0:
+                    regions.append((info, pos, n, groups))
+                    break
+                ce = cs + len(ca)
+                d = cb
+                g2 = None
+            elif ck == 1:
+                m = ca(window, pos)
+                if m is None:
+                    regions.append((info, pos, n, groups))
+                    break
+                cs, ce = m.span()
+                d = cb[m.group()]
+                g2 = None
+            elif ck == 2:
+                finds = found[cb]
+                if finds is None:
+                    finds = found[cb] = ca.fresh(window, pos)
+                try:
+                    r = ca.end(window, pos, zw, fired, _TIMEOUT, finds)
+                except DelimiterTimeout:
+                    return None
+                if r.__class__ is int:
+                    regions.append((info, pos, n, groups))
+                    break
+                cs, ce, d, g2 = r
+            else:  # no close delimiter: the rest is its text
+                regions.append((info, pos, n, groups))
+                break
+            if cs == ce:
+                fired = (fired if cs == zw else _NONE_FIRED) | {d}
+                zw = cs
+            if g2:
+                groups = {**groups, **g2} if groups else g2
+            regions.append((info, pos, cs, groups))
+            pos = ce
+        if opened:
+            regions.append((imp, start_at, n, None))
+
+        message = dict(defaults) if defaults is not None else self._tpl.new_message()
+        typing = schemas.type_tool_calls if schemas else None  # (`ToolSchemas.__bool__` once, not per region)
+        assigned: set[str] = set()
+        more = None
+        for (name, parse, store, sep), a, b, caps in regions:
+            if parse is None:  # (a plain text field: `_strip_text`)
+                value = window[a:b].strip()
+            else:
+                try:
+                    value = parse(window[a:b], caps)
+                    if typing is not None:
+                        value = typing(value)
+                except Exception:  # a region that does not parse: the state machine reports it
+                    return None
+            if name not in assigned:
+                assigned.add(name)
+                if store == 0:  # (one value, or a repeating one not in the defaults)
+                    message[name] = value
+                elif store == 1:
+                    message[name] = [value]
+                elif store == 2:  # `join`, not in the defaults
+                    if value.__class__ is not str and not isinstance(value, str):
+                        return None
+                    message[name] = value
+                elif store == 3:  # `repeats`, in the defaults
+                    if isinstance(message[name], list):
+                        message[name].append(value)
+                    else:
+                        message[name] = [value]
+                else:  # `join`, in the defaults
+                    if value.__class__ is not str and not isinstance(value, str):
+                        return None
+                    if isinstance(message[name], str):
+                        message[name] = message[name] + sep + value
+                    else:
+                        message[name] = value
+            elif store == 1 or store == 3:
+                message[name].append(value)
+            elif store == 0:
+                if _is_empty(message[name]):
+                    message[name] = value
+                elif value == "":
+                    pass
+                elif isinstance(value, str) and isinstance(message[name], str):
+                    if more is None:
+                        more = {}
+                    more.setdefault(name, []).extend(("\n", value))
+                else:
+                    return None  # a second value the field cannot merge: reported by the state machine
+            else:  # `join`
+                if value.__class__ is not str and not isinstance(value, str):
+                    return None
+                if more is None:
+                    more = {}
+                more.setdefault(name, []).extend((sep, value))
+        if required:
+            for name in required:
+                if name not in assigned:
+                    return None
+        if timed and perf_counter() - t0 >= _REGEX_GUARD:
+            return None
+        if more:
+            for name, parts in more.items():
+                message[name] = "".join([message[name], *parts])
+        for name in assigned:
+            if name not in keep:
+                value = message[name]
+                if not value and (value is None or isinstance(value, _EMPTY_TYPES)):  # (`_is_empty`)
+                    del message[name]
+        return message
+
+
+def _scanner(plan: OneShotPlan, watch: Any) -> tuple[int, Any, Any] | None:
+    """How `_fast_run` searches `watch`: `(0, literal, delimiter)` (`str.find`), `(1, search, lookup)` (one
+    compiled alternation of literals), `(2, LeadScan, slot)` (`lead_scan.py`); `(3, None, None)` for no
+    watch; None if the general loop must search it (`Watch.scan_end`)."""
+    if watch is None:
+        return 3, None, None
+    one = plan._ones.get(watch)
+    if one is None:
+        return None
+    if one[0] is not None:
+        return 0, one[0], one[1]
+    if one[1] is None:
+        return 2, one[2], one[3]
+    return 1, one[1], one[2]
+
+
+def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
+    """`OneShotPlan._fast_run`'s constants, or None if the template needs the general loop: late watches,
+    a JSON field read to its value's end, `report_as`, no implicit field, a watch only `Watch.scan_end`
+    reads, or a close watch with an open in it."""
+    implicit = tpl.implicit_field
+    if implicit is None or plan._lates is not None or tpl.idle_watch is None:
+        return None
+    if any(f.value_end is not None or f.report is not None for f in tpl.fields):
+        return None
+    idle = _scanner(plan, tpl.idle_watch)
+    if idle is None or idle[0] == 3:
+        return None
+    keep = tpl.default_keys
+
+    def info(f: Any) -> tuple[str, Any, int, str | None]:
+        # the store code: 0 one value, 1 repeats (a new list), 2 join (a new str), 3 repeats in the defaults,
+        # 4 join in the defaults
+        if f.join is not None:
+            store = 2 if f.name not in keep else 4
+        elif f.repeats:
+            store = 1 if f.name not in keep else 3
+        else:
+            store = 0
+        return f.name, None if f.parse is _strip_text else f.parse, store, f.join
+
+    opens = {}
+    for d in tpl.idle_watch.delimiters:
+        if d.kind != OPEN:
+            continue
+        f = tpl.by_name[d.field]
+        w = tpl.close_watches[f.index]
+        if w is not None and any(c.kind == OPEN for c in w.delimiters):
+            return None
+        close = _scanner(plan, w)
+        if close is None:
+            return None
+        opens[d] = (info(f), *close)
+    imp = info(implicit)
+    return (*idle, opens, imp, tpl.hold_whitespace, tpl.has_regex, tpl._defaults_simple, keep,
+            tuple(tpl.required))
 
 
 def _report_marks(field: Any, body: str, value: Any, message: dict[str, Any],

@@ -1,0 +1,110 @@
+"""The one-shot plan's two-state loop (`OneShotPlan._fast_run`, issue 19): for the templates of the common
+shape (an idle watch and close watches that `plan.py` searches in the loop, an implicit field, no late
+watches, no value ends, no `report_as`) `parse_response` reads with it, and it gives exactly what the
+general loop (`OneShotPlan._general`) and the streaming parser give: the same message, or None (the state
+machine) for the same responses.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_oneshot_equals_streaming import TEMPLATES, _streamed, _without_ids, case
+
+from hf_response_templates import ResponseParser, load_template, parse_response
+from hf_response_templates.library import list_templates
+from hf_response_templates.plan import plan_for
+from hf_response_templates.tools import tool_schemas
+
+#: The shipped templates read by the two-state loop (the others by the general loop: late watches, a value
+#: end, `report_as`, no implicit field, or a watch only `Watch.scan_end` reads).
+FAST = {
+    "apertus", "deepseek-v3.1", "deepseek-v3.2", "deepseek-v4", "functiongemma", "gemma4", "gigachat3",
+    "glm-4.6", "glm-4.7", "granite-4", "hermes3", "kimi-k2", "kimi-k2-thinking", "lfm2", "minimax-m2",
+    "ministral-3", "nemotron-nano-v2", "phi-4-mini", "qwen3", "qwen3-coder", "qwen3-thinking-2507", "qwen3.5",
+    "seed-oss", "smollm3",
+}
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "n": {"type": "integer"},
+                                         "days": {"type": "integer"}}}}},
+]
+
+
+def _plan(tpl):
+    return plan_for(load_template(tpl))
+
+
+@pytest.mark.parametrize("name", list_templates())
+def test_the_two_state_loop_is_chosen_for_the_templates_of_its_shape(name):
+    plan = _plan(TEMPLATES[name])
+    assert (plan._fast is not None) == (name in FAST)
+    assert plan.run == (plan._fast_run if name in FAST else plan._general)
+
+
+@settings(max_examples=800, deadline=None)
+@given(case(), st.booleans())
+def test_the_two_state_loop_equals_the_general_loop(c, with_tools):
+    name, prefix, generation, chunks = c
+    plan = _plan(TEMPLATES[name])
+    if plan._fast is None:
+        return
+    schemas = tool_schemas(TOOLS) if with_tools else None
+    got = plan._fast_run(generation, prefix, schemas)
+    general = plan._general(generation, prefix, schemas)
+    assert (got is None) == (general is None)
+    if got is not None:
+        assert _without_ids(got) == _without_ids(general)
+        streamed, errors = _streamed(TEMPLATES[name], prefix, chunks, tools=TOOLS if with_tools else None)
+        assert not errors and _without_ids(got) == _without_ids(streamed)
+
+
+#: Every store and scan the two-state loop has: a `join` field and a repeating field with defaults, an open
+#: and a close with named groups, zero-width opens and closes (a lookahead), an explicit field without a close
+#: delimiter, a regex close watch (`LeadScan`), literal closes, a JSON field with a transform.
+_SHAPES = {"start_anchor": "<s>", "defaults": {"role": "assistant", "notes": "pre", "calls": []}, "fields": {
+    "notes": {"open": "<n>", "close": "</n>", "repeats": True, "join": "|"},
+    "joined": {"open": "<j>", "close": "</j>", "repeats": True, "join": ", "},
+    "calls": {"open_pattern": r"<c name=(?P<name>\w+)>", "close_pattern": r"</c(?P<tail>\d*)>|(?=<n>)",
+              "repeats": True, "content": "json", "transform": {"name": "{name}", "args": "{content}"}},
+    "list": {"open": "<l>", "close": "</l>", "repeats": True},
+    "r": {"open": "<r>", "close_pattern": r"</r>|(?=<c )"},
+    "x": {"open_pattern": r"(?=\{)", "close": "}"},
+    "o": {"open": "<o>"},
+    "content": {"close": "<e>"},
+}}
+_PIECES = ["<n>", "</n>", "<j>", "</j>", "<c name=f>", "<c name=g>", "</c>", "</c7>", "<l>", "</l>", "<r>",
+           "</r>", "<o>", "<e>", "{", "}", '{"a": 1}', "[1, 2]", "{bad", " ", "\n", "text", "<", "c", "<c "]
+
+
+def test_the_synthetic_template_takes_the_two_state_loop():
+    assert _plan(_SHAPES)._fast is not None
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join), st.sampled_from(["", "<s>", "<s> <n>"]))
+def test_every_store_and_scan_of_the_two_state_loop(text, prefix):
+    plan = _plan(_SHAPES)
+    got = plan._fast_run(text, prefix, None)
+    assert got == plan._general(text, prefix, None)
+    parser = ResponseParser(_SHAPES, prefix)
+    parser.feed(text)
+    streamed, _ = parser.finalize()
+    if got is not None:
+        assert not parser.errors and got == streamed
+    assert parse_response(text, _SHAPES, prefix=prefix, strict=False) == streamed
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('a<n>x</n>b<c name=f>{"a":1}</c3><c name=g>[1]<n>y</n><r>t<c name=h>{}</c> {k}<o>rest',
+     {"role": "assistant", "notes": "pre|x|y", "content": "a\nb", "r": "t", "x": "{k", "o": "rest",
+      "calls": [{"name": "f", "args": {"a": 1}}, {"name": "g", "args": [1]}, {"name": "h", "args": {}}]}),
+    ("<j>a</j><j>b</j><l>1</l><l>2</l> <r>x</r>{a}{b}<e>zz",
+     {"role": "assistant", "notes": "pre", "calls": [], "joined": "a, b", "list": ["1", "2"], "r": "x",
+      "x": "{a\n{b"}),
+    ("{", {"role": "assistant", "notes": "pre", "calls": [], "x": "{"}),
+])
+def test_the_two_state_loop_reads_each_shape(text, expected):
+    assert _plan(_SHAPES)._fast_run(text, "", None) == expected
