@@ -494,8 +494,13 @@ class OneShotPlan:
 
         message = dict(defaults) if defaults is not None else self._tpl.new_message()
         typing = schemas.type_tool_calls if schemas else None  # (`ToolSchemas.__bool__` once, not per region)
-        assigned: set[str] = set()
-        more = None
+        # A field not in the defaults (store 0-2) is new in `message` until its first value; those of the
+        # defaults (3-5) are tracked in `kept`. Only a field whose first value is empty can end empty (a value
+        # that is not stays so: a second one is dropped if "", merged, or sends the response to the state
+        # machine), so only those (`empties`) are looked at once merged.
+        kept: set[str] | None = None
+        empties: list[str] | None = None
+        more: dict[str, list[str]] | None = None
         for (name, parse, store, sep), a, b, caps in regions:
             if parse is None:  # (a plain text field: `_strip_text`)
                 value = window[a:b].strip()
@@ -506,58 +511,81 @@ class OneShotPlan:
                         value = typing(value)
                 except Exception:  # a region that does not parse: the state machine reports it
                     return None
-            if name not in assigned:
-                assigned.add(name)
-                if store == 0:  # (one value, or a repeating one not in the defaults)
-                    message[name] = value
-                elif store == 1:
-                    message[name] = [value]
-                elif store == 2:  # `join`, not in the defaults
-                    if value.__class__ is not str and not isinstance(value, str):
-                        return None
-                    message[name] = value
-                elif store == 3:  # `repeats`, in the defaults
-                    if isinstance(message[name], list):
-                        message[name].append(value)
-                    else:
-                        message[name] = [value]
-                else:  # `join`, in the defaults
-                    if value.__class__ is not str and not isinstance(value, str):
-                        return None
-                    if isinstance(message[name], str):
-                        message[name] = message[name] + sep + value
-                    else:
-                        message[name] = value
-            elif store == 1 or store == 3:
-                message[name].append(value)
-            elif store == 0:
-                if _is_empty(message[name]):
-                    message[name] = value
-                elif value == "":
-                    pass
-                elif isinstance(value, str) and isinstance(message[name], str):
-                    if more is None:
-                        more = {}
-                    more.setdefault(name, []).extend(("\n", value))
+            if store == 1:  # repeats
+                if name in message:
+                    message[name].append(value)
                 else:
-                    return None  # a second value the field cannot merge: reported by the state machine
-            else:  # `join`
+                    message[name] = [value]
+                continue
+            if store == 0:  # one value
+                if name not in message:
+                    message[name] = value
+                    if not value:
+                        if empties is None:
+                            empties = []
+                        empties.append(name)
+                    continue
+            elif store == 2:  # join
                 if value.__class__ is not str and not isinstance(value, str):
                     return None
+                if name not in message:
+                    message[name] = value
+                    if not value:
+                        if empties is None:
+                            empties = []
+                        empties.append(name)
+                else:
+                    if more is None:
+                        more = {}
+                    more.setdefault(name, []).extend((sep, value))
+                continue
+            else:  # a field of the defaults (`ResponseParser`'s first value of one: merged with the default)
+                if kept is None:
+                    kept = set()
+                if store == 4 and value.__class__ is not str and not isinstance(value, str):
+                    return None
+                if name not in kept:
+                    kept.add(name)
+                    if store == 3:
+                        if isinstance(message[name], list):
+                            message[name].append(value)
+                        else:
+                            message[name] = [value]
+                    elif store == 4:
+                        message[name] = message[name] + sep + value if isinstance(message[name], str) else value
+                    else:
+                        message[name] = value
+                    continue
+                if store == 3:
+                    message[name].append(value)
+                    continue
+                if store == 4:
+                    if more is None:
+                        more = {}
+                    more.setdefault(name, []).extend((sep, value))
+                    continue
+            # a second value of a one-value field
+            if _is_empty(message[name]):
+                message[name] = value
+            elif value == "":
+                pass
+            elif isinstance(value, str) and isinstance(message[name], str):
                 if more is None:
                     more = {}
-                more.setdefault(name, []).extend((sep, value))
-        if required:
+                more.setdefault(name, []).extend(("\n", value))
+            else:
+                return None  # a second value the field cannot merge: reported by the state machine
+        if required:  # (none of the defaults: `_fast_shape`)
             for name in required:
-                if name not in assigned:
+                if name not in message:
                     return None
         if timed and perf_counter() - t0 >= _REGEX_GUARD:
             return None
         if more:
             for name, parts in more.items():
                 message[name] = "".join([message[name], *parts])
-        for name in assigned:
-            if name not in keep:
+        if empties is not None:
+            for name in empties:
                 value = message[name]
                 if not value and (value is None or isinstance(value, _EMPTY_TYPES)):  # (`_is_empty`)
                     del message[name]
@@ -593,16 +621,17 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
     if idle is None or idle[0] == 3:
         return None
     keep = tpl.default_keys
+    if keep & set(tpl.required):
+        return None
 
     def info(f: Any) -> tuple[str, Any, int, str | None]:
-        # the store code: 0 one value, 1 repeats (a new list), 2 join (a new str), 3 repeats in the defaults,
-        # 4 join in the defaults
+        # the store code: 0 one value, 1 repeats, 2 join; 5, 3, 4: the same, of a field in the defaults
         if f.join is not None:
             store = 2 if f.name not in keep else 4
         elif f.repeats:
             store = 1 if f.name not in keep else 3
         else:
-            store = 0
+            store = 0 if f.name not in keep else 5
         return f.name, None if f.parse is _strip_text else f.parse, store, f.join
 
     opens = {}

@@ -64,7 +64,7 @@ def test_the_two_state_loop_equals_the_general_loop(c, with_tools):
 #: Every store and scan the two-state loop has: a `join` field and a repeating field with defaults, an open
 #: and a close with named groups, zero-width opens and closes (a lookahead), an explicit field without a close
 #: delimiter, a regex close watch (`LeadScan`), literal closes, a JSON field with a transform.
-_SHAPES = {"start_anchor": "<s>", "defaults": {"role": "assistant", "notes": "pre", "calls": []}, "fields": {
+_SHAPES = {"start_anchor": "<s>", "defaults": {"role": "assistant", "notes": "pre", "calls": [], "x": ""}, "fields": {
     "notes": {"open": "<n>", "close": "</n>", "repeats": True, "join": "|"},
     "joined": {"open": "<j>", "close": "</j>", "repeats": True, "join": ", "},
     "calls": {"open_pattern": r"<c name=(?P<name>\w+)>", "close_pattern": r"</c(?P<tail>\d*)>|(?=<n>)",
@@ -75,26 +75,29 @@ _SHAPES = {"start_anchor": "<s>", "defaults": {"role": "assistant", "notes": "pr
     "o": {"open": "<o>"},
     "content": {"close": "<e>"},
 }}
+#: The same with a required field (a response without it goes to the state machine).
+_REQUIRED = {**_SHAPES, "fields": {**_SHAPES["fields"], "list": {**_SHAPES["fields"]["list"], "optional": False}}}
 _PIECES = ["<n>", "</n>", "<j>", "</j>", "<c name=f>", "<c name=g>", "</c>", "</c7>", "<l>", "</l>", "<r>",
            "</r>", "<o>", "<e>", "{", "}", '{"a": 1}', "[1, 2]", "{bad", " ", "\n", "text", "<", "c", "<c "]
 
 
-def test_the_synthetic_template_takes_the_two_state_loop():
-    assert _plan(_SHAPES)._fast is not None
+def test_the_synthetic_templates_take_the_two_state_loop():
+    assert _plan(_SHAPES)._fast is not None and _plan(_REQUIRED)._fast is not None
 
 
-@settings(max_examples=800, deadline=None)
-@given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join), st.sampled_from(["", "<s>", "<s> <n>"]))
-def test_every_store_and_scan_of_the_two_state_loop(text, prefix):
-    plan = _plan(_SHAPES)
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join), st.sampled_from(["", "<s>", "<s> <n>"]),
+       st.sampled_from([_SHAPES, _REQUIRED]))
+def test_every_store_and_scan_of_the_two_state_loop(text, prefix, tpl):
+    plan = _plan(tpl)
     got = plan._fast_run(text, prefix, None)
     assert got == plan._general(text, prefix, None)
-    parser = ResponseParser(_SHAPES, prefix)
+    parser = ResponseParser(tpl, prefix)
     parser.feed(text)
     streamed, _ = parser.finalize()
     if got is not None:
         assert not parser.errors and got == streamed
-    assert parse_response(text, _SHAPES, prefix=prefix, strict=False) == streamed
+    assert parse_response(text, tpl, prefix=prefix, strict=False) == streamed
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -105,6 +108,10 @@ def test_every_store_and_scan_of_the_two_state_loop(text, prefix):
      {"role": "assistant", "notes": "pre", "calls": [], "joined": "a, b", "list": ["1", "2"], "r": "x",
       "x": "{a\n{b"}),
     ("{", {"role": "assistant", "notes": "pre", "calls": [], "x": "{"}),
+    ("<c name=f>[1]</c><c name=g>{}</c7> <j></j>", {"role": "assistant", "notes": "pre", "x": "",
+                                                    "calls": [{"name": "f", "args": [1]}, {"name": "g", "args": {}}]}),
+    ("<o> <o>x", {"role": "assistant", "notes": "pre", "calls": [], "x": "", "o": "<o>x"}),
 ])
 def test_the_two_state_loop_reads_each_shape(text, expected):
     assert _plan(_SHAPES)._fast_run(text, "", None) == expected
+    assert parse_response(text, _SHAPES, prefix="") == expected
