@@ -48,6 +48,7 @@ from .jsonscan import FLIP as _FLIP
 from .plan import plan_for
 from .steady_found import found_in_steady
 from .template import FieldSpec, ResponseTemplate, load_template
+from .template import _by_id as _loaded_by_id
 from .tools import tool_schemas
 
 __all__ = ["ResponseParser", "parse_response"]
@@ -1399,7 +1400,11 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
-    tpl = load_template(template)
+    seen = _loaded_by_id.get(id(template)) if template.__class__ is dict else None  # (`load_template`'s first
+    if seen is not None and seen[0] is template and template == seen[1]._snapshot:  # look-up, inlined)
+        tpl = seen[1]
+    else:
+        tpl = load_template(template)
     if (policy is None and regex_timeout is None and regex_budget is None and prefix.__class__ is str
             and (tools is None or tools.__class__ is list or tools.__class__ is tuple)):  # (read once: no iterator)
         plan = tpl.oneshot_plan

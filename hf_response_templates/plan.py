@@ -398,24 +398,18 @@ class OneShotPlan:
         # (field info (`_fast_shape`), body start, body end, captures)
         regions: list[tuple[Any, int, int, dict | None]] = []
         while True:
-            # idle: the idle watch's next delimiter (`Watch.scan_end`, by the kind `_scanner` chose)
-            if ik == 0:
-                start = window.find(ia, pos)
-                if start < 0:
-                    d = None
-                else:
-                    end = start + len(ia)
-                    d = ib
-                    groups = None
-            elif ik == 1:
+            # idle: the idle watch's next delimiter (`Watch.scan_end`, by the kind `_scanner` chose), and what
+            # it starts (`act`: its field's `opens` entry; None for the implicit field's close)
+            if ik == 1:
                 m = ia(window, pos)
                 if m is None:
                     d = None
                 else:
-                    start, end = m.span()
-                    d = ib[m.group()]
+                    start = m.start()
+                    d, end, act = ib[m.group()]
+                    end += start
                     groups = None
-            else:
+            elif ik == 2:
                 finds = found[ib]
                 if finds is None:
                     finds = found[ib] = ia.fresh(window, pos)
@@ -427,20 +421,29 @@ class OneShotPlan:
                     d = None
                 else:
                     start, end, d, groups = r
+                    act = opens.get(d)
+            else:
+                start = window.find(ia, pos)
+                if start < 0:
+                    d = None
+                else:
+                    d, end, act = ib
+                    end += start
+                    groups = None
             if d is None:  # no more delimiters: the rest is the implicit field's text
                 if not opened and pos < n and not (hold_ws and window[pos:].isspace()):
                     opened = True
                     start_at = pos
                 break
-            if start > pos and not opened and not (hold_ws and window[pos:start].isspace()):
+            if not opened and start > pos and not (hold_ws and window[pos:start].isspace()):
                 opened = True  # (text that is not whitespace opens the implicit region, when it is held)
                 start_at = pos
             if start == end:  # zero width: `d` may not match with zero width here again
-                if end == n and d.kind == OPEN:
+                if end == n and act is not None:
                     break  # nothing opens at the very end of the stream
                 fired = (fired if start == zw else _NONE_FIRED) | {d}
                 zw = start
-            if d.kind != OPEN:  # the implicit field's close: the message is over
+            if act is None:  # the implicit field's close: the message is over
                 if opened:
                     regions.append((imp, start_at, start, groups))
                     opened = False
@@ -448,7 +451,7 @@ class OneShotPlan:
             if opened:  # the implicit region ends where an explicit one opens
                 regions.append((imp, start_at, start, None))
                 opened = False
-            info, ck, ca, cb = opens[d]
+            info, ck, ca, cb = act
             pos = end
             # explicit: the field's close watch finds where its region ends
             if ck == 0:
@@ -647,6 +650,11 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
             return None
         opens[d] = (info(f), *close)
     imp = info(implicit)
+    # the idle watch's delimiters by what the search gives: `(delimiter, width, opens entry or None)`
+    if idle[0] == 0:
+        idle = (0, idle[1], (idle[2], len(idle[1]), opens.get(idle[2])))
+    elif idle[0] == 1:
+        idle = (1, idle[1], {text: (d, len(text), opens.get(d)) for text, d in idle[2].items()})
     return (*idle, opens, imp, tpl.hold_whitespace, tpl.has_regex, tpl._defaults_simple, keep,
             tuple(tpl.required))
 

@@ -115,3 +115,18 @@ def test_every_store_and_scan_of_the_two_state_loop(text, prefix, tpl):
 def test_the_two_state_loop_reads_each_shape(text, expected):
     assert _plan(_SHAPES)._fast_run(text, "", None) == expected
     assert parse_response(text, _SHAPES, prefix="") == expected
+
+
+def test_parse_response_sees_a_template_dict_edited_in_place():
+    # (`parse_response` looks the dict up in `load_template`'s identity cache itself)
+    import copy
+
+    spec = copy.deepcopy(TEMPLATES["hermes3"])
+    assert parse_response("Hi<|im_end|>", spec, prefix="") == {"role": "assistant", "content": "Hi"}
+    spec["defaults"]["role"] = "model"
+    assert parse_response("Hi<|im_end|>", spec, prefix="") == {"role": "model", "content": "Hi"}
+    spec["fields"]["content"]["close"] = "<end>"
+    assert parse_response("Hi<end>x", spec, prefix="") == {"role": "model", "content": "Hi"}
+    with pytest.raises(Exception, match="close"):
+        spec["fields"]["content"]["close"] = ""
+        parse_response("Hi", spec, prefix="")
