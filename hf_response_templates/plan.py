@@ -385,13 +385,14 @@ class OneShotPlan:
                 return None  # a timed anchor search: its time counts against the budget
         if _TIMEOUT_VAR.get(_TIMEOUT) != _TIMEOUT:
             return None
-        ik, ia, ib, opens, imp, hold_ws, timed, defaults, keep, required = self._fast
+        ik, ia, ib, opens, imp, hold_ws, timed, defaults, keep, required, late_idle, opens0 = self._fast
         t0 = perf_counter() if timed else 0.0
         window = cut + text if cut else text
         n = len(window)
         zw = -1
         fired = _NONE_FIRED
         found = [*self._slots]
+        memo = None  # `Watch.scan_end`'s memo (made at its first call)
         pos = 0
         opened = False  # whether the implicit field's region is open (from `start_at`)
         start_at = 0
@@ -422,7 +423,7 @@ class OneShotPlan:
                 else:
                     start, end, d, groups = r
                     act = opens.get(d)
-            else:
+            elif ik == 0:
                 start = window.find(ia, pos)
                 if start < 0:
                     d = None
@@ -430,19 +431,43 @@ class OneShotPlan:
                     d, end, act = ib
                     end += start
                     groups = None
+            else:
+                if memo is None:
+                    memo = {}
+                try:
+                    r = ia(window, pos, zw, fired, _NO_DISABLED, _TIMEOUT, memo)
+                except DelimiterTimeout:
+                    return None
+                if r.__class__ is int:
+                    d = None
+                else:
+                    start, end, d, groups = r
+                    act = opens.get(d)
             if d is None:  # no more delimiters: the rest is the implicit field's text
                 if not opened and pos < n and not (hold_ws and window[pos:].isspace()):
-                    opened = True
-                    start_at = pos
+                    if imp is None:  # text outside every region (not the prompt's): the state machine's
+                        gap = window[max(pos, len(cut)):]
+                        if gap and not gap.isspace():
+                            return None
+                    else:
+                        opened = True
+                        start_at = pos
                 break
             if not opened and start > pos and not (hold_ws and window[pos:start].isspace()):
-                opened = True  # (text that is not whitespace opens the implicit region, when it is held)
-                start_at = pos
+                if imp is None:
+                    gap = window[max(pos, len(cut)):start]
+                    if gap and not gap.isspace():
+                        return None
+                else:
+                    opened = True  # (text that is not whitespace opens the implicit region, when it is held)
+                    start_at = pos
             if start == end:  # zero width: `d` may not match with zero width here again
                 if end == n and act is not None:
                     break  # nothing opens at the very end of the stream
                 fired = (fired if start == zw else _NONE_FIRED) | {d}
                 zw = start
+                if memo is not None:
+                    memo.clear()
             if act is None:  # the implicit field's close: the message is over
                 if opened:
                     regions.append((imp, start_at, start, groups))
@@ -451,6 +476,8 @@ class OneShotPlan:
             if opened:  # the implicit region ends where an explicit one opens
                 regions.append((imp, start_at, start, None))
                 opened = False
+            if not end and opens0 is not None:  # (a zero-width open at offset 0: the early close watch)
+                act = opens0.get(d, act)
             info, ck, ca, cb = act
             pos = end
             # explicit: the field's close watch finds where its region ends
@@ -482,16 +509,32 @@ class OneShotPlan:
                     regions.append((info, pos, n, groups))
                     break
                 cs, ce, d, g2 = r
+            elif ck == 4:
+                if memo is None:
+                    memo = {}
+                try:
+                    r = ca(window, pos, zw, fired, _NO_DISABLED, _TIMEOUT, memo)
+                except DelimiterTimeout:
+                    return None
+                if r.__class__ is int:
+                    regions.append((info, pos, n, groups))
+                    break
+                cs, ce, d, g2 = r
             else:  # no close delimiter: the rest is its text
                 regions.append((info, pos, n, groups))
                 break
             if cs == ce:
                 fired = (fired if cs == zw else _NONE_FIRED) | {d}
                 zw = cs
+                if memo is not None:
+                    memo.clear()
             if g2:
                 groups = {**groups, **g2} if groups else g2
             regions.append((info, pos, cs, groups))
             pos = ce
+            if late_idle is not None and pos:  # past offset 0: the late idle watch (see `_lates`)
+                ik, ia, ib = late_idle
+                late_idle = None
         if opened:
             regions.append((imp, start_at, n, None))
 
@@ -595,15 +638,15 @@ class OneShotPlan:
         return message
 
 
-def _scanner(plan: OneShotPlan, watch: Any) -> tuple[int, Any, Any] | None:
+def _scanner(plan: OneShotPlan, watch: Any) -> tuple[int, Any, Any]:
     """How `_fast_run` searches `watch`: `(0, literal, delimiter)` (`str.find`), `(1, search, lookup)` (one
-    compiled alternation of literals), `(2, LeadScan, slot)` (`lead_scan.py`); `(3, None, None)` for no
-    watch; None if the general loop must search it (`Watch.scan_end`)."""
+    compiled alternation of literals), `(2, LeadScan, slot)` (`lead_scan.py`), `(4, scan_end, None)`
+    (`Watch.scan_end`); `(3, None, None)` for no watch."""
     if watch is None:
         return 3, None, None
     one = plan._ones.get(watch)
     if one is None:
-        return None
+        return 4, watch.scan_end, None
     if one[0] is not None:
         return 0, one[0], one[1]
     if one[1] is None:
@@ -612,20 +655,16 @@ def _scanner(plan: OneShotPlan, watch: Any) -> tuple[int, Any, Any] | None:
 
 
 def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
-    """`OneShotPlan._fast_run`'s constants, or None if the template needs the general loop: late watches,
-    a JSON field read to its value's end, `report_as`, no implicit field, a watch only `Watch.scan_end`
-    reads, or a close watch with an open in it."""
-    implicit = tpl.implicit_field
-    if implicit is None or plan._lates is not None or tpl.idle_watch is None:
-        return None
-    if any(f.value_end is not None or f.report is not None for f in tpl.fields):
-        return None
-    idle = _scanner(plan, tpl.idle_watch)
-    if idle is None or idle[0] == 3:
+    """`OneShotPlan._fast_run`'s constants, or None if the template needs the general loop: a JSON field read
+    to its value's end, `report_as`, no idle watch, a close watch with an open in it, or a required field
+    among the defaults."""
+    idle_watch = tpl.idle_watch
+    if idle_watch is None or any(f.value_end is not None or f.report is not None for f in tpl.fields):
         return None
     keep = tpl.default_keys
     if keep & set(tpl.required):
         return None
+    lates = plan._lates or {}
 
     def info(f: Any) -> tuple[str, Any, int, str | None]:
         # the store code: 0 one value, 1 repeats, 2 join; 5, 3, 4: the same, of a field in the defaults
@@ -637,26 +676,35 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
             store = 0 if f.name not in keep else 5
         return f.name, None if f.parse is _strip_text else f.parse, store, f.join
 
-    opens = {}
-    for d in tpl.idle_watch.delimiters:
+    # for each open: `(field info, *close watch scanner)`, the close watch's late one (a close is found
+    # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
+    opens: dict = {}
+    opens0: dict = {}
+    for d in idle_watch.delimiters:
         if d.kind != OPEN:
             continue
         f = tpl.by_name[d.field]
         w = tpl.close_watches[f.index]
         if w is not None and any(c.kind == OPEN for c in w.delimiters):
             return None
-        close = _scanner(plan, w)
-        if close is None:
-            return None
-        opens[d] = (info(f), *close)
-    imp = info(implicit)
-    # the idle watch's delimiters by what the search gives: `(delimiter, width, opens entry or None)`
-    if idle[0] == 0:
-        idle = (0, idle[1], (idle[2], len(idle[1]), opens.get(idle[2])))
-    elif idle[0] == 1:
-        idle = (1, idle[1], {text: (d, len(text), opens.get(d)) for text, d in idle[2].items()})
-    return (*idle, opens, imp, tpl.hold_whitespace, tpl.has_regex, tpl._defaults_simple, keep,
-            tuple(tpl.required))
+        opens[d] = (info(f), *_scanner(plan, lates.get(w, w)))
+        if w in lates:
+            opens0[d] = (info(f), *_scanner(plan, w))
+
+    def idle_of(watch: Any) -> tuple:
+        # the idle watch's delimiters by what the search gives: `(delimiter, width, opens entry or None)`
+        kind, a, b = _scanner(plan, watch)
+        if kind == 0:
+            return 0, a, (b, len(a), opens.get(b))
+        if kind == 1:
+            return 1, a, {text: (d, len(text), opens.get(d)) for text, d in b.items()}
+        return kind, a, b
+
+    idle = idle_of(idle_watch)
+    late_idle = idle_of(lates[idle_watch]) if idle_watch in lates else None
+    implicit = tpl.implicit_field
+    return (*idle, opens, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,
+            tpl._defaults_simple, keep, tuple(tpl.required), late_idle, opens0 or None)
 
 
 def _report_marks(field: Any, body: str, value: Any, message: dict[str, Any],

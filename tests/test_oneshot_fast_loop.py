@@ -1,6 +1,6 @@
 """The one-shot plan's two-state loop (`OneShotPlan._fast_run`, issue 19): for the templates of the common
-shape (an idle watch and close watches that `plan.py` searches in the loop, an implicit field, no late
-watches, no value ends, no `report_as`) `parse_response` reads with it, and it gives exactly what the
+shape (an idle watch, close watches without opens, no value ends, no `report_as`) `parse_response` reads
+with it, and it gives exactly what the
 general loop (`OneShotPlan._general`) and the streaming parser give: the same message, or None (the state
 machine) for the same responses.
 """
@@ -17,14 +17,9 @@ from hf_response_templates.library import list_templates
 from hf_response_templates.plan import plan_for
 from hf_response_templates.tools import tool_schemas
 
-#: The shipped templates read by the two-state loop (the others by the general loop: late watches, a value
-#: end, `report_as`, no implicit field, or a watch only `Watch.scan_end` reads).
-FAST = {
-    "apertus", "deepseek-v3.1", "deepseek-v3.2", "deepseek-v4", "functiongemma", "gemma4", "gigachat3",
-    "glm-4.6", "glm-4.7", "granite-4", "hermes3", "kimi-k2", "kimi-k2-thinking", "lfm2", "minimax-m2",
-    "ministral-3", "nemotron-nano-v2", "phi-4-mini", "qwen3", "qwen3-coder", "qwen3-thinking-2507", "qwen3.5",
-    "seed-oss", "smollm3",
-}
+#: The shipped templates the general loop reads (the others take the two-state loop): a JSON field read to
+#: its value's end, or `report_as`.
+GENERAL = {"cohere-command-r7b", "granite-3.3", "llama3", "mistral-small-3.2"}
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -40,8 +35,8 @@ def _plan(tpl):
 @pytest.mark.parametrize("name", list_templates())
 def test_the_two_state_loop_is_chosen_for_the_templates_of_its_shape(name):
     plan = _plan(TEMPLATES[name])
-    assert (plan._fast is not None) == (name in FAST)
-    assert plan.run == (plan._fast_run if name in FAST else plan._general)
+    assert (plan._fast is None) == (name in GENERAL)
+    assert plan.run == (plan._general if name in GENERAL else plan._fast_run)
 
 
 @settings(max_examples=800, deadline=None)
@@ -130,3 +125,55 @@ def test_parse_response_sees_a_template_dict_edited_in_place():
     with pytest.raises(Exception, match="close"):
         spec["fields"]["content"]["close"] = ""
         parse_response("Hi", spec, prefix="")
+
+
+#: Late watches (a delimiter that matches at offset 0 only), zero-width opens and closes at offset 0, a
+#: watch only `Watch.scan_end` reads (a regex without a fixed lead), named groups; and the same without an
+#: implicit field (text outside every region goes to the state machine).
+_LATE = {"start_anchor": "<s>", "fields": {
+    "call": {"open_pattern": r"^\s*(?=\{)|<call>", "close_pattern": r"(?<=\})\s*(?=\Z|<e>)|</call>",
+             "content": "json", "repeats": True},
+    "head": {"open_pattern": r"\A(?=#)", "close_pattern": r"\A#!|\n"},
+    "t": {"open_pattern": r"\s*\[(?P<k>\w+)\]", "close_pattern": r"\s*\[/\w*\]", "repeats": True,
+          "transform": {"k": "{k}", "v": "{content}"}},
+    "content": {"close": "<e>"},
+}}
+_OUTSIDE = {**_LATE, "fields": {k: v for k, v in _LATE["fields"].items() if k != "content"}}
+_LATE_PIECES = ['{"k": 1}', "#!", "<call>", "</call>", "#", "\n", " ", "<e>", "[a]", "[/a]", "[/]", "x", "{", "}", "]"]
+
+
+def test_late_watches_scan_end_watches_and_no_implicit_field_take_the_two_state_loop():
+    for tpl in (_LATE, _OUTSIDE):
+        fast = _plan(tpl)._fast
+        assert fast is not None
+        # a late idle watch, a close watch with a late one, a watch `Watch.scan_end` reads
+        assert fast[10] is not None and fast[11] is not None and fast[0] == 4
+    assert _plan(_OUTSIDE)._fast[4] is None  # no implicit field
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_LATE_PIECES), max_size=12).map("".join), st.sampled_from(["", "<s>", "<s>x"]),
+       st.sampled_from([_LATE, _OUTSIDE]))
+def test_late_watches_and_text_outside_every_region_in_the_two_state_loop(text, prefix, tpl):
+    plan = _plan(tpl)
+    got = plan._fast_run(text, prefix, None)
+    assert got == plan._general(text, prefix, None)
+    parser = ResponseParser(tpl, prefix)
+    parser.feed(text)
+    streamed, _ = parser.finalize()
+    if got is not None:
+        assert not parser.errors and got == streamed
+    assert parse_response(text, tpl, prefix=prefix, strict=False) == streamed
+
+
+@pytest.mark.parametrize("tpl, text, expected", [
+    (_LATE, ' {"k": 1}<e>', {"call": [{"k": 1}]}),
+    (_LATE, ' {"k": 1} [a] x [/a]<e>', None),  # (the call's close is a lookahead for the end or `<e>`)
+    (_LATE, "hi [a] x [/a] <call>{}</call><e>", {"content": "hi", "t": [{"k": "a", "v": "x"}], "call": [{}]}),
+    (_LATE, '#h\n{"k": 2}', {"head": "#h", "content": '{"k": 2}'}),
+    (_LATE, '#!h\n#!', {"content": 'h\n#!'}),  # (the early close watch at offset 0, the late one past it)
+    (_OUTSIDE, ' [a]1[/] <call>{}</call> ', {"call": [{}], "t": [{"k": "a", "v": "1"}]}),
+    (_OUTSIDE, ' [a]1[/] stray', None),
+])
+def test_the_two_state_loop_reads_late_and_outside_shapes(tpl, text, expected):
+    assert _plan(tpl)._fast_run(text, "", None) == expected
