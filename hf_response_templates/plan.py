@@ -27,6 +27,7 @@ its messages equal the streaming parser's.
 
 from __future__ import annotations
 
+from functools import partial
 from time import perf_counter
 from typing import Any
 
@@ -399,6 +400,9 @@ class OneShotPlan:
         # (field info (`_fast_shape`), body start, body end, captures)
         regions: list[tuple[Any, int, int, dict | None]] = []
         while True:
+            if late_idle is not None and pos:  # past offset 0: the late idle watch (see `_lates`)
+                ik, ia, ib = late_idle
+                late_idle = None
             # idle: the idle watch's next delimiter (`Watch.scan_end`, by the kind `_scanner` chose), and what
             # it starts (`act`: its field's `opens` entry; None for the implicit field's close)
             if ik == 1:
@@ -520,9 +524,69 @@ class OneShotPlan:
                     regions.append((info, pos, n, groups))
                     break
                 cs, ce, d, g2 = r
-            else:  # no close delimiter: the rest is its text
+            elif ck == 3:  # no close delimiter: the rest is its text
                 regions.append((info, pos, n, groups))
                 break
+            else:  # a JSON field whose region ends where its value ends (`_general`'s `vend`): its close first
+                sk, sa, sb = ca
+                if sk == 0:
+                    cs = window.find(sa, pos)
+                    if cs < 0:
+                        d = None
+                    else:
+                        ce = cs + len(sa)
+                        d = sb
+                        g2 = None
+                elif sk == 1:
+                    m = sa(window, pos)
+                    if m is None:
+                        d = None
+                    else:
+                        cs, ce = m.span()
+                        d = sb[m.group()]
+                        g2 = None
+                elif sk == 3:
+                    d = None
+                else:
+                    if sk == 2:
+                        finds = found[sb]
+                        if finds is None:
+                            finds = found[sb] = sa.fresh(window, pos)
+                    elif memo is None:
+                        memo = {}
+                    try:
+                        r = sa.end(window, pos, zw, fired, _TIMEOUT, finds) if sk == 2 else sa(
+                            window, pos, zw, fired, _NO_DISABLED, _TIMEOUT, memo)
+                    except DelimiterTimeout:
+                        return None
+                    if r.__class__ is int:
+                        d = None
+                    else:
+                        cs, ce, d, g2 = r
+                if d is None:
+                    cs = n
+                field, whole = cb
+                if whole:  # one value: `jsonscan.whole_value_end` when it is all there
+                    got = whole_value_end(window, pos, cs)
+                    if got is not None:
+                        regions.append((_decoded(info, field, got[1]), pos, got[0], groups))
+                        pos = got[0]
+                        continue
+                vend = field.value_end()
+                got = vend.scan(window, pos, cs, 0, True)
+                decoded = vend.decoded()
+                if got != -1:  # the value ends before the delimiter (`jsonscan.MORE`: it does not)
+                    if got == -2:  # `jsonscan.HOLD`: not at the end of a stream
+                        return None
+                    regions.append((_decoded(info, field, decoded[0]) if decoded is not None else info, pos, got,
+                                    groups))
+                    pos = got
+                    continue
+                if decoded is not None:
+                    info = _decoded(info, field, decoded[0])
+                if d is None:
+                    regions.append((info, pos, n, groups))
+                    break
             if cs == ce:
                 fired = (fired if cs == zw else _NONE_FIRED) | {d}
                 zw = cs
@@ -532,9 +596,6 @@ class OneShotPlan:
                 groups = {**groups, **g2} if groups else g2
             regions.append((info, pos, cs, groups))
             pos = ce
-            if late_idle is not None and pos:  # past offset 0: the late idle watch (see `_lates`)
-                ik, ia, ib = late_idle
-                late_idle = None
         if opened:
             regions.append((imp, start_at, n, None))
 
@@ -638,6 +699,15 @@ class OneShotPlan:
         return message
 
 
+def _reshaped(reshape: Any, value: Any, body: str, captures: dict | None) -> Any:
+    return reshape(value, captures)
+
+
+def _decoded(info: tuple, field: Any, value: Any) -> tuple:
+    """`info` of a region whose JSON value the scan decoded already: its parse is the field's `reshape`."""
+    return info[0], partial(_reshaped, field.reshape, value), info[2], info[3]
+
+
 def _scanner(plan: OneShotPlan, watch: Any) -> tuple[int, Any, Any]:
     """How `_fast_run` searches `watch`: `(0, literal, delimiter)` (`str.find`), `(1, search, lookup)` (one
     compiled alternation of literals), `(2, LeadScan, slot)` (`lead_scan.py`), `(4, scan_end, None)`
@@ -659,7 +729,7 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
     to its value's end, `report_as`, no idle watch, a close watch with an open in it, or a required field
     among the defaults."""
     idle_watch = tpl.idle_watch
-    if idle_watch is None or any(f.value_end is not None or f.report is not None for f in tpl.fields):
+    if idle_watch is None or any(f.report is not None for f in tpl.fields):
         return None
     keep = tpl.default_keys
     if keep & set(tpl.required):
@@ -678,6 +748,11 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
 
     # for each open: `(field info, *close watch scanner)`, the close watch's late one (a close is found
     # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
+    def close(f: Any, w: Any) -> tuple:
+        if f.value_end is None:
+            return (info(f), *_scanner(plan, w))
+        return info(f), 5, _scanner(plan, w), (f, f.name in plan._whole)
+
     opens: dict = {}
     opens0: dict = {}
     for d in idle_watch.delimiters:
@@ -687,9 +762,9 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
         w = tpl.close_watches[f.index]
         if w is not None and any(c.kind == OPEN for c in w.delimiters):
             return None
-        opens[d] = (info(f), *_scanner(plan, lates.get(w, w)))
+        opens[d] = close(f, lates.get(w, w))
         if w in lates:
-            opens0[d] = (info(f), *_scanner(plan, w))
+            opens0[d] = close(f, w)
 
     def idle_of(watch: Any) -> tuple:
         # the idle watch's delimiters by what the search gives: `(delimiter, width, opens entry or None)`

@@ -17,9 +17,8 @@ from hf_response_templates.library import list_templates
 from hf_response_templates.plan import plan_for
 from hf_response_templates.tools import tool_schemas
 
-#: The shipped templates the general loop reads (the others take the two-state loop): a JSON field read to
-#: its value's end, or `report_as`.
-GENERAL = {"cohere-command-r7b", "granite-3.3", "llama3", "mistral-small-3.2"}
+#: The shipped templates the general loop reads (the others take the two-state loop): `report_as`.
+GENERAL = {"cohere-command-r7b"}
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -136,13 +135,17 @@ _LATE = {"start_anchor": "<s>", "fields": {
     "head": {"open_pattern": r"\A(?=#)", "close_pattern": r"\A#!|\n"},
     "t": {"open_pattern": r"\s*\[(?P<k>\w+)\]", "close_pattern": r"\s*\[/\w*\]", "repeats": True,
           "transform": {"k": "{k}", "v": "{content}"}},
+    "v": {"open": "<v>", "close_pattern": r"</v>|\s*\[/\]", "content": "json", "repeats": True,
+          "content_args": {"trailing": "stream"}},
+    "u": {"open": "<u>", "close": "</u>", "content": "json", "content_args": {"trailing": "stream"}},
+    "w": {"open": "<w>", "content": "json", "repeats": True, "content_args": {"trailing": "stream", "separator": ";"}},
     "content": {"close": "<e>"},
 }}
 _OUTSIDE = {**_LATE, "fields": {k: v for k, v in _LATE["fields"].items() if k != "content"}}
-_LATE_PIECES = ['{"k": 1}', "#!", "<call>", "</call>", "#", "\n", " ", "<e>", "[a]", "[/a]", "[/]", "x", "{", "}", "]"]
+_LATE_PIECES = ['{"k": 1}', "<v>", "</v>", "<u>", "</u>", "<w>", ";", "[1]", '"s"', "#!", "<call>", "</call>", "#", "\n", " ", "<e>", "[a]", "[/a]", "[/]", "x", "{", "}", "]"]
 
 
-def test_late_watches_scan_end_watches_and_no_implicit_field_take_the_two_state_loop():
+def test_late_watches_value_ends_scan_end_watches_and_no_implicit_field_take_the_two_state_loop():
     for tpl in (_LATE, _OUTSIDE):
         fast = _plan(tpl)._fast
         assert fast is not None
@@ -170,6 +173,10 @@ def test_late_watches_and_text_outside_every_region_in_the_two_state_loop(text, 
     (_LATE, ' {"k": 1}<e>', {"call": [{"k": 1}]}),
     (_LATE, ' {"k": 1} [a] x [/a]<e>', None),  # (the call's close is a lookahead for the end or `<e>`)
     (_LATE, "hi [a] x [/a] <call>{}</call><e>", {"content": "hi", "t": [{"k": "a", "v": "x"}], "call": [{}]}),
+    # (a value-end region ends where its value does: the close delimiter after it is the implicit field's text)
+    (_LATE, '<v>{"k": 1} x</v><v> [1, 2]</v> <w>1; "s" ;[1] y',
+     {"v": [{"k": 1}, [1, 2]], "content": "x</v>\n</v>\ny", "w": [[1, "s", [1]]]}),
+    (_LATE, '<v>{"k": 1} [/]<v>[1, 2]', {"v": [{"k": 1}, [1, 2]], "content": "[/]"}),
     (_LATE, '#h\n{"k": 2}', {"head": "#h", "content": '{"k": 2}'}),
     (_LATE, '#!h\n#!', {"content": 'h\n#!'}),  # (the early close watch at offset 0, the late one past it)
     (_OUTSIDE, ' [a]1[/] <call>{}</call> ', {"call": [{}], "t": [{"k": "a", "v": "1"}]}),
