@@ -611,6 +611,10 @@ class OneShotPlan:
         for (name, parse, store, sep), a, b, caps in regions:
             if parse is None:  # (a plain text field: `_strip_text`)
                 value = window[a:b].strip()
+                if not value and store == 0:
+                    # a one-value text field's "": replaced by any later value when first, dropped when later,
+                    # deleted at the end when alone; so the same as no region at all
+                    continue
             else:
                 try:
                     value = parse(window[a:b], caps)

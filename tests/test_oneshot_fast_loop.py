@@ -184,3 +184,16 @@ def test_late_watches_and_text_outside_every_region_in_the_two_state_loop(text, 
 ])
 def test_the_two_state_loop_reads_late_and_outside_shapes(tpl, text, expected):
     assert _plan(tpl)._fast_run(text, "", None) == expected
+
+
+@pytest.mark.parametrize("defaults", [{}, {"t": "pre"}])
+@pytest.mark.parametrize("text", ["<t> </t>", "<t></t><t>two</t>", "<t>one</t><t> </t>", "<t> </t><t> </t>x",
+                                  "<t>one</t><t></t><t>two</t>"])
+def test_empty_values_of_a_one_value_text_field(defaults, text):
+    # (the two-state loop skips them where they do not show: not in the defaults)
+    tpl = {"start_anchor": "<s>", "defaults": defaults,
+           "fields": {"t": {"open": "<t>", "close": "</t>"}, "content": {"close": "<e>"}}}
+    parser = ResponseParser(tpl, "")
+    parser.feed(text)
+    streamed, _ = parser.finalize()
+    assert _plan(tpl)._fast_run(text, "", None) == streamed
