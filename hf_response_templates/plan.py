@@ -27,6 +27,7 @@ its messages equal the streaming parser's.
 
 from __future__ import annotations
 
+import sys
 from functools import partial
 from time import perf_counter
 from typing import Any
@@ -62,7 +63,8 @@ class OneShotPlan:
 
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_anchor_texts", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
                  "_required", "_timed", "_by_name", "_ones", "_slots", "_defaults", "_lates", "_whole", "_loop",
-                 "_fast", "run")
+                 "_fast", "run",
+                 "_anchor_free", "_untimed")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -72,6 +74,10 @@ class OneShotPlan:
         #: The fixed texts that are every match of the start anchor (`ResponseTemplate.anchor_texts`), when
         #: `cut_prefix` reads it by `str.rfind` (not one literal), else None
         self._anchor_texts = tpl.anchor_texts if self._anchor_lit is None else None
+        #: Whether the text found is the anchor's match (`ResponseTemplate.anchor_prefix_free`), and the longest
+        #: prompt whose anchor search is not timed (`_cut` defers past it)
+        self._anchor_free = tpl.anchor_prefix_free
+        self._untimed = tpl.start_anchor.untimed_search if lits is None else sys.maxsize
         # In one-shot parsing the whole text is one end-of-stream scan, and the parser keeps the watches it
         # starts with (the early ones) for all of it; the plan moves to the late ones past offset 0 (`_lates`),
         # which find the same delimiters there, as the streaming parser's do.
@@ -380,6 +386,19 @@ class OneShotPlan:
         if lit is not None:  # (`_cut`, inlined for the usual literal anchor)
             i = prefix.rfind(lit)
             cut = prefix if i < 0 else prefix[i + len(lit):]
+        elif self._anchor_texts is not None and len(prefix) <= self._untimed:  # (`_cut` of fixed texts, inlined)
+            i = -1
+            for t in self._anchor_texts:
+                j = prefix.rfind(t)
+                if j > i:
+                    i = j
+                    found = t
+            if i < 0:
+                cut = prefix
+            elif self._anchor_free:  # (`ResponseTemplate.cut_prefix`: the text found there is the match)
+                cut = prefix[i + len(found):]
+            else:
+                cut = prefix[self._anchor.fast.match(prefix, i).end():]
         else:
             cut = self._cut(prefix)
             if cut is None:

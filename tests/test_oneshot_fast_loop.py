@@ -197,3 +197,20 @@ def test_empty_values_of_a_one_value_text_field(defaults, text):
     parser.feed(text)
     streamed, _ = parser.finalize()
     assert _plan(tpl)._fast_run(text, "", None) == streamed
+
+
+_ANCHOR_TEXTS = ["deepseek-r1", "deepseek-v3.1", "deepseek-v4", "gemma4", "glm-4.7", "hunyuan-a13b", "ministral-3"]
+
+
+@pytest.mark.parametrize("name", _ANCHOR_TEXTS)
+def test_start_anchors_of_fixed_texts_are_cut_in_the_two_state_loop(name):
+    tpl = load_template(TEMPLATES[name])
+    texts = tpl.anchor_texts
+    assert texts is not None and _plan(TEMPLATES[name])._anchor_lit is None
+    prefixes = ["", "no anchor here", *(f"u: a {t} b " for t in texts), "".join(texts) + " tail",
+                "".join(reversed(texts)) + "x", *(t + t[:3] for t in texts)]
+    for prefix in prefixes:
+        for text in ["Hi there", " more ", ""]:
+            got = _plan(TEMPLATES[name])._fast_run(text, prefix, None)
+            assert got == _plan(TEMPLATES[name])._general(text, prefix, None)
+            assert got == _streamed(TEMPLATES[name], prefix, [text])[0]
