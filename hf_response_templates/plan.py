@@ -8,6 +8,14 @@ own content parser and transform (`FieldSpec.parse`) and typed by the same `tool
 message is the one `ResponseParser` builds, without what only streaming needs: no parser object, no
 routing of pieces into bodies, no events, no hold-back, no per-delimiter state machine step.
 
+`OneShotPlan.run` is chosen when the plan is built: `_fast_run`, a two-state loop (idle: the idle watch finds
+the next open, or the implicit field's close; explicit: the open field's close watch finds where its region
+ends), with each watch's search kind (one literal, one compiled alternation of literals, a `LeadScan`,
+`Watch.scan_end`) and each field's store (one value, repeats, join; in the defaults or not) picked per
+template, for every template but those with `report_as` fields, which `_general` (the loop of every case:
+value ends, late watches and `report_as` in one loop) reads. Both give the same regions, messages and
+fallbacks (`tests/test_oneshot_fast_loop.py`).
+
 It covers only the ordinary case. `OneShotPlan.run` returns None, and `parse_response` takes the state
 machine instead (so the result is the same by construction), for
 
@@ -445,7 +453,7 @@ class OneShotPlan:
                     d = None
                 else:
                     start, end, d, groups = r
-                    act = opens.get(d)
+                    act = opens[d]
             elif ik == 0:
                 start = window.find(ia, pos)
                 if start < 0:
@@ -465,7 +473,7 @@ class OneShotPlan:
                     d = None
                 else:
                     start, end, d, groups = r
-                    act = opens.get(d)
+                    act = opens[d]
             if d is None:  # no more delimiters: the rest is the implicit field's text
                 if not opened and pos < n and not (hold_ws and window[pos:].isspace()):
                     if imp is None:  # text outside every region (not the prompt's): the state machine's
@@ -801,7 +809,8 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
     idle = idle_of(idle_watch)
     late_idle = idle_of(lates[idle_watch]) if idle_watch in lates else None
     implicit = tpl.implicit_field
-    return (*idle, opens, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,
+    acts = {d: opens.get(d) for d in idle_watch.delimiters}  # (the implicit field's close: None)
+    return (*idle, acts, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,
             tpl._defaults_simple, keep, tuple(tpl.required), late_idle, opens0 or None)
 
 
