@@ -269,9 +269,11 @@ def _prompt_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: 
 #: it) is most often within its last few tokens.
 _PAIR_WINDOWS = (16, 24, _ANCHOR_WINDOW)
 
+from .anchor_lead import lead_windows  # noqa: E402 - it reads the constants above
+
 
 def decode_one_pair(
-    decode: Callable[[list[int]], str], prompt: list[int], response: list[int], anchor: Any
+    decode: Callable[[list[int]], str], prompt: list[int], response: list[int], anchor: Any, backend: Any = None
 ) -> tuple[str, str]:
     """(prefix text, response text) of one non-empty prompt and its response, as decoding `prompt + response` in
     one piece and splitting where the prompt's text ends gives them (the prefix text may be only the end of the
@@ -283,7 +285,9 @@ def decode_one_pair(
     is tried only where that saves, over the plan without one (the prompt, then `_joint_split`), at least the
     tokens a failed try costs (the window's decode); else, or when no window holds the anchor, that plan. A
     window of more than `2 * _JOINT_TOKENS` tokens gives the prompt's text only: its last `_JOINT_TOKENS` tokens
-    are decoded with the response (`_joint_split`, fewer tokens)."""
+    are decoded with the response (`_joint_split`, fewer tokens). With the `tokenizers` `backend` (its added tokens:
+    only a hint, `decode` still decides), a literal anchor starting with an added token has its windows chosen from
+    the prompt's ids (`anchor_lead.lead_windows`: the smallest window holding it, each saving tokens on success)."""
     size = len(prompt)
     test = None if anchor is None else _anchor_test(anchor)
     if test is not None:
@@ -291,8 +295,13 @@ def decode_one_pair(
         # tokens decoded besides the response: without a window (the prompt and prompt + response up to
         # `_SHORT_PROMPT` tokens, else the prompt, its tail and tail + response) and with one (window, head, window)
         plain = 2 * size if size <= _SHORT_PROMPT else size + 2 * _JOINT_TOKENS
-        for window in _PAIR_WINDOWS:
-            if 3 * window + _JOINT_TOKENS > plain:  # a success must save what a failure (the window's decode) costs
+        windows, limit = _PAIR_WINDOWS, (plain - _JOINT_TOKENS) // 3  # a success must save what a failure costs
+        if literal is not None and backend is not None and plain > 3 * _JOINT_TOKENS + 4:  # (a 10-token window saves)
+            hinted = lead_windows(backend, literal, prompt, plain)  # the windows the ids point to, each saving
+            if hinted is not None:
+                windows, limit = hinted, plain
+        for window in windows:
+            if window > limit:
                 break
             tokens = prompt[-window:]
             text = decode(tokens)

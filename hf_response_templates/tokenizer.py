@@ -640,7 +640,7 @@ def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: 
                 response = kept
         if not prompt:
             return "", decode(response)
-        return decode_one_pair(decode, prompt, response, anchor)
+        return decode_one_pair(decode, prompt, response, anchor, tokenizer.__dict__.get("_tokenizer"))
     except TypeError:
         if backend:  # an id the backend could not convert
             return None
