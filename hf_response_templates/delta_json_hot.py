@@ -183,7 +183,11 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                 p.quotes = quotes  # (`wait` stays `_WAIT_MEMBER`)
                 if j < len(s):
                     pending.append(s[j:])
-                    return sent(call, s[:j])
+                    s = s[:j]
+                parts = call.parts  # (`sent`, inlined)
+                if (s.isascii() or s.isprintable()) and len(parts) < _COMPACT_AT:
+                    parts.append(s)
+                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": s}}]}]
                 return sent(call, s)
         pending.append(s)  # (undone: `_follow_held` reads it all, as before)
         return general(call, "", p._follow_held)
