@@ -22,7 +22,18 @@ _LAG_AT = 128  # pieces kept by `DeltaStream._take` before the parser gets them 
 
 
 def hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
-    """The ``feed`` of stream `ds` (a `DeltaStream` with its own parser) while tool region `r` is open."""
+    """The ``feed`` of stream `ds` (a `DeltaStream` with its own parser) while tool region `r` is open: for a plain
+    `JsonPartial`, `delta_json_hot.json_hot_feed`'s (a followed member's end read in the same call), else
+    `_hot_feed`'s."""
+    if type(r.partial) is JsonPartial:
+        from hf_response_templates import delta_json_hot  # (it imports this module's `_LAG_AT`)
+
+        return delta_json_hot.json_hot_feed(ds, r)
+    return _hot_feed(ds, r)
+
+
+def _hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
+    """`hot_feed` for any partial parser (the branches for a plain `JsonPartial` are `json_hot_feed`'s oracle)."""
     slow = ds._feed
     lag = ds._lag
     unlag = ds._unlag

@@ -334,7 +334,18 @@ class JsonPartial:
             self.version += 1
             frame.open_key = None
             frame.version += 1
-            self._follow_members(text, q + 1, out)
+            q += 1
+            if q == len(text):  # (`_follow_members` of nothing)
+                self.wait, self.quotes = _WAIT_MEMBER, 3
+                return out[0]
+            t = _CUT_MEMBER.match(text, q)
+            if t is not None:  # the next member cut before its value, as `_follow_members` holds it (in one match)
+                self.pending.append(text[q:])
+                self.wait = _WAIT_MEMBER
+                g = t.lastindex
+                self.quotes = 3 if g is None else 3 - g
+                return out[0]
+            self._follow_members(text, q, out)
         except (ValueError, RecursionError):  # (as `_follow_feed`)
             return self._break()
         return out[0] if len(out) == 1 else "".join(out)

@@ -1,0 +1,242 @@
+"""`json_hot_feed`: `delta_hot.hot_feed` for a tool region whose partial parser is a plain `JsonPartial` (Hermes and
+the other JSON formats), with a member's end read in the same call and a small per-piece frame.
+
+While the arguments object is followed (`JsonPartial.follow`), a piece that may complete the member held back
+(`JsonPartial.wait`) went through `hot_feed`, `JsonPartial._follow_held` and `JsonPartial._follow_members`: three
+frames, a list of fragments and a failed match before the cut start of the next member was recognised. Here the
+common case is read by one function (`_member_end`): the held text and the piece, joined, are one whole member as
+json.dumps writes it (`_FIRST_MEMBER` / `_NEXT_MEMBER`), followed by nothing or by the next member cut before its
+value (`_CUT_MEMBER`). The reader's state is then changed exactly as `_follow_members` changes it for that text, and
+the fragment (the member's text) is the delta. Anything else (a duplicate key, more members after it, a member the
+patterns do not take) is handed, untouched, to `_follow_held`, as before.
+
+The per-piece function (`feed`) keeps only the steps of the common pieces (a piece of the string the stream sinks,
+a piece held between members) and few variables: CPython copies a closure's cells into every call's frame and clears
+every local slot at its return, so a large function costs on every piece, whichever branch it takes. The rarer
+steps are functions of their own. The branches are those of `hot_feed` (without the dialect's), so the deltas are
+the same piece by piece.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hf_response_templates.delta_hot import _LAG_AT, _hot_feed
+from hf_response_templates.delta_state import _COMPACT_AT, _compact, _Region, _unsink
+from hf_response_templates.partial.json_reader import (
+    _AFTER,
+    _CUT_MEMBER,
+    _FIRST_MEMBER,
+    _LITERALS,
+    _NEXT_MEMBER,
+    _STR,
+    _STR_RUN,
+    _WAIT_MEMBER,
+    _scan_value,
+)
+
+_Deltas = list[dict[str, Any]]
+
+
+def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
+    """The ``feed`` of stream `ds` while tool region `r`, whose partial parser is a `JsonPartial` (not a dialect's
+    subclass), is open: `delta_hot.hot_feed`'s, with the end of a followed member read here (see the module docs)."""
+    if r.stop != '"':  # (a plain JsonPartial has no `sink_stop`: the stream's own stop is '"')
+        return _hot_feed(ds, r)
+    lag = ds._lag
+    p = r.partial
+    pending = p.pending  # (the same list for the reader's life: only appended to and cleared)
+
+    def feed(text: str) -> _Deltas:
+        # (the region's close, or the stream's finish, puts `_feed` back: `DeltaStream._on_close`)
+        c = ds._lag_char
+        if not c or not text or c in text and ((t := ds._lag_test) is None or t(text) is not None):
+            return slow(text)
+        call = r.sink
+        if call is not None:
+            lag.append(text)  # (`DeltaStream._take`, inlined)
+            if len(lag) >= _LAG_AT:
+                unlag(call)
+            if '"' not in text and "\\" not in text and text.isprintable():
+                # the next piece of the string the partial parser sits in, needing no JSON escaping, and its fragment
+                # (in `call.parts` later: `_Call.run`)
+                call.str_chunks.append(text)
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+            return unsink(call, text)
+        call = r.follow
+        if call is None:
+            ds.feed = ds._feed  # (neither: the general path, until `_feed` meets a sink or follow again)
+            return ds._feed(text)
+        lag.append(text)
+        if len(lag) >= _LAG_AT:
+            ds._unlag()
+        if p.wait is _WAIT_MEMBER:  # between members: `JsonPartial.hold`, inlined
+            if "}" not in text and "]" not in text:
+                if '"' not in text:  # (the quotes still to come stay as they are: no count)
+                    pending.append(text)
+                    return []
+                q = p.quotes  # (at least 1 while `wait` is `_WAIT_MEMBER`)
+                n = text.count('"')
+                if n < q:
+                    p.quotes = q - n
+                    pending.append(text)
+                    return []
+            return member_end(call, text)
+        return other(call, text)
+
+    def slow(text: str) -> _Deltas:
+        """A piece that may end the region (or an empty one, or before the lag character is known): `_feed`."""
+        call = r.sink
+        if call is not None and len(call.str_chunks) >= _COMPACT_AT:
+            _compact(call)
+        return ds._feed(text)  # (`_take` hands the lag on)
+
+    def unlag(call: Any) -> None:
+        """`DeltaStream._unlag` while sinking, and the sunk pieces joined once there are many."""
+        ds._unlag()
+        if len(call.str_chunks) >= _COMPACT_AT:  # (checked here, not per piece: at most `_LAG_AT` more)
+            _compact(call)
+
+    def unsink(call: Any, text: str) -> _Deltas:
+        """A piece of the sunk string that needs escaping, or ends it (`hot_feed`'s steps)."""
+        if r.follow is None:
+            return ds._partial_chunk(r, text)
+        _unsink(call)
+        r.sink = None  # (`DeltaStream._follow_chunk`: while following, the parser knows its open string)
+        call = r.follow
+        q = _STR_RUN.match(text).end()
+        if q < len(text) and text[q] == '"':  # the string ends, its last characters need no escaping
+            try:  # (with `JsonPartial.end_string` for its `feed`)
+                res = p.end_string(text, q)
+                if p.following is not None:
+                    if not res:
+                        return []
+                    parts = call.parts
+                    if not res.isascii() or len(parts) >= _COMPACT_AT:
+                        out: _Deltas = []
+                        ds._send(call, res, out)  # (surrogates, compaction)
+                        return out
+                    parts.append(res)
+                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+            except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                return []
+            return ds._follow_result(r, call, text, res)
+        return general(call, text, p.feed)  # (an escape: read by the parser, which sinks the string again if open)
+
+    def member_end(call: Any, text: str) -> _Deltas:
+        """A piece that may complete the member held back: `JsonPartial._follow_held`, with the common member read
+        here (see the module docs)."""
+        if pending:
+            pending.append(text)
+            s = "".join(pending)
+            pending.clear()
+        else:
+            s = text
+        frame = p.following
+        keys = frame.keys
+        m = (_NEXT_MEMBER if keys else _FIRST_MEMBER).match(s)
+        if m is not None and (key := m[1]) not in (node := frame.node):
+            g = m.lastindex  # the value's group: 2 integer, 3 literal, 4 string, 5 list, 6 open string
+            if g == 6:  # a string opens, cut by the end of the text: the stream sinks it
+                keys.append(key)
+                frame.open_key = key
+                p.version += 1
+                frame.version += 1
+                p._mode = _STR
+                p._is_key = False
+                v = m[6]
+                p._chunks = chunks = [v] if v else []
+                p.wait = None
+                if not p._carry:  # (`JsonPartial.string_sink`: nothing is held back then)
+                    r.sink = call
+                    call.str_chunks = chunks
+                    call.run = len(chunks)
+                return sent(call, s)
+            j = m.end()
+            if j == len(s):
+                quotes = 3
+            elif (t := _CUT_MEMBER.match(s, j)) is not None:  # the next member, cut before its value: held
+                quotes = 3 if (q := t.lastindex) is None else 3 - q
+            else:
+                quotes = 0  # (more members: `_follow_held` reads them all, below)
+            if quotes:
+                keys.append(key)
+                try:
+                    node[key] = (
+                        m[4] if g == 4 else int(m[2]) if g == 2 else _LITERALS[m[3]] if g == 3
+                        else _scan_value(s, m.start(5))[0]
+                    )
+                except (ValueError, RecursionError):  # (as `_follow_held`: the body broke)
+                    return ds._follow_result(r, call, text, p._break())
+                except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                    return []
+                if g == 4:  # (a string opened and ended: two changes)
+                    p.version += 2
+                    frame.version += 2
+                else:
+                    p.version += 1
+                    frame.version += 1
+                p._mode = _AFTER
+                p.quotes = quotes  # (`wait` stays `_WAIT_MEMBER`)
+                if j < len(s):
+                    pending.append(s[j:])
+                    s = s[:j]
+                parts = call.parts  # (`sent`, inlined)
+                if (s.isascii() or s.isprintable()) and len(parts) < _COMPACT_AT:
+                    parts.append(s)
+                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": s}}]}]
+                return sent(call, s)
+        pending.append(s)  # (undone: `_follow_held` reads it all, as before)
+        return general(call, "", p._follow_held)
+
+    def sent(call: Any, res: str) -> _Deltas:
+        """The delta of fragment `res` of the followed arguments."""
+        parts = call.parts
+        if (res.isascii() or res.isprintable()) and len(parts) < _COMPACT_AT:  # (no lone surrogate)
+            parts.append(res)
+            return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+        out: _Deltas = []
+        ds._send(call, res, out)  # (surrogates, compaction)
+        return out
+
+    def other(call: Any, text: str) -> _Deltas:
+        """Following, not between members held for the usual characters: a list or a number held back (`wait`
+        other than `_WAIT_MEMBER`), or a string value the stream does not sink."""
+        wait = p.wait
+        if wait is not None:
+            if wait.isdisjoint(text):  # `JsonPartial.hold`, inlined
+                q = p.quotes
+                if not q:
+                    pending.append(text)
+                    return []
+                n = text.count('"')
+                if n < q:
+                    p.quotes = q - n
+                    pending.append(text)
+                    return []
+            return general(call, text, p._follow_held)
+        return general(call, text, p.feed)
+
+    def general(call: Any, text: str, read: Callable[[str], Any]) -> _Deltas:
+        """`DeltaStream._follow_chunk`, as `hot_feed` inlines it: the reader's `read` of `text`, and its result."""
+        try:
+            res = read(text)
+            if type(res) is str and p.following is not None:
+                if p.wait is None:  # (in a string value the stream is not sinking)
+                    chunks = p.string_sink()
+                    if chunks is not None:  # its pieces so far are in `res`: a sink
+                        r.sink = call
+                        call.str_chunks = chunks
+                        call.run = len(chunks)
+                if not res:
+                    return []
+                return sent(call, res)
+        except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+            ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+            return []
+        return ds._follow_result(r, call, text, res)
+
+    return feed
