@@ -35,6 +35,14 @@ _WHOLE = rf"(?:({_INT})|(true|false|null)|(\[(?:(?:{_INT})(?:, (?:{_INT}))*)?\])
 _DIALECT_FIRST_CUT = re.compile(_WS + "(?:" + _BARE_KEY.pattern + _WS + ")?")
 _DIALECT_NEXT_CUT = re.compile(_WS + "(?:(,)" + _WS + "(?:" + _BARE_KEY.pattern + _WS + ")?)?")
 _MEMBERS: dict[tuple, tuple[re.Pattern, re.Pattern, dict]] = {}
+# text held between two members, completed: `, key: ` and a value json.dumps writes as it is (an integer or a
+# literal followed by what ends it, a list of integers), then the start of the next member cut before its value
+# (as `_DIALECT_NEXT_CUT`), and nothing else: what `_follow_members` reads in two regex calls and many steps
+_HELD_MEMBER = re.compile(
+    _WS + "," + _WS + "(" + _BARE_KEY.pattern + ")" + _WS + ":" + _WS
+    + rf"(?:({_INT})(?=[ \t\n\r]*[,}}])|(true|false|null)(?=[ \t\n\r]*[,}}])|(\[(?:(?:{_INT})(?:, (?:{_INT}))*)?\]))"
+    + "(" + _WS + "(?:(,)" + _WS + "(?:" + _BARE_KEY.pattern + _WS + ")?)?" + r")\Z"
+)  # fmt: skip
 
 
 def _member_regexes(delims: tuple) -> tuple[re.Pattern, re.Pattern, dict]:
@@ -164,6 +172,26 @@ class JsonDialectPartial(JsonPartial):
                         text = (pending[0] if len(pending) == 1 else "".join(pending)) + text
                         pending.clear()
                     i = 0
+                    frame = self.following
+                    m = _HELD_MEMBER.match(text)
+                    if m is not None and frame.keys and m.group(1) not in frame.node:  # a member, the next one's start
+                        key, number, literal, items, rest, comma = m.groups()
+                        if number is not None:
+                            value, written = int(number), number
+                        elif literal is not None:
+                            value, written = _LITERALS[literal], literal
+                        else:
+                            value, written = _scan_value(items, 0)[0], items
+                        frame.keys.append(key)
+                        frame.node[key] = value
+                        self.version += 1
+                        frame.version += 1
+                        self._mode = _AFTER
+                        if rest:
+                            pending.append(rest)
+                        self.wait = self._wake if comma else _WAIT_COMMA
+                        self.sink = None
+                        return f', "{key}": {written}'
                 if i >= 0:  # `_follow_feed`'s own reading of the members, one call less
                     try:
                         self._follow_members(text, i, out)
