@@ -87,3 +87,16 @@ def test_a_tag_sequence_is_read_without_the_general_reader(name: str, monkeypatc
     assert written == ["y < z", "", "", '"', "", ', "b": "v', "\\nw", ""]
     assert reads == []  # (each piece: one search, or a prefix test)
     assert p.snapshot() == {"a": "xy < z", "b": "v\nw"}
+
+
+def test_a_value_piece_holding_a_lt_that_ends_nothing_sinks(monkeypatch) -> None:  # noqa: ANN001
+    """`XmlTagsPartial.sink_test`: `delta_hot.hot_feed` appends such a piece to the open value itself."""
+    fed: list[str] = []
+    feed = XmlTagsPartial.feed
+    monkeypatch.setattr(XmlTagsPartial, "feed", lambda self, t: fed.append(t) or feed(self, t))
+    text = "<tool_call>\n<function=f>\n<parameter=a>\nx < y and z<\n</parameter>\n</function>\n</tool_call><|im_end|>"
+    pieces = [text[: text.index("x < y")], "x", " < y", " and z", "<", "\n</parameter>\n</function>\n</tool_call><|im_end|>"]
+    out, message = _per_piece("qwen3-coder", pieces)
+    assert out[2] == [{"tool_calls": [{"index": 0, "function": {"arguments": " < y"}}]}]
+    assert " < y" not in fed and " and z" not in fed  # (appended by the stream: no `feed`)
+    assert message["tool_calls"][0]["function"]["arguments"] == {"a": "x < y and z<"}

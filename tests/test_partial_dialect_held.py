@@ -1,8 +1,9 @@
-"""Gemma 4's dialect, following: a member held back between two others (an integer, a literal, a list of
-integers) and the start of the next one are read with one match (`json_dialect._HELD_MEMBER`) instead of
-`JsonDialectPartial._follow_members` (issue 18, item 1: deltas within 3x of the parser). The old path (the
-pattern never matching) is the oracle: for any arguments and chunking, every piece gives the deltas it gave
-before."""
+"""Gemma 4's dialect, following (issue 18, item 1: deltas within 3x of the parser): a member held back between
+two others (an integer, a literal, a list of integers) and the start of the next one are read with one match
+(`json_dialect._HELD_MEMBER`) instead of `JsonDialectPartial._follow_members`; a custom-delimited string value
+sinks as a JSON string does (`string_sink`, `sink_stop` known from the start, `sink_test` for a piece holding
+``<``). The old paths (the pattern never matching, the string's pieces through `sink`) are the oracle: for any
+arguments and chunking, every piece gives the deltas it gave before."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ ARGS = {"unquoted_keys": True, "string_delims": (('<|"|>', '<|"|>'),)}
 VALUES = st.one_of(
     st.integers(-(10**6), 10**6).map(str),
     st.sampled_from(["true", "false", "null", "[]", "[1, 2, 3]", "[1,2]", "[-1, 0]", "01", "-0", "1.5", "1e3",
-                     '<|"|>a, b<|"|>', '<|"|>x < y<|"|>', "[1, [2]]", '[<|"|>a<|"|>]', "{a: 1}"]),  # fmt: skip
+                     '<|"|>a, b<|"|>', '<|"|>x < y<|"|>', "[1, [2]]", '[<|"|>a<|"|>]', "{a: 1}",
+                     '<|"|>a\n<|b < |"<|"|>', '<|"|><<|"|>', '"q<|x"', '<|"|>é \\ "<|"|>']),  # fmt: skip
 )
 SEPS = st.sampled_from([", ", ",", " , ", ",\n", ",  "])
 
@@ -45,12 +47,19 @@ def test_members_give_the_deltas_of_the_old_path_piece_by_piece(values, seps, co
     text = f"<|tool_call>call:f{{{body}}}<tool_call|><turn|>"
     pieces = data.draw(chunkings(text))
     new = _per_piece(pieces)
-    held = json_dialect._HELD_MEMBER
+    held, init = json_dialect._HELD_MEMBER, JsonDialectPartial.__init__
+
+    def old_init(self: JsonDialectPartial, *args: object) -> None:  # the string's pieces through `sink` only
+        init(self, *args)  # type: ignore[arg-type]
+        self._sink_close, self.sink_stop, self.sink_test = None, "", None
+
     json_dialect._HELD_MEMBER = re.compile(r"(?!)")
+    JsonDialectPartial.__init__ = old_init  # type: ignore[method-assign]
     try:
         old = _per_piece(pieces)
     finally:
         json_dialect._HELD_MEMBER = held
+        JsonDialectPartial.__init__ = init  # type: ignore[method-assign]
     assert new == old
 
 

@@ -82,7 +82,10 @@ class JsonDialectPartial(JsonPartial):
     without ``]``; within a number or literal, text without ``,`` or ``}``.
     """
 
-    __slots__ = ("_wake", "_wake_no_comma", "_dialect", "_opener_chars", "_members", "sink", "sink_stop")
+    __slots__ = (
+        "_wake", "_wake_no_comma", "_dialect", "_opener_chars", "_members", "sink", "sink_stop", "_sink_close",
+        "sink_test",
+    )  # fmt: skip
 
     def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
         super().__init__(unquoted_keys, string_delims)
@@ -98,7 +101,21 @@ class JsonDialectPartial(JsonPartial):
         #: ``"``, ``\\``, or a character that is not printable may be appended instead of fed (that text is then
         #: its own fragment); else None. Set by each `feed`.
         self.sink: list[str] | None = None
-        self.sink_stop = ""
+        # the first character every closing delimiter starts with, if one (Gemma 4: `<`): then `sink_stop` is that
+        # character from the start (a caller may bind it once) and `string_sink` gives a custom-delimited
+        # string's pieces too
+        firsts = {c[0] for _o, c in self._delims if c}
+        self._sink_close = firsts.pop() if len(firsts) == 1 and unquoted_keys else None
+        self.sink_stop = self._sink_close or ""
+        #: with `_sink_close`: a search of a piece that finds nothing when it holds no closing delimiter and no
+        #: start of one at its end (then all of it is more of the open string, `sink_stop` or not); else None
+        self.sink_test = None
+        if self._sink_close is not None:
+            closes = sorted({c for _o, c in self._delims if c}, key=len, reverse=True)
+            cuts = sorted({c[:k] for c in closes for k in range(1, len(c))}, key=len, reverse=True)
+            self.sink_test = re.compile(
+                "|".join(re.escape(c) for c in closes) + ("|(?:" + "|".join(map(re.escape, cuts)) + r")\Z" if cuts else "")
+            ).search
 
     def feed(self, text: str) -> bool | str | None:  # type: ignore[override]  # (as JsonPartial.feed's: str too)
         """`JsonPartial.feed`; while `following`, text that stays inside the open custom-delimited string value
@@ -115,7 +132,8 @@ class JsonDialectPartial(JsonPartial):
                     chunks.append(text)
                     if len(chunks) >= 4096:  # (memory: a long string arrives in many small pieces)
                         chunks[:] = ["".join(chunks)]
-                    self.sink, self.sink_stop = chunks, stop
+                    if self._sink_close is None:  # (else `string_sink` gives them)
+                        self.sink, self.sink_stop = chunks, stop
                     return _encode_string(text)[1:-1]
             if mode != _STR:
                 wait = self.wait
@@ -127,7 +145,20 @@ class JsonDialectPartial(JsonPartial):
                     close = self._close
                     k = text.find(close)
                     if k < 0:  # (a start of the delimiter ends it, or something to escape)
-                        res = self._follow_feed(text)
+                        if mode == _CSTR:  # `_follow_feed` (`_custom_string`), inlined: keep a cut delimiter
+                            n = len(text)
+                            for cut in range(min(len(close) - 1, n), 0, -1):
+                                if text.endswith(close[:cut]):
+                                    self._carry = text[n - cut :]
+                                    text = text[: n - cut]
+                                    break
+                            if text:
+                                self._chunks.append(text)
+                                res = _encode_string(text)[1:-1]
+                            else:
+                                res = ""
+                        else:
+                            res = self._follow_feed(text)
                         i = -1
                     else:  # `_follow_feed`: the string ends (`_end_string`, inlined), members may follow
                         chunks = self._chunks
@@ -143,6 +174,13 @@ class JsonDialectPartial(JsonPartial):
                         self._mode = _AFTER
                         self._chunks = []
                         i = k + len(close)
+                        cut_member = _DIALECT_NEXT_CUT.fullmatch(text, i)
+                        if cut_member is not None:  # (`_follow_members` of the rest: the next member's start, cut)
+                            if i < len(text):
+                                self.pending.append(text[i:])
+                            self.wait = self._wake if cut_member.lastindex else _WAIT_COMMA
+                            self.sink = None
+                            return out[0] if len(out) == 1 else "".join(out)
                 elif wait is _WAIT_COMMA and text.count(",") == 1 and self._wake_no_comma.isdisjoint(text):
                     # after a member, its `,`, and no character that may complete the next member (see
                     # `_follow_members`): the start of that member, kept for the next text that may complete it
@@ -201,7 +239,7 @@ class JsonDialectPartial(JsonPartial):
                         self.following = self.wait = self.sink = None
                         return ""  # (as `_follow_feed`: nothing of a text that breaks the body is sent)
                     res = out[0] if len(out) == 1 else "".join(out)
-                if self._mode == _CSTR and not self._carry and self.following is not None:  # `_sink`, inlined
+                if self._mode == _CSTR and not self._carry and self.following is not None and self._sink_close is None:
                     self.sink, self.sink_stop = self._chunks, self._close[0]
                 else:
                     self.sink = None
@@ -227,9 +265,18 @@ class JsonDialectPartial(JsonPartial):
         self._end_string()
         return k + len(close)
 
+    def string_sink(self) -> list[str] | None:
+        """`JsonPartial.string_sink`; also the pieces of an open custom-delimited string value when every closing
+        delimiter starts with `sink_stop` (text without it, ``"``, ``\\`` or control characters may be appended)."""
+        if self._mode == _CSTR and self._sink_close is not None:
+            if self._carry or self._is_key or not self.stack or self.stack[-1] is not self.following:
+                return None
+            return self._chunks
+        return JsonPartial.string_sink(self)
+
     def _sink(self) -> None:
         """Set `sink` after a `feed` or `follow`."""
-        if self._mode == _CSTR and not self._carry and self.following is not None:
+        if self._mode == _CSTR and not self._carry and self.following is not None and self._sink_close is None:
             self.sink, self.sink_stop = self._chunks, self._close[0]
         else:
             self.sink = None

@@ -213,7 +213,7 @@ class XmlTagsPartial(_OpenRoot):
         "_args", "_head", "_head_fast", "_head_last", "_head_nl", "_opener", "_cut_opener", "_end", "_ends",
         "_looks", "_stops", "_sink", "_tail", "_hold", "_plain", "_streams", "_mode", "_buf", "_edge", "_chunks",
         "_key", "_stream", "_sinks", "_head_text", "_out", "_wait_seek", "_wait_head", "sink_stop", "following",
-        "followed", "wait", "quotes", "pending", "_value_stop", "_fast",
+        "followed", "wait", "quotes", "pending", "_value_stop", "_fast", "sink_test",
     )  # fmt: skip
 
     #: (`JsonDialectPartial.sink`: a custom-delimited string's pieces; its values stream through `string_sink`)
@@ -239,6 +239,9 @@ class XmlTagsPartial(_OpenRoot):
         self._value_stop = _value_stop(shape)
         #: following takes the short paths of `feed`, `_follow_end` and `_follow_head`
         self._fast = self._value_stop is not None and shape.head_fast is not None and shape.head_last is not None
+        #: while `string_sink` is not None: a search of a piece that finds nothing when all of it is more of the
+        #: open value (it may hold `sink_stop`: ``x < y``), so that a caller may append it too; None: unknown
+        self.sink_test = self._value_stop.search if self._fast else None
         self._plain = not args.get("value_parser") and args.get("_select") is None
         self._streams = shape.at_end and self._plain
         printable = [c for c in self._stops if c.isprintable()]
