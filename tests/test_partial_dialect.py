@@ -494,8 +494,9 @@ def test_the_members_between_strings_are_read_without_the_general_follow_feed(mo
     # (a piece that may end with a cut closing delimiter, ` <`, is kept by `feed` itself too: no general path)
     assert general == []
     # (`, l: [` and `1,` kept, not read; ` < yes`: the open string's at once; `, c`: kept; what follows the
-    # closing delimiter, nothing or the next member's start, is read without `_follow_members`)
-    assert members == ["a: 1, b: [1, 2]", ", l: [1, 2], s: <|", ', s: <|"|>x']
+    # closing delimiter, nothing or the next member's start, and a string value opening after the text kept,
+    # `, s: <|"|>x`, are read without `_follow_members`)
+    assert members == ["a: 1, b: [1, 2]", ", l: [1, 2], s: <|"]
     assert p.pending == [", c"] and p.wait is not None
     assert p.feed(": 3}") == ', "c": 3' and p.following is None
     assert p.value == {"a": 1, "b": [1, 2], "l": [1, 2], "s": "x < yes ", "c": 3}

@@ -84,7 +84,7 @@ class JsonDialectPartial(JsonPartial):
 
     __slots__ = (
         "_wake", "_wake_no_comma", "_dialect", "_opener_chars", "_members", "sink", "sink_stop", "_sink_close",
-        "sink_test",
+        "sink_test", "_held_open",
     )  # fmt: skip
 
     def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
@@ -96,6 +96,12 @@ class JsonDialectPartial(JsonPartial):
         self._dialect = {"unquoted_keys": unquoted_keys, "string_delims": self._delims}
         self._opener_chars = frozenset(self._openers)
         self._members = _member_regexes(self._delims)
+        # text held between two members, completed: `, key: ` and the opening delimiter of a custom-delimited
+        # string value (group 2; as `_member_regexes` tries them, after `"`), with the string's text after it
+        custom = [o for o, _c in self._delims if o and not o.startswith('"')]
+        self._held_open = (
+            re.compile(_WS + "," + _KEY + "(" + "|".join(re.escape(o) for o in custom) + ")") if custom else None
+        )
         #: While `following`, in its open custom-delimited string value with nothing held back: that string's
         #: pieces, to which text holding neither `sink_stop` (the first character of the closing delimiter) nor
         #: ``"``, ``\\``, or a character that is not printable may be appended instead of fed (that text is then
@@ -230,6 +236,27 @@ class JsonDialectPartial(JsonPartial):
                         self.wait = self._wake if comma else _WAIT_COMMA
                         self.sink = None
                         return f', "{key}": {written}'
+                    opens = self._held_open
+                    m = opens.match(text) if opens is not None and frame.keys else None
+                    if m is not None and m.group(1) not in frame.node:  # (`_follow_members`: a string value opens)
+                        key = m.group(1)
+                        frame.keys.append(key)
+                        frame.open_key = key
+                        self.version += 1
+                        frame.version += 1
+                        self._is_key = False
+                        chunks = self._chunks = []
+                        out.append(f', "{key}": "')  # (a bare key needs no escaping: `_encode_string`'s)
+                        self._mode, self._close = _CSTR, self._members[2][m.group(2)]
+                        i = self._custom_string(text, m.end())
+                        if chunks:
+                            out.append(_encode_string(chunks[0] if len(chunks) == 1 else "".join(chunks))[1:-1])
+                        if self._mode == _CSTR:
+                            self.wait = None
+                            res = out[0] if len(out) == 1 else "".join(out)
+                            i = -1
+                        else:  # (it closed: the members after it, as `_follow_members` goes on)
+                            out.append('"')
                 if i >= 0:  # `_follow_feed`'s own reading of the members, one call less
                     try:
                         self._follow_members(text, i, out)
