@@ -79,3 +79,12 @@ def test_a_member_between_two_others_is_read_with_one_match(monkeypatch) -> None
     assert calls == []
     p.feed(": 5}")
     assert json.loads('{"a": 1' + "".join(written) + ', "e": 5}') == p.value
+
+
+def test_a_bracket_in_a_quoted_string_value_opened_in_the_text_kept_is_no_list() -> None:
+    """A `[` and a `,` in a piece after `, key: "` was kept: the `"` opened a standard string, so the piece is
+    read (not kept waiting for a `]`, which never came: the reader stopped there). Fails on 9ecb8ae."""
+    from test_partial_dialect import _check
+
+    body = '{k0: [true],k1: "a[b, c"}'
+    _check({"k0": [True], "k1": "a[b, c"}, body, ["{", "k0: [true]", ',k1: "', "a[b,", ' c"}'])

@@ -200,11 +200,13 @@ class JsonDialectPartial(JsonPartial):
                     and '"' not in text
                     and (
                         "[" in text and text.find("[") < text.find(",")
-                        or self.pending and "[" in self.pending[-1] and '"' not in "".join(self.pending)
+                        or self.pending and "[" in self.pending[-1]
                     )
+                    and '"' not in "".join(self.pending)
                 ):
                     # the member's value opened as a list (in the text kept, or before the text's first `,`; no
-                    # `"` where the `[` may be a standard string's), and the `,` is in it: its `]` completes it
+                    # `"` where the `[` may be a standard string's, in the text or the text kept), and the `,` is
+                    # in it: its `]` completes it
                     # (what else the text holds, the reading of it decides then)
                     self.pending.append(text)
                     self.wait = _WAIT_LIST
