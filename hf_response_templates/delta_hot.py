@@ -47,6 +47,8 @@ def _hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
 
     stop = r.stop  # (set at the region's open)
     quote = stop == '"'  # (then a piece without '"' has no `stop` either)
+    # (`XmlTagsPartial.sink_test`: None for text holding `stop` that is all more of the open value)
+    sink_test = getattr(p, "sink_test", None)
 
     def feed(text: str) -> list[dict[str, Any]]:
         # (the region's close, or the stream's finish, puts `_feed` back: `DeltaStream._on_close`)
@@ -63,7 +65,12 @@ def _hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
                 unlag()
                 if len(call.str_chunks) >= _COMPACT_AT:  # (checked here, not per piece: at most `_LAG_AT` more)
                     _compact(call)
-            if '"' not in text and "\\" not in text and (quote or stop not in text) and text.isprintable():
+            if (
+                '"' not in text
+                and "\\" not in text
+                and text.isprintable()
+                and (quote or stop not in text or sink_test is not None and sink_test(text) is None)
+            ):
                 # (as `DeltaStream._feed`: text needing no JSON escaping is the next piece of the string the
                 # partial parser sits in, and its fragment; in `call.parts` later: `_Call.run`)
                 call.str_chunks.append(text)
@@ -140,7 +147,7 @@ def _hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
         try:  # `DeltaStream._follow_chunk`, inlined for what a member's end writes
             res = feed(text)
             if type(res) is str and p.following is not None:
-                if p.wait is None and p.sink is None:  # (in a string value the stream is not sinking)
+                if p.wait is None:  # (in a string value the stream is not sinking)
                     chunks = p.string_sink()
                     if chunks is not None:  # its pieces so far are in `res`: a sink
                         r.sink = call

@@ -360,7 +360,7 @@ class DeltaStream(ToolCallDeltas):
                 try:  # `_follow_chunk`, inlined for what a member's end writes
                     res = p.feed(text)
                     if type(res) is str and p.following is not None:
-                        if p.wait is None and p.sink is None:  # (in a string value the stream is not sinking)
+                        if p.wait is None:  # (in a string value the stream is not sinking)
                             chunks = p.string_sink()
                             if chunks is not None:  # its pieces so far are in `res`: a sink
                                 r.sink = call

@@ -203,8 +203,8 @@ def test_hold_keeps_only_text_that_cannot_complete_a_member() -> None:
     assert not p.hold(">ab")  # its last character: the string opens
     assert p.feed(">ab") == ', "s": "ab'
     assert (
-        p.sink is not None and p.sink_stop == "<"
-    )  # (more text without `<` may go straight into its pieces)
+        p.string_sink() is not None and p.sink_stop == "<"
+    )  # (more text without `<` may go straight into its pieces; every closing delimiter starts with `<`)
     assert p.hold("cd") is False  # (in a string nothing is held: it streams)
     assert p.feed('c"d') == 'c\\"d'  # more of the open string: its JSON-escaped text
     assert p.feed("e<|") == "e" and p.sink is None  # (the start of the closing delimiter waits)
@@ -491,9 +491,12 @@ def test_the_members_between_strings_are_read_without_the_general_follow_feed(mo
     written = [None if p.hold(t) else p.feed(t) for t in pieces]
     assert written == [None, '"a": 1, "b": [1, 2]', "", "", None, ', "l": [1, 2]', ', "s": "x', " < yes", " ",
                        '"', ""]  # fmt: skip
-    assert general == [" <"]  # (the one piece that may end with a cut closing delimiter: the general path)
-    # (`, l: [` and `1,` kept, not read; ` < yes`: the open string's at once; `, c`: kept)
-    assert members == ["a: 1, b: [1, 2]", ", l: [1, 2], s: <|", ', s: <|"|>x', '<|"|>']
+    # (a piece that may end with a cut closing delimiter, ` <`, is kept by `feed` itself too: no general path)
+    assert general == []
+    # (`, l: [` and `1,` kept, not read; ` < yes`: the open string's at once; `, c`: kept; what follows the
+    # closing delimiter, nothing or the next member's start, and a string value opening after the text kept,
+    # `, s: <|"|>x`, are read without `_follow_members`)
+    assert members == ["a: 1, b: [1, 2]", ", l: [1, 2], s: <|"]
     assert p.pending == [", c"] and p.wait is not None
     assert p.feed(": 3}") == ', "c": 3' and p.following is None
     assert p.value == {"a": 1, "b": [1, 2], "l": [1, 2], "s": "x < yes ", "c": 3}

@@ -35,6 +35,14 @@ _WHOLE = rf"(?:({_INT})|(true|false|null)|(\[(?:(?:{_INT})(?:, (?:{_INT}))*)?\])
 _DIALECT_FIRST_CUT = re.compile(_WS + "(?:" + _BARE_KEY.pattern + _WS + ")?")
 _DIALECT_NEXT_CUT = re.compile(_WS + "(?:(,)" + _WS + "(?:" + _BARE_KEY.pattern + _WS + ")?)?")
 _MEMBERS: dict[tuple, tuple[re.Pattern, re.Pattern, dict]] = {}
+# text held between two members, completed: `, key: ` and a value json.dumps writes as it is (an integer or a
+# literal followed by what ends it, a list of integers), then the start of the next member cut before its value
+# (as `_DIALECT_NEXT_CUT`), and nothing else: what `_follow_members` reads in two regex calls and many steps
+_HELD_MEMBER = re.compile(
+    _WS + "," + _WS + "(" + _BARE_KEY.pattern + ")" + _WS + ":" + _WS
+    + rf"(?:({_INT})(?=[ \t\n\r]*[,}}])|(true|false|null)(?=[ \t\n\r]*[,}}])|(\[(?:(?:{_INT})(?:, (?:{_INT}))*)?\]))"
+    + "(" + _WS + "(?:(,)" + _WS + "(?:" + _BARE_KEY.pattern + _WS + ")?)?" + r")\Z"
+)  # fmt: skip
 
 
 def _member_regexes(delims: tuple) -> tuple[re.Pattern, re.Pattern, dict]:
@@ -74,7 +82,10 @@ class JsonDialectPartial(JsonPartial):
     without ``]``; within a number or literal, text without ``,`` or ``}``.
     """
 
-    __slots__ = ("_wake", "_wake_no_comma", "_dialect", "_opener_chars", "_members", "sink", "sink_stop")
+    __slots__ = (
+        "_wake", "_wake_no_comma", "_dialect", "_opener_chars", "_members", "sink", "sink_stop", "_sink_close",
+        "sink_test", "_held_open",
+    )  # fmt: skip
 
     def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
         super().__init__(unquoted_keys, string_delims)
@@ -85,12 +96,32 @@ class JsonDialectPartial(JsonPartial):
         self._dialect = {"unquoted_keys": unquoted_keys, "string_delims": self._delims}
         self._opener_chars = frozenset(self._openers)
         self._members = _member_regexes(self._delims)
+        # text held between two members, completed: `, key: ` and the opening delimiter of a custom-delimited
+        # string value (group 2; as `_member_regexes` tries them, after `"`), with the string's text after it
+        custom = [o for o, _c in self._delims if o and not o.startswith('"')]
+        self._held_open = (
+            re.compile(_WS + "," + _KEY + "(" + "|".join(re.escape(o) for o in custom) + ")") if custom else None
+        )
         #: While `following`, in its open custom-delimited string value with nothing held back: that string's
         #: pieces, to which text holding neither `sink_stop` (the first character of the closing delimiter) nor
         #: ``"``, ``\\``, or a character that is not printable may be appended instead of fed (that text is then
         #: its own fragment); else None. Set by each `feed`.
         self.sink: list[str] | None = None
-        self.sink_stop = ""
+        # the first character every closing delimiter starts with, if one (Gemma 4: `<`): then `sink_stop` is that
+        # character from the start (a caller may bind it once) and `string_sink` gives a custom-delimited
+        # string's pieces too
+        firsts = {c[0] for _o, c in self._delims if c}
+        self._sink_close = firsts.pop() if len(firsts) == 1 and unquoted_keys else None
+        self.sink_stop = self._sink_close or ""
+        #: with `_sink_close`: a search of a piece that finds nothing when it holds no closing delimiter and no
+        #: start of one at its end (then all of it is more of the open string, `sink_stop` or not); else None
+        self.sink_test = None
+        if self._sink_close is not None:
+            closes = sorted({c for _o, c in self._delims if c}, key=len, reverse=True)
+            cuts = sorted({c[:k] for c in closes for k in range(1, len(c))}, key=len, reverse=True)
+            self.sink_test = re.compile(
+                "|".join(re.escape(c) for c in closes) + ("|(?:" + "|".join(map(re.escape, cuts)) + r")\Z" if cuts else "")
+            ).search
 
     def feed(self, text: str) -> bool | str | None:  # type: ignore[override]  # (as JsonPartial.feed's: str too)
         """`JsonPartial.feed`; while `following`, text that stays inside the open custom-delimited string value
@@ -107,7 +138,8 @@ class JsonDialectPartial(JsonPartial):
                     chunks.append(text)
                     if len(chunks) >= 4096:  # (memory: a long string arrives in many small pieces)
                         chunks[:] = ["".join(chunks)]
-                    self.sink, self.sink_stop = chunks, stop
+                    if self._sink_close is None:  # (else `string_sink` gives them)
+                        self.sink, self.sink_stop = chunks, stop
                     return _encode_string(text)[1:-1]
             if mode != _STR:
                 wait = self.wait
@@ -119,7 +151,20 @@ class JsonDialectPartial(JsonPartial):
                     close = self._close
                     k = text.find(close)
                     if k < 0:  # (a start of the delimiter ends it, or something to escape)
-                        res = self._follow_feed(text)
+                        if mode == _CSTR:  # `_follow_feed` (`_custom_string`), inlined: keep a cut delimiter
+                            n = len(text)
+                            for cut in range(min(len(close) - 1, n), 0, -1):
+                                if text.endswith(close[:cut]):
+                                    self._carry = text[n - cut :]
+                                    text = text[: n - cut]
+                                    break
+                            if text:
+                                self._chunks.append(text)
+                                res = _encode_string(text)[1:-1]
+                            else:
+                                res = ""
+                        else:
+                            res = self._follow_feed(text)
                         i = -1
                     else:  # `_follow_feed`: the string ends (`_end_string`, inlined), members may follow
                         chunks = self._chunks
@@ -135,6 +180,13 @@ class JsonDialectPartial(JsonPartial):
                         self._mode = _AFTER
                         self._chunks = []
                         i = k + len(close)
+                        cut_member = _DIALECT_NEXT_CUT.fullmatch(text, i)
+                        if cut_member is not None:  # (`_follow_members` of the rest: the next member's start, cut)
+                            if i < len(text):
+                                self.pending.append(text[i:])
+                            self.wait = self._wake if cut_member.lastindex else _WAIT_COMMA
+                            self.sink = None
+                            return out[0] if len(out) == 1 else "".join(out)
                 elif wait is _WAIT_COMMA and text.count(",") == 1 and self._wake_no_comma.isdisjoint(text):
                     # after a member, its `,`, and no character that may complete the next member (see
                     # `_follow_members`): the start of that member, kept for the next text that may complete it
@@ -148,11 +200,13 @@ class JsonDialectPartial(JsonPartial):
                     and '"' not in text
                     and (
                         "[" in text and text.find("[") < text.find(",")
-                        or self.pending and "[" in self.pending[-1] and '"' not in "".join(self.pending)
+                        or self.pending and "[" in self.pending[-1]
                     )
+                    and '"' not in "".join(self.pending)
                 ):
                     # the member's value opened as a list (in the text kept, or before the text's first `,`; no
-                    # `"` where the `[` may be a standard string's), and the `,` is in it: its `]` completes it
+                    # `"` where the `[` may be a standard string's, in the text or the text kept), and the `,` is
+                    # in it: its `]` completes it
                     # (what else the text holds, the reading of it decides then)
                     self.pending.append(text)
                     self.wait = _WAIT_LIST
@@ -164,6 +218,47 @@ class JsonDialectPartial(JsonPartial):
                         text = (pending[0] if len(pending) == 1 else "".join(pending)) + text
                         pending.clear()
                     i = 0
+                    frame = self.following
+                    m = _HELD_MEMBER.match(text)
+                    if m is not None and frame.keys and m.group(1) not in frame.node:  # a member, the next one's start
+                        key, number, literal, items, rest, comma = m.groups()
+                        if number is not None:
+                            value, written = int(number), number
+                        elif literal is not None:
+                            value, written = _LITERALS[literal], literal
+                        else:
+                            value, written = _scan_value(items, 0)[0], items
+                        frame.keys.append(key)
+                        frame.node[key] = value
+                        self.version += 1
+                        frame.version += 1
+                        self._mode = _AFTER
+                        if rest:
+                            pending.append(rest)
+                        self.wait = self._wake if comma else _WAIT_COMMA
+                        self.sink = None
+                        return f', "{key}": {written}'
+                    opens = self._held_open
+                    m = opens.match(text) if opens is not None and frame.keys else None
+                    if m is not None and m.group(1) not in frame.node:  # (`_follow_members`: a string value opens)
+                        key = m.group(1)
+                        frame.keys.append(key)
+                        frame.open_key = key
+                        self.version += 1
+                        frame.version += 1
+                        self._is_key = False
+                        chunks = self._chunks = []
+                        out.append(f', "{key}": "')  # (a bare key needs no escaping: `_encode_string`'s)
+                        self._mode, self._close = _CSTR, self._members[2][m.group(2)]
+                        i = self._custom_string(text, m.end())
+                        if chunks:
+                            out.append(_encode_string(chunks[0] if len(chunks) == 1 else "".join(chunks))[1:-1])
+                        if self._mode == _CSTR:
+                            self.wait = None
+                            res = out[0] if len(out) == 1 else "".join(out)
+                            i = -1
+                        else:  # (it closed: the members after it, as `_follow_members` goes on)
+                            out.append('"')
                 if i >= 0:  # `_follow_feed`'s own reading of the members, one call less
                     try:
                         self._follow_members(text, i, out)
@@ -173,7 +268,7 @@ class JsonDialectPartial(JsonPartial):
                         self.following = self.wait = self.sink = None
                         return ""  # (as `_follow_feed`: nothing of a text that breaks the body is sent)
                     res = out[0] if len(out) == 1 else "".join(out)
-                if self._mode == _CSTR and not self._carry and self.following is not None:  # `_sink`, inlined
+                if self._mode == _CSTR and not self._carry and self.following is not None and self._sink_close is None:
                     self.sink, self.sink_stop = self._chunks, self._close[0]
                 else:
                     self.sink = None
@@ -199,9 +294,18 @@ class JsonDialectPartial(JsonPartial):
         self._end_string()
         return k + len(close)
 
+    def string_sink(self) -> list[str] | None:
+        """`JsonPartial.string_sink`; also the pieces of an open custom-delimited string value when every closing
+        delimiter starts with `sink_stop` (text without it, ``"``, ``\\`` or control characters may be appended)."""
+        if self._mode == _CSTR and self._sink_close is not None:
+            if self._carry or self._is_key or not self.stack or self.stack[-1] is not self.following:
+                return None
+            return self._chunks
+        return JsonPartial.string_sink(self)
+
     def _sink(self) -> None:
         """Set `sink` after a `feed` or `follow`."""
-        if self._mode == _CSTR and not self._carry and self.following is not None:
+        if self._mode == _CSTR and not self._carry and self.following is not None and self._sink_close is None:
             self.sink, self.sink_stop = self._chunks, self._close[0]
         else:
             self.sink = None

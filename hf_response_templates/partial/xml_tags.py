@@ -178,6 +178,20 @@ class XmlInlinePartial(_OpenRoot):
 _SEEK, _HEAD, _IN_VALUE = range(3)
 
 
+def _value_stop(shape: Any) -> Any:
+    """`XmlTagsPartial._value_stop`: ``value_end|(cut_end)`` in one pattern, when the leftmost match of it is
+    where `XmlTagsPartial._read` stops in a value: the first end (``_end.search``), else the start of a cut
+    end at the text's end (``_tail.search``). That holds when no cut end holds an end or lookahead text (then
+    no cut end can start before an end in the same text); else None."""
+    end, tail = shape.value_end, shape.cut_end
+    if end.groups or tail.groups or end.flags != tail.flags:
+        return None
+    cuts = [t[:k] for t in shape.ends + shape.looks for k in range(1, len(t))]
+    if any(t in c for t in shape.ends + shape.looks for c in cuts):
+        return None
+    return re.compile(f"{end.pattern}|({tail.pattern})", end.flags)
+
+
 class XmlTagsPartial(_OpenRoot):
     """``xml-inline`` with a `tag_pattern` of the form the content parser describes as a `content.TagShape`
     (``<parameter=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?=<parameter=)|\\Z)``, the
@@ -199,7 +213,7 @@ class XmlTagsPartial(_OpenRoot):
         "_args", "_head", "_head_fast", "_head_last", "_head_nl", "_opener", "_cut_opener", "_end", "_ends",
         "_looks", "_stops", "_sink", "_tail", "_hold", "_plain", "_streams", "_mode", "_buf", "_edge", "_chunks",
         "_key", "_stream", "_sinks", "_head_text", "_out", "_wait_seek", "_wait_head", "sink_stop", "following",
-        "followed", "wait", "quotes", "pending",
+        "followed", "wait", "quotes", "pending", "_value_stop", "_fast", "sink_test",
     )  # fmt: skip
 
     #: (`JsonDialectPartial.sink`: a custom-delimited string's pieces; its values stream through `string_sink`)
@@ -220,6 +234,14 @@ class XmlTagsPartial(_OpenRoot):
         self._stops = frozenset({t[0] for t in shape.ends + shape.looks} | ({"\n"} if shape.newline else set()))
         self._tail = shape.cut_end
         self._hold = max(len(t) for t in shape.ends + shape.looks) + 1  # (at most) the text held back
+        #: while following, in a value with nothing held back: one search of it finds where the value ends in a
+        #: piece (a `_end` match) or what of its end may start there (a `_tail` match, group 1); None: unsure
+        self._value_stop = _value_stop(shape)
+        #: following takes the short paths of `feed`, `_follow_end` and `_follow_head`
+        self._fast = self._value_stop is not None and shape.head_fast is not None and shape.head_last is not None
+        #: while `string_sink` is not None: a search of a piece that finds nothing when all of it is more of the
+        #: open value (it may hold `sink_stop`: ``x < y``), so that a caller may append it too; None: unknown
+        self.sink_test = self._value_stop.search if self._fast else None
         self._plain = not args.get("value_parser") and args.get("_select") is None
         self._streams = shape.at_end and self._plain
         printable = [c for c in self._stops if c.isprintable()]
@@ -262,11 +284,69 @@ class XmlTagsPartial(_OpenRoot):
                     if '"' not in text and "\\" not in text and text.isprintable():
                         return True
                     return _encode_string(text)[1:-1]
+                if following is not None and self._fast:
+                    stop = self._value_stop
+                    # (a piece that may end the value: read here when it does not, or only starts its end)
+                    m = stop.search(text)
+                    if m is None:
+                        self._chunks.append(text)
+                        return _encode_string(text)[1:-1]
+                    if m.lastindex:  # the start of the value's end, at the end of the piece: keep it
+                        cut = m.start()
+                        self._buf = [text[cut:]]
+                        if cut:
+                            text = text[:cut]
+                            self._chunks.append(text)
+                            return _encode_string(text)[1:-1]
+                        return ""
             else:
                 held = buf[0] + text
                 if self._tail.fullmatch(held):  # still (maybe) the start of the value's end: keep it
                     buf[0] = held
                     return None if following is None else ""
+                if following is not None and self._fast:
+                    m = self._end.match(held)
+                    if m is not None:  # the value ends where the text held back starts
+                        self._buf = []
+                        return self._follow_end(held, m.end())
+        elif following is not None and text and self._fast:  # between tags, in a head (following: not broken)
+            pending = self.pending
+            if pending:
+                pending.append(text)
+                text = "".join(pending)
+                self.pending = []
+            if buf:  # (as below)
+                if mode == _HEAD:
+                    if not self._edge and self._head_last not in text:
+                        buf.append(text)
+                        return ""
+                else:
+                    held = buf[0] + text
+                    if self._opener.startswith(held):
+                        buf[0] = held
+                        return ""
+                buf.append(text)
+                text = "".join(buf)
+                self._buf = []
+            k = text.find(self._opener)  # (in a head, the text held back starts with the opener)
+            if k >= 0:
+                m = self._head_fast.match(text, k)
+                if m is not None:
+                    n = len(text)
+                    end = m.end()
+                    key = m.group("key")
+                    if (end < n or not self._head_nl or text[n - 1] == "\n") and key is not None and key not in self.value:
+                        return self._follow_head(text, key, end)  # (a head complete, and no more needed to know it)
+            written = self._out = []
+            try:
+                self._read(text)
+            except (ValueError, RegexTimeoutError):
+                self.broken = True
+                self._stop_following()
+            self._out = None
+            if self.following is not None:
+                self._set_wait()
+            return "".join(written)
         if self.broken or not text:
             return None if following is None else ""
         if following is not None and self.pending:
@@ -294,6 +374,84 @@ class XmlTagsPartial(_OpenRoot):
             self._stop_following()
         if written is None:
             return None
+        self._out = None
+        if self.following is not None:
+            self._set_wait()
+        return "".join(written)
+
+    def _follow_end(self, s: str, end: int) -> str:
+        """`feed` while following, when the open value ends at the start of `s` (the text held back, then the
+        piece) and what ends it ends at `end`: `_end_value` and `_read` from there, for what is common."""
+        frame = self._frame
+        chunks = self._chunks
+        self.value[self._key] = chunks[0] if len(chunks) == 1 else "".join(chunks)
+        self._chunks = []
+        frame.open_key = None
+        self._stream = self._sinks = False
+        self.version += 1
+        frame.version += 1
+        self._mode = _SEEK
+        n = len(s)
+        opener = self._opener
+        k = s.find(opener, end) if end < n else -1
+        if k < 0:  # no tag starts in the rest: keep a cut opener (`_read`)
+            if end < n:
+                m = self._cut_opener.search(s, max(end, n - len(opener)))
+                if m is not None:
+                    self._buf = [m.group()]
+            self._set_wait()
+            return '"'
+        written = self._out = ['"']
+        try:
+            self._read(s, k)
+        except (ValueError, RegexTimeoutError):
+            self.broken = True
+            self._stop_following()
+        self._out = None
+        if self.following is not None:
+            self._set_wait()
+        return "".join(written)
+
+    def _follow_head(self, s: str, key: str, end: int) -> str:
+        """`feed` while following, when `s` holds a complete head (`head_fast`) of a new key ending at `end`:
+        `_start_value` and `_read` from there, for what is common."""
+        self._edge = False
+        self._mode = _IN_VALUE
+        self._key = key
+        chunks: list[str] = []
+        self._chunks = chunks
+        self._stream = True
+        self._sinks = self._sink
+        frame = self._frame
+        keys = frame.keys
+        piece = (", " if keys else "") + _encode_string(key) + ': "'
+        keys.append(key)
+        frame.open_key = key
+        self.version += 1
+        frame.version += 1
+        self.wait = None
+        n = len(s)
+        if end == n:
+            return piece
+        m = self._value_stop.search(s, end)  # (see the first branch of `feed`)
+        if m is None:
+            text = s[end:]
+            chunks.append(text)
+            return piece + _encode_string(text)[1:-1]
+        if m.lastindex:
+            cut = m.start()
+            self._buf = [s[cut:]]
+            if cut > end:
+                text = s[end:cut]
+                chunks.append(text)
+                return piece + _encode_string(text)[1:-1]
+            return piece
+        written = self._out = [piece]  # (the value ends in `s` too)
+        try:
+            self._read(s, end)
+        except (ValueError, RegexTimeoutError):
+            self.broken = True
+            self._stop_following()
         self._out = None
         if self.following is not None:
             self._set_wait()
@@ -349,8 +507,8 @@ class XmlTagsPartial(_OpenRoot):
             self.followed = len(self._frame.keys) - (1 if self._stream else 0)
             self._out = None
 
-    def _read(self, s: str) -> None:
-        i, n = 0, len(s)
+    def _read(self, s: str, i: int = 0) -> None:
+        n = len(s)
         while True:
             mode = self._mode
             if mode == _IN_VALUE:
