@@ -843,6 +843,7 @@ class DeltaStream(ToolCallDeltas):
         pargs = self._partial_args.get(name)
         if self._open is not None and self._open.hot is not None:
             self.feed = self._feed  # type: ignore[method-assign]  # (see `_on_close`)
+            self._open.hot = None
         self._open = r = _Region(
             name,
             kind,
@@ -936,6 +937,7 @@ class DeltaStream(ToolCallDeltas):
             return
         if r is not None and r.hot is not None:  # its feed (`delta_hot.hot_feed`) hands over for good
             self.feed = self._feed  # type: ignore[method-assign]
+            r.hot = None  # (that feed holds the region: no cycle keeps a closed region, its text, its parser)
         self._open = None
         if r is None or r.name != name:
             self.warnings.append(f"close of {name!r} without its open")
@@ -978,6 +980,7 @@ class DeltaStream(ToolCallDeltas):
         field's (content): the calls streamed from it are flagged (not in the message), the text is sent."""
         if r.hot is not None:
             self.feed = self._feed  # type: ignore[method-assign]  # (see `_on_close`)
+            r.hot = None
         self._open = None
         self._tail_tool = r
         if r.calls:

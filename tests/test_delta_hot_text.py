@@ -98,3 +98,22 @@ def test_a_coalescing_stream_and_one_on_the_callers_parser_take_the_general_path
             ds.feed(text[i : i + 3])
             assert ds._open is None or ds._open.hot is None
         assert ds.feed == feed
+
+
+def test_a_closed_region_lets_go_of_its_feed() -> None:
+    """A region's feed holds the region (a reference cycle): its close breaks it, so that the closed region,
+    its text and its partial parser are freed without the cyclic collector (fails on the old code for a tool
+    region: its `hot` stayed set)."""
+    template = get_template("smollm3")
+    ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+    text = '<think>\nsome thoughts here\n</think>\n<tool_call>\n{"name": "f", "arguments": {"a": "xyz uvw"}}\n</tool_call>'
+    regions = []
+    for i in range(0, len(text), 3):
+        ds.feed(text[i : i + 3])
+        r = ds._open
+        if r is not None and r.hot is not None and ds.feed is r.hot and r not in regions:
+            regions.append(r)
+    assert [r.kind for r in regions] == ["text", "tool"]
+    ds.feed("<|im_end|>")
+    ds.finish()
+    assert all(r.hot is None for r in regions) and ds.feed == ds._feed
