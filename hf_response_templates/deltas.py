@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
 from hf_response_templates.content import get_content_parser
-from hf_response_templates.delta_hot import _LAG_AT, hot_feed
+from hf_response_templates.delta_hot import _LAG_AT, hot_feed, hot_text
 from hf_response_templates.delta_state import (
     _COMPACT_AT,
     _FINISH_REASONS,
@@ -296,6 +296,8 @@ class DeltaStream(ToolCallDeltas):
             # in events mode and once finished) returns the events.
             key = r.hot_key
             if key is not None:  # a text region streaming
+                if r.hot is not None:  # (the next pieces go to `delta_hot.hot_text`)
+                    self.feed = r.hot  # type: ignore[method-assign]
                 if not self._ptake(text):
                     return self._route(self._pfeed(text))
                 return self._text_piece(r, key, text)
@@ -496,7 +498,7 @@ class DeltaStream(ToolCallDeltas):
         sent = r.sent
         sent.append(core)
         if len(sent) >= _COMPACT_AT:
-            sent[:] = ["".join(sent)]
+            _join_pieces(sent)
         return [{key: core}]
 
     def _partial_chunk(self, r: _Region, text: str) -> list[dict[str, Any]]:
@@ -841,6 +843,7 @@ class DeltaStream(ToolCallDeltas):
         pargs = self._partial_args.get(name)
         if self._open is not None and self._open.hot is not None:
             self.feed = self._feed  # type: ignore[method-assign]  # (see `_on_close`)
+            self._open.hot = None
         self._open = r = _Region(
             name,
             kind,
@@ -898,6 +901,8 @@ class DeltaStream(ToolCallDeltas):
             r.started = True
             if r.strip:
                 r.hot_key = key
+                if self._ptake == self._take and not self._coalesce:
+                    r.hot = hot_text(self, r, key)
             st = self._text[r.name]
             if self._tpl.by_name[r.name].join is None and st.nonempty:
                 out.append({key: "\n"})
@@ -905,7 +910,7 @@ class DeltaStream(ToolCallDeltas):
         if not r.strip:
             r.sent.append(text)
             if len(r.sent) >= _COMPACT_AT:
-                r.sent[:] = ["".join(r.sent)]
+                _join_pieces(r.sent)
             out.append({key: text})
             return
         if r.held:
@@ -920,7 +925,7 @@ class DeltaStream(ToolCallDeltas):
         sent = r.sent
         sent.append(core)
         if len(sent) >= _COMPACT_AT:
-            sent[:] = ["".join(sent)]
+            _join_pieces(sent)
         out.append({key: core})
 
     def _on_close(self, ev: Mapping, out: list[dict], malformed: bool) -> None:
@@ -932,6 +937,7 @@ class DeltaStream(ToolCallDeltas):
             return
         if r is not None and r.hot is not None:  # its feed (`delta_hot.hot_feed`) hands over for good
             self.feed = self._feed  # type: ignore[method-assign]
+            r.hot = None  # (that feed holds the region: no cycle keeps a closed region, its text, its parser)
         self._open = None
         if r is None or r.name != name:
             self.warnings.append(f"close of {name!r} without its open")
@@ -974,6 +980,7 @@ class DeltaStream(ToolCallDeltas):
         field's (content): the calls streamed from it are flagged (not in the message), the text is sent."""
         if r.hot is not None:
             self.feed = self._feed  # type: ignore[method-assign]  # (see `_on_close`)
+            r.hot = None
         self._open = None
         self._tail_tool = r
         if r.calls:
