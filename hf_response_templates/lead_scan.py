@@ -20,6 +20,7 @@ match starts with one of those texts. `tests/test_lead_scan.py` compares it with
 
 from __future__ import annotations
 
+import re as _stdre
 from typing import Any
 
 import regex
@@ -27,7 +28,7 @@ import regex
 from .delimiters import MAX_DELIMITER_LENGTH, DelimiterTimeout
 from .regex_safety import _C, strict_parse
 
-__all__ = ["LeadScan", "lead_scan"]
+__all__ = ["LeadScan", "LeadSearch", "lead_scan"]
 
 
 class LeadScan:
@@ -182,6 +183,91 @@ def _match(t: tuple[Any, ...], window: str, i: int, zw: int, fired: frozenset,
     return i, end, d, groups
 
 
+class LeadSearch(LeadScan):
+    """A `LeadScan` whose fixed texts share their first character and none of which begins another (`alone`):
+    the first of them from a position is found by one `re` search of their alternation, instead of one
+    `str.find` per text. `re` skips to the shared first character in C and tries the texts only there, so it
+    reads the text once, where the finds read it once per text, to the end for each text that is absent
+    (Kimi K3's idle watch, six texts: ~0.7 vs ~3.4 µs per response; GLM-4.7's, five: ~1.7 vs ~15). Texts
+    with different first characters stay `LeadScan`'s: `re` searches such an alternation slowly (Mistral's
+    `[TOOL_CALLS]|</s>`, ~6x the two finds).
+
+    Its finds list (`fresh`) is `[at, j]`: the last search's find (`at`, `len(window)` for none) and the
+    index of its text, valid while the position asked is at most `at` (nothing starts between); searched again
+    once passed, so each part of the text is searched about once (linear, as `LeadScan`'s finds)."""
+
+    __slots__ = ("search",)
+
+    def __init__(self, texts: tuple[str, ...], tries: tuple[tuple[tuple[Any, ...], ...], ...]) -> None:
+        super().__init__(texts, tries)
+        # (each text marked by an empty group after it: `lastindex` names the text found; not wrapped in a
+        # group, so every alternative starts with a literal character and `re` skips to it in C)
+        self.search = _stdre.compile("|".join(_stdre.escape(t) + "()" for t in texts)).search
+
+    def fresh(self, window: str, pos: int) -> list[int]:
+        """The finds list for `window`: nothing searched yet (see the class docstring)."""
+        return [-1, 0]
+
+    def end(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None,
+            nxt: list[int]) -> tuple[int, int, Any, dict | None] | int:
+        """`LeadScan.end`, with `nxt` this class's finds list (`fresh`, kept between calls on one `window`,
+        `pos` never going back)."""
+        n = len(window)
+        i = nxt[0]
+        if i < pos:  # stale: search from `pos`
+            m = self.search(window, pos)
+            if m is None:
+                nxt[0] = n
+                return n
+            i = nxt[0] = m.start()
+            j = nxt[1] = m.lastindex - 1
+        elif i >= n:
+            return n
+        else:
+            j = nxt[1]
+        while True:
+            t = self.only[j]
+            if t is None:
+                best = self._best(self.tries[j], window, i, zw, fired, timeout, None)
+            elif t[1] > 0:  # a literal (or a regex whose match there is known)
+                return i, i + t[1], t[0], None
+            elif t[1] == _EMPTY:  # a regex whose match there is known to be zero-width (`_sure_width`)
+                if i != zw or t[0] not in fired:
+                    return i, i, t[0], None
+                best = _SKIPPED
+            else:  # (`_match`, inlined, as in `LeadScan.end`)
+                d = t[0]
+                try:
+                    m = t[2](window, i) if n - i <= t[3] else t[4](window, i, None, None, False, timeout)
+                except TimeoutError:
+                    raise DelimiterTimeout(d, window[i:]) from None
+                best = None
+                if m is not None:
+                    end = m.end()
+                    if end - i <= MAX_DELIMITER_LENGTH:
+                        if end == i == zw and d in fired:
+                            best = _SKIPPED
+                        elif not d.group_slots:
+                            return i, end, d, None
+                        else:
+                            groups = m.groupdict()
+                            if None in groups.values():  # (only the groups that took part: `_groups`)
+                                groups = {k: v for k, v in groups.items() if v is not None}
+                            return i, end, d, groups
+            if best is not None and best is not _SKIPPED:
+                return best
+            # nothing matches at `i`: the next find (past a zero-width match skipped at `zw`, which a later call
+            # at `zw` may not skip, into a copy: `nxt` keeps this one)
+            if best is _SKIPPED:
+                nxt = [i, j]
+            m = self.search(window, i + 1)
+            if m is None:
+                nxt[0] = n
+                return n
+            i = nxt[0] = m.start()
+            j = nxt[1] = m.lastindex - 1
+
+
 def lead_scan(watch: Any) -> LeadScan | None:
     """The `LeadScan` of `watch`, or None when some delimiter of it may match where no fixed text of it
     starts (a regex without leads, `\\G`, a reverse search), or it has no regex (the plan reads literals
@@ -207,7 +293,12 @@ def lead_scan(watch: Any) -> LeadScan | None:
             else:  # the regex's match where `text` is found is known: a literal, or `_EMPTY` (zero width)
                 by_text.setdefault(text, []).append((d, width or _EMPTY))
     texts = tuple(by_text)
-    return LeadScan(texts, tuple(tuple(by_text[t]) for t in texts))
+    tries = tuple(tuple(by_text[t]) for t in texts)
+    if len(texts) > 1 and len({t[0] for t in texts}) == 1:
+        scan = LeadSearch(texts, tries)
+        if scan.alone:
+            return scan
+    return LeadScan(texts, tries)
 
 
 def _sure_width(d: Any, text: str) -> int | None:

@@ -155,3 +155,41 @@ def test_sure_width(source, text, width):
         for after in ("", "x", "</s>", "[TOOL_CALLS]"):
             m = _regex(source).pattern.match(text + after, 0)
             assert m is not None and m.end() == width
+
+
+def test_watches_of_texts_sharing_their_first_character_search_their_alternation():
+    """`LeadSearch`: one `re` search of the texts' alternation where they share a first character (Kimi K3's
+    six `<|open|>...` / `<|close|>...` texts, Qwen3-Coder's, GLM's); not where they do not (Mistral's
+    `[TOOL_CALLS]` and `</s>`), nor for one text alone (Kimi K3's `(?=<)`)."""
+    from hf_response_templates.lead_scan import LeadSearch
+    kinds = {}
+    for name, _watch, scan in WATCHES:
+        kinds.setdefault(name, []).append((scan.__class__, len(scan.texts)))
+    assert (LeadSearch, 6) in kinds["kimi-k3"] and (LeadScan, 1) in kinds["kimi-k3"]
+    assert all(k is LeadSearch for k, _ in kinds["qwen3-coder"] + kinds["glm-4.7"] + kinds["deepseek-r1"])
+    assert all(k is LeadScan for k, _ in kinds["mistral-small-3.2"])
+    assert sum(k is LeadSearch for ks in kinds.values() for k, _ in ks) >= 25
+
+
+@pytest.mark.parametrize("pos, want", [
+    (0, (0, 20, "reasoning_content")),
+    (1, (67, 87, "tool_section")),  # `<|open|>thin` and `<|open|>call tool="f<|sep|>...` open nothing
+    (80, (87, 115, "tool_calls", {"name": "f"})),
+    (110, (128,)),
+])
+def test_lead_search_finds_the_first_text_that_opens_something(pos, want):
+    """Kimi K3's idle watch: the first find whose delimiter matches; a find whose regex fails there (a call
+    header cut short) is passed, and so is a beginning of a text."""
+    tpl = load_template(get_template("kimi-k3"))
+    scan = lead_scan(tpl.idle_watch)
+    text = '<|open|>think<|sep|>x<|open|>thin<|open|>call tool="f<|sep|> y < z <|open|>tools<|sep|>' \
+           '<|open|>call tool="f"<|sep|>{}<|close|>ca'
+    assert len(text) == 128 and text.index("<|open|>tools") == 67
+    finds = scan.fresh(text, pos)
+    got = scan.end(text, pos, -1, frozenset(), 1.0, finds)
+    assert got == tpl.idle_watch.scan_end(text, pos, -1, frozenset(), frozenset(), 1.0, {})
+    if len(want) == 1:
+        assert got == want[0]
+    else:
+        assert (got[0], got[1], got[2].field, got[3]) == (*want, None)[:4]
+    assert scan.end(text, pos, -1, frozenset(), 1.0, finds) == got  # (the find kept: the same answer)
