@@ -15,7 +15,8 @@ delimiter with a fixed text found there is tried (a literal matches; a regex is 
 scan_end` does: `re` twin when untimed, the `regex` pattern with its timeout otherwise, no match longer than
 `MAX_DELIMITER_LENGTH`, no zero-width match at `zw` of a delimiter that fired there); the longest, then the
 highest-priority one wins; if none matches there, the next find. No delimiter can match anywhere else: every
-match starts with one of those texts. `tests/test_lead_scan.py` compares it with `Watch.scan_end`.
+match starts with one of those texts. A regex that can match at offset 0 only (Llama 3's `^\\s*(?=\\{...)` open,
+for which `end_search.end_plan` reads nothing past it) is tried there alone, with the texts found there. `tests/test_lead_scan.py` compares it with `Watch.scan_end`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import regex
 
 from .delimiters import MAX_DELIMITER_LENGTH, DelimiterTimeout
+from .end_search import end_plan
 from .regex_safety import _C, strict_parse
 
 __all__ = ["LeadScan", "LeadSearch", "lead_scan"]
@@ -35,9 +37,10 @@ class LeadScan:
     """`Watch.scan_end` of one eligible watch (see the module docstring and `lead_scan`). Immutable; the
     per-text finds live in a list the caller keeps for one text (`fresh`)."""
 
-    __slots__ = ("texts", "tries", "width", "alone", "only")
+    __slots__ = ("texts", "tries", "width", "alone", "only", "start")
 
-    def __init__(self, texts: tuple[str, ...], tries: tuple[tuple[tuple[Any, ...], ...], ...]) -> None:
+    def __init__(self, texts: tuple[str, ...], tries: tuple[tuple[tuple[Any, ...], ...], ...],
+                 start: tuple[tuple[Any, ...], ...] = ()) -> None:
         #: The fixed texts, and for each the delimiters to try where it is found: `(delimiter, width)` for a
         #: literal (its length) or a regex whose match there is known (`_sure_width`; `_EMPTY` for zero
         #: width), `(delimiter, -1, fast, untimed_match, pattern)` for a regex matched there.
@@ -49,6 +52,9 @@ class LeadScan:
         self.alone = not any(a != b and b.startswith(a) for a in texts for b in texts)
         #: With `alone`: for each text, its one try when one delimiter starts with it, else None.
         self.only = tuple(t[0] if len(t) == 1 else None for t in tries)
+        #: The regexes that can match at offset 0 only (`^\\s*(?=\\{...)` of Llama 3, `end_search.end_plan`
+        #: reads nothing for them past it), as regex tries: tried at offset 0 only (`_at_start`).
+        self.start = start
 
     def fresh(self, window: str, pos: int) -> list[int]:
         """The finds list for `window`, for a first call at `pos`: each text's first find at or after `pos`,
@@ -67,6 +73,10 @@ class LeadScan:
         then kept between calls on the same `window`, `pos` never going back); each is the first find of its
         text at or after `pos`, `len(window)` if there is none, or stale (before `pos`: searched again).
         Raises `DelimiterTimeout` as `scan_end` does."""
+        if not pos and self.start:
+            best = self._at_start(window, zw, fired, timeout)
+            if best is not None and best is not _SKIPPED:
+                return best
         n = len(window)
         i = min(nxt)
         while i < pos:  # a stale find (usually the one text the last call found): search it again from `pos`
@@ -123,6 +133,15 @@ class LeadScan:
                 nxt[j] = k if k >= 0 else n
                 i = min(nxt)
         return n
+
+    def _at_start(self, window: str, zw: int, fired: frozenset, timeout: float | None) -> Any:
+        """The best match at offset 0 of the `start` regexes and of the delimiters whose text is there (`_best`):
+        the earliest match there is, when there is one (the finds then try those texts again, in vain)."""
+        best = self._best(self.start, window, 0, zw, fired, timeout, None)
+        for j, text in enumerate(self.texts):
+            if window.startswith(text):
+                best = self._best(self.tries[j], window, 0, zw, fired, timeout, best)
+        return best
 
     @staticmethod
     def _best(tries: tuple[tuple[Any, ...], ...], window: str, i: int, zw: int, fired: frozenset,
@@ -198,8 +217,9 @@ class LeadSearch(LeadScan):
 
     __slots__ = ("search",)
 
-    def __init__(self, texts: tuple[str, ...], tries: tuple[tuple[tuple[Any, ...], ...], ...]) -> None:
-        super().__init__(texts, tries)
+    def __init__(self, texts: tuple[str, ...], tries: tuple[tuple[tuple[Any, ...], ...], ...],
+                 start: tuple[tuple[Any, ...], ...] = ()) -> None:
+        super().__init__(texts, tries, start)
         # (each text marked by an empty group after it: `lastindex` names the text found; not wrapped in a
         # group, so every alternative starts with a literal character and `re` skips to it in C)
         self.search = _stdre.compile("|".join(_stdre.escape(t) + "()" for t in texts)).search
@@ -212,6 +232,10 @@ class LeadSearch(LeadScan):
             nxt: list[int]) -> tuple[int, int, Any, dict | None] | int:
         """`LeadScan.end`, with `nxt` this class's finds list (`fresh`, kept between calls on one `window`,
         `pos` never going back)."""
+        if not pos and self.start:
+            best = self._at_start(window, zw, fired, timeout)
+            if best is not None and best is not _SKIPPED:
+                return best
         n = len(window)
         i = nxt[0]
         if i < pos:  # stale: search from `pos`
@@ -270,11 +294,12 @@ class LeadSearch(LeadScan):
 
 def lead_scan(watch: Any) -> LeadScan | None:
     """The `LeadScan` of `watch`, or None when some delimiter of it may match where no fixed text of it
-    starts (a regex without leads, `\\G`, a reverse search), or it has no regex (the plan reads literals
-    itself)."""
+    starts (a regex without leads that can match past offset 0, `\\G`, a reverse search), it has no fixed
+    text, or it has no regex (the plan reads literals itself)."""
     if watch is None or not watch.regexes:
         return None
     by_text: dict[str, list[tuple[Any, ...]]] = {}
+    start: list[tuple[Any, ...]] = []
     for d in watch.delimiters:
         if d.literals is not None:
             for lit in d.literals:
@@ -282,8 +307,13 @@ def lead_scan(watch: Any) -> LeadScan | None:
                     by_text.setdefault(lit, []).append((d, len(lit)))
             continue
         lead = watch.leads.get(d)
-        if lead is None or d not in watch.reusable:
+        if d not in watch.reusable:
             return None
+        if lead is None:
+            if end_plan(d.source) != ("", ()):  # (`("", ())`: no match past offset 0)
+                return None
+            start.append((d, -1, d.fast.match, d.untimed_match, d.pattern.match))
+            continue
         for text in (lead if lead.__class__ is tuple else (lead,)):
             if not text:
                 return None
@@ -293,12 +323,14 @@ def lead_scan(watch: Any) -> LeadScan | None:
             else:  # the regex's match where `text` is found is known: a literal, or `_EMPTY` (zero width)
                 by_text.setdefault(text, []).append((d, width or _EMPTY))
     texts = tuple(by_text)
+    if not texts:
+        return None
     tries = tuple(tuple(by_text[t]) for t in texts)
     if len(texts) > 1 and len({t[0] for t in texts}) == 1:
-        scan = LeadSearch(texts, tries)
+        scan = LeadSearch(texts, tries, tuple(start))
         if scan.alone:
             return scan
-    return LeadScan(texts, tries)
+    return LeadScan(texts, tries, tuple(start))
 
 
 def _sure_width(d: Any, text: str) -> int | None:

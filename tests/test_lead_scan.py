@@ -35,7 +35,7 @@ def _watches() -> list[tuple[str, Watch, LeadScan]]:
 
 WATCHES = _watches()
 _NOISE = [" ", "\n", "{", "}", '"', "a", "x y", "[ARGS]", "[CALL_ID]", "get_weather", '{"a": 1}', "=", "<", ">",
-          "[", "]", ":", "call:", "(", ")", "name"]
+          "[", "]", ":", "call:", "(", ")", "name", "{\"name\":", "[f(", "<|python_tag|>"]
 
 
 def test_the_mistral_family_and_others_have_lead_scans():
@@ -193,3 +193,30 @@ def test_lead_search_finds_the_first_text_that_opens_something(pos, want):
     else:
         assert (got[0], got[1], got[2].field, got[3]) == (*want, None)[:4]
     assert scan.end(text, pos, -1, frozenset(), 1.0, finds) == got  # (the find kept: the same answer)
+
+
+@pytest.mark.parametrize("name, text, want", [
+    ("llama3", '  {"name": "f", "parameters": {}}<|eot_id|>', (0, 2, "tool_calls")),  # `^\s*(?=\{...)`: zero width
+    ("llama3", '<|python_tag|>{"name": "f"}', (0, 14, "tool_calls")),
+    ("llama3", "Hi {\"name\": 1}<|eot_id|>", (14, 24, "content")),  # not at offset 0: the close
+    ("llama3", "<|eot_id|>", (0, 10, "content")),
+    ("llama3.2-pythonic", " [f(a=1)]<|eom_id|>", (0, 1, "tool_calls")),
+    ("xlam-qwen", 'x [{"name": "f"}]', 17),
+])
+def test_a_regex_anchored_at_offset_0_is_tried_there_alone(name, text, want):
+    """The idle watch while the stream is at offset 0: an open that matches only there (no fixed text) is tried
+    at 0 and nowhere else; `scan_end` gives the same answer."""
+    tpl = load_template(get_template(name))
+    watch = tpl.idle_watch
+    scan = lead_scan(watch)
+    assert scan is not None and len(scan.start) == 1
+    got = scan.end(text, 0, -1, frozenset(), 1.0, scan.fresh(text, 0))
+    assert got == watch.scan_end(text, 0, -1, frozenset(), frozenset(), 1.0, {})
+    if isinstance(want, int):
+        assert got == want
+    else:
+        assert (got[0], got[1], got[2].field) == want
+    if got.__class__ is tuple and got[0] == got[1] == 0:  # fired there: not again (the plan's next scan at 0)
+        again = scan.end(text, 0, 0, frozenset({got[2]}), 1.0, scan.fresh(text, 0))
+        assert again == watch.scan_end(text, 0, 0, frozenset({got[2]}), frozenset(), 1.0, {})
+        assert again.__class__ is int or again[2] is not got[2]
