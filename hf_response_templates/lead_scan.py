@@ -30,7 +30,7 @@ from .delimiters import MAX_DELIMITER_LENGTH, DelimiterTimeout
 from .end_search import end_plan
 from .regex_safety import _C, strict_parse
 
-__all__ = ["LeadScan", "LeadSearch", "lead_scan"]
+__all__ = ["LeadScan", "LeadSearch", "fixed_scan", "lead_scan"]
 
 
 class LeadScan:
@@ -292,7 +292,19 @@ class LeadSearch(LeadScan):
             j = nxt[1] = m.lastindex - 1
 
 
-def lead_scan(watch: Any) -> LeadScan | None:
+def lead_scan(watch: Any) -> Any:
+    """The one-shot scan of `watch` (`fresh` and `end`, as `LeadScan`'s): its `LeadScan` (`fixed_scan`), else
+    its `trigger_scan.TriggerScan` (delimiters that may start before or after a fixed text), else None (the
+    plan asks `Watch.scan_end`)."""
+    scan = fixed_scan(watch)
+    if scan is None:
+        from .trigger_scan import trigger_scan  # (it builds on this module)
+
+        return trigger_scan(watch)
+    return scan
+
+
+def fixed_scan(watch: Any) -> LeadScan | None:
     """The `LeadScan` of `watch`, or None when some delimiter of it may match where no fixed text of it
     starts (a regex without leads that can match past offset 0, `\\G`, a reverse search), it has no fixed
     text, or it has no regex (the plan reads literals itself)."""

@@ -35,7 +35,9 @@ def _watches() -> list[tuple[str, Watch, LeadScan]]:
 
 WATCHES = _watches()
 _NOISE = [" ", "\n", "{", "}", '"', "a", "x y", "[ARGS]", "[CALL_ID]", "get_weather", '{"a": 1}', "=", "<", ">",
-          "[", "]", ":", "call:", "(", ")", "name", "{\"name\":", "[f(", "<|python_tag|>"]
+          "[", "]", ":", "call:", "(", ")", "name", "{\"name\":", "[f(", "<|python_tag|>", ";", "```", "\n```json\n",
+          " to=functions.f ", "<|channel|>commentary", "<|channel|>analysis", "<|message|>", "<|constrain|>json",
+          "<|start|>assistant", "<|python_end|>", "<|eot|>", '{"name": "f"}', "}}", "<|python_start|>"]
 
 
 def test_the_mistral_family_and_others_have_lead_scans():
@@ -45,11 +47,18 @@ def test_the_mistral_family_and_others_have_lead_scans():
     assert len(WATCHES) >= 40
 
 
-def test_a_watch_with_a_regex_without_fixed_leading_text_has_none():
-    """Llama 4's `\\s*<|eot|>`-led delimiters can start with any space: no `LeadScan`, `scan_end` reads them."""
+def test_a_watch_with_a_regex_without_fixed_leading_text_has_no_lead_scan_but_a_trigger_scan():
+    """Llama 4's `\\s*<|eot|>`-led delimiters can start with any space: no `LeadScan` (`fixed_scan`), a
+    `TriggerScan` (`lead_scan`), whose answers the tests below compare with `scan_end`'s."""
+    from hf_response_templates.lead_scan import fixed_scan
+    from hf_response_templates.trigger_scan import TriggerScan
     tpl = load_template(get_template("llama4-json"))
-    assert lead_scan(tpl.idle_watch) is None
-    assert all(lead_scan(w) is None for w in tpl.close_watches if w is not None and not w.only_literals)
+    watches = [tpl.idle_watch, *(w for w in tpl.close_watches if w is not None and not w.only_literals)]
+    assert len(watches) == 2
+    assert all(fixed_scan(w) is None for w in watches)
+    assert all(isinstance(lead_scan(w), TriggerScan) for w in watches)
+    kinds = {name: scan.__class__ for name, _, scan in WATCHES}
+    assert {n for n, k in kinds.items() if k is TriggerScan} >= {"llama4-json", "deepseek-r1", "internlm2"}
 
 
 def test_the_plan_uses_them():
@@ -63,7 +72,8 @@ def test_the_plan_uses_them():
 @st.composite
 def _script(draw):
     name, watch, scan = draw(st.sampled_from(WATCHES))
-    frags = [*scan.texts, *(t[: max(1, len(t) // 2)] for t in scan.texts), *_NOISE]
+    texts = getattr(scan, "texts", None) or [lit for lit, _ in scan.lits]  # (a `TriggerScan`: its literals)
+    frags = [*texts, *(t[: max(1, len(t) // 2)] for t in texts), *_NOISE]
     text = "".join(draw(st.lists(st.sampled_from(frags), max_size=14)))
     steps = draw(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 255)), min_size=1,
                           max_size=6))
@@ -164,7 +174,8 @@ def test_watches_of_texts_sharing_their_first_character_search_their_alternation
     from hf_response_templates.lead_scan import LeadSearch
     kinds = {}
     for name, _watch, scan in WATCHES:
-        kinds.setdefault(name, []).append((scan.__class__, len(scan.texts)))
+        if isinstance(scan, LeadScan):
+            kinds.setdefault(name, []).append((scan.__class__, len(scan.texts)))
     assert (LeadSearch, 6) in kinds["kimi-k3"] and (LeadScan, 1) in kinds["kimi-k3"]
     assert all(k is LeadSearch for k, _ in kinds["qwen3-coder"] + kinds["glm-4.7"] + kinds["deepseek-r1"])
     assert all(k is LeadScan for k, _ in kinds["mistral-small-3.2"])
