@@ -116,7 +116,49 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
             key="transform",
         )
 
-    return _as_applier(*build(transform, 0, "transform"))
+    kind, value = build(transform, 0, "transform")
+    if kind == _CALL and getattr(value, "items", None) is not None:
+        return _flat(value)
+    return _as_applier(kind, value)
+
+
+def _flat(general: Applier) -> Applier:
+    """A dict transform (`_dict_applier`) as one function returning one nested dict display: constants and
+    `{name}` lookups written in place, other placeholders called (Kimi K3's `{"type": "function", "function":
+    {"name": "{name}", "arguments": "{content}"}}` becomes `{"type": C0, "function": {"name": scope["name"],
+    "arguments": scope["content"]}}`: one call where the loops of `_dict_applier` cost two, and ~10 Python
+    opcodes where they cost ~45). A `KeyError` (a name not in the scope) hands the scope to `general`, which
+    gives the same value or raises its own error: every placeholder function is free of side effects."""
+    names: dict[str, Any] = {"general": general}
+
+    def const(value: Any) -> str:
+        name = f"c{len(names)}"
+        names[name] = value
+        return name
+
+    def display(items: tuple[tuple[str, int, Any], ...]) -> str:
+        parts = []
+        for key, kind, value in items:
+            if kind == _ROOT:
+                code = f"scope[{const(value)}]"
+            elif kind == _CONST:
+                code = const(value)
+            elif getattr(value, "items", None) is not None:
+                code = display(value.items)
+            else:
+                code = f"{const(value)}(scope)"
+            parts.append(f"{const(key)}: {code}")
+        return "{" + ", ".join(parts) + "}"
+
+    source = (
+        "def apply(scope):\n"
+        "    try:\n"
+        f"        return {display(general.items)}\n"  # type: ignore[attr-defined]
+        "    except KeyError:\n"
+        "        return general(scope)\n"
+    )
+    exec(compile(source, "<transform>", "exec"), names)  # (names only: no template text becomes code)
+    return names["apply"]
 
 
 def _first_of(path: str, where: str, field: str) -> Applier:
@@ -248,6 +290,7 @@ def _dict_applier(items: tuple[tuple[str, int, Any], ...]) -> Applier:
                 out[key] = value(scope)
         return out
 
+    apply.items = items  # type: ignore[attr-defined]  # (`_flat` reads the structure)
     return apply
 
 

@@ -1,0 +1,58 @@
+"""`transform._flat`: a dict transform compiled to one nested dict display gives exactly what the general
+`_dict_applier` tree gives: the same value, or the same error (type and message), on any scope."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_response_templates.transform import _dict_applier, _flat, compile_transform
+
+_NAMES = ["name", "content", "id", "0"]
+_PATHS = ["{name}", "{content}", "{id}", "{0}", "{content.name}", "{content.arguments}",
+          "{content.parameters|content.arguments}", "{content.a.b}", "{content.$key}", "{content.$value}"]
+_LEAVES = st.one_of(st.sampled_from(_PATHS), st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False),
+                    st.sampled_from(["function", "", "{not a placeholder"]))
+_TREES = st.recursive(_LEAVES, lambda inner: st.one_of(
+    st.dictionaries(st.sampled_from(["type", "function", "name", "arguments", "k", "'q\"", "\\"]), inner, max_size=4),
+    st.lists(inner, max_size=3)), max_leaves=10)
+_VALUES = st.recursive(st.one_of(st.none(), st.integers(0, 3), st.text(max_size=3)), lambda inner: st.one_of(
+    st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(["name", "arguments", "parameters", "a", "b"]), inner,
+                                                 max_size=3)), max_leaves=6)
+
+
+def _outcome(f, scope):
+    try:
+        return "ok", f(scope)
+    except Exception as e:  # noqa: BLE001 - compared
+        return type(e).__name__, str(e)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.dictionaries(st.sampled_from(["type", "function", "name", "arguments"]), _TREES, min_size=1, max_size=4),
+       st.dictionaries(st.sampled_from(_NAMES), _VALUES, max_size=4))
+def test_flat_equals_the_general_dict_applier(transform, scope):
+    try:
+        flat = compile_transform(transform, field="f")
+    except Exception:  # noqa: BLE001 - a transform the template loader rejects (a mixed string)
+        return
+    assert flat.__code__.co_filename == "<transform>"
+    general = flat.__globals__["general"]
+    want = _outcome(general, scope)
+    assert _outcome(flat, scope) == want
+    assert _outcome(flat, dict(scope)) == want  # (and again: nothing kept between calls)
+
+
+def test_the_tool_call_shape_is_one_display():
+    f = compile_transform({"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}, field="t")
+    assert f({"name": "get", "content": {"a": 1}}) == {"type": "function", "function": {"name": "get",
+                                                                                       "arguments": {"a": 1}}}
+    got = _outcome(f, {"content": 1})
+    assert got == ("TransformError", "transform placeholder '{name}' is not defined; available names: ['content']")
+    assert f.__code__.co_filename == "<transform>"
+
+
+def test_a_general_dict_applier_keeps_its_items():
+    items = (("a", 0, 1),)
+    assert _dict_applier(items).items == items
+    assert _flat(_dict_applier(items))({}) == {"a": 1}
