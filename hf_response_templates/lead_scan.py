@@ -136,11 +136,35 @@ class LeadScan:
 
     def _at_start(self, window: str, zw: int, fired: frozenset, timeout: float | None) -> Any:
         """The best match at offset 0 of the `start` regexes and of the delimiters whose text is there (`_best`):
-        the earliest match there is, when there is one (the finds then try those texts again, in vain)."""
-        best = self._best(self.start, window, 0, zw, fired, timeout, None)
-        for j, text in enumerate(self.texts):
-            if window.startswith(text):
-                best = self._best(self.tries[j], window, 0, zw, fired, timeout, best)
+        the earliest match there is, when there is one (the finds then try those texts again, in vain).
+        (`_match` and `_best` inlined for the `start` regexes: this runs once per response.)"""
+        best: Any = None
+        n = len(window)
+        for d, _, fast, span, timed in self.start:
+            try:
+                m = fast(window, 0) if n <= span else timed(window, 0, None, None, False, timeout)
+            except TimeoutError:
+                raise DelimiterTimeout(d, window) from None
+            if m is None:
+                continue
+            end = m.end()
+            if end > MAX_DELIMITER_LENGTH:
+                continue
+            if end == 0 == zw and d in fired:
+                if best is None:
+                    best = _SKIPPED
+                continue
+            if best is None or best is _SKIPPED or end > best[1] or (end == best[1] and d.rank < best[2].rank):
+                groups = None
+                if d.group_slots:
+                    groups = m.groupdict()
+                    if None in groups.values():  # (only the groups that took part: `delimiters._groups`)
+                        groups = {k: v for k, v in groups.items() if v is not None}
+                best = (0, end, d, groups)
+        if window.startswith(self.texts):
+            for j, text in enumerate(self.texts):
+                if window.startswith(text):
+                    best = self._best(self.tries[j], window, 0, zw, fired, timeout, best)
         return best
 
     @staticmethod
