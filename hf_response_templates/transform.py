@@ -95,11 +95,11 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
             if m:
                 path = m.group(1)
                 if "|" in path:
-                    return _CALL, _first_of(path, where, field)
+                    return _CALL, _with_path(_first_of(path, where, field), path)
                 if "$" in path:
                     _check_steps(path, where, field)
                     return _CALL, _lookup(path)
-                return (_ROOT, path) if "." not in path else (_CALL, _lookup(path))
+                return (_ROOT, path) if "." not in path else (_CALL, _with_path(_lookup(path), path))
             if _PLACEHOLDER.search(node):
                 raise TemplateError(
                     f"string {node!r} at {where} mixes a {{placeholder}} with other text; placeholders must be the "
@@ -122,9 +122,16 @@ def compile_transform(transform: Any, *, field: str) -> Applier:
     return _as_applier(kind, value)
 
 
+def _with_path(apply: Applier, path: str) -> Applier:
+    """`apply` (a placeholder's function) marked with its path, for `_flat`."""
+    apply.path = path  # type: ignore[attr-defined]
+    return apply
+
+
 def _flat(general: Applier) -> Applier:
     """A dict transform (`_dict_applier`) as one function returning one nested dict display: constants and
-    `{name}` lookups written in place, other placeholders called (Kimi K3's `{"type": "function", "function":
+    `{name}` lookups written in place, `{a.b}` and `{a.b|a.c}` in place where they surely resolve, other
+    placeholders called (Kimi K3's `{"type": "function", "function":
     {"name": "{name}", "arguments": "{content}"}}` becomes `{"type": C0, "function": {"name": scope["name"],
     "arguments": scope["content"]}}`: one call where the loops of `_dict_applier` cost two, and ~10 Python
     opcodes where they cost ~45). A `KeyError` (a name not in the scope) hands the scope to `general`, which
@@ -146,9 +153,33 @@ def _flat(general: Applier) -> Applier:
             elif getattr(value, "items", None) is not None:
                 code = display(value.items)
             else:
-                code = f"{const(value)}(scope)"
+                code = lookup(value)
             parts.append(f"{const(key)}: {code}")
         return "{" + ", ".join(parts) + "}"
+
+    def lookup(value: Any) -> str:
+        """A placeholder's function call, or in place for `{a.b}` / `{a|b.c}` (roots and one plain key each):
+        each alternative's value where it surely resolves, the next where it is surely missing (its root not in
+        the scope, or a plain dict without the key: `_first_of` goes on there too), the function otherwise."""
+        call = f"{const(value)}(scope)"
+        path = getattr(value, "path", None)
+        if path is None or "$" in path:
+            return call
+        alternatives = [alternative.split(".") for alternative in path.split("|")]
+        if any(len(steps) > 2 for steps in alternatives):
+            return call
+        code = call
+        for k, steps in enumerate(reversed(alternatives)):
+            root = const(steps[0])
+            if len(steps) == 1:
+                sure, there, missing = f"{root} in scope", f"scope[{root}]", f"{root} not in scope"
+            else:
+                key = const(steps[1])
+                sure = f"{root} in scope and scope[{root}].__class__ is dict and {key} in scope[{root}]"
+                there, missing = f"scope[{root}][{key}]", f"({root} not in scope or scope[{root}].__class__ is dict)"
+            rest = code if k == 0 else f"({code} if {missing} else {call})"
+            code = f"({there} if {sure} else {rest})"
+        return code
 
     source = (
         "def apply(scope):\n"

@@ -10,7 +10,8 @@ from hf_response_templates.transform import _dict_applier, _flat, compile_transf
 
 _NAMES = ["name", "content", "id", "0"]
 _PATHS = ["{name}", "{content}", "{id}", "{0}", "{content.name}", "{content.arguments}",
-          "{content.parameters|content.arguments}", "{content.a.b}", "{content.$key}", "{content.$value}"]
+          "{content.parameters|content.arguments}", "{content.a.b}", "{content.$key}", "{content.$value}",
+          "{name|id}", "{content.name|name}", "{id|content.arguments|0}", "{content.a.b|content.a}"]
 _LEAVES = st.one_of(st.sampled_from(_PATHS), st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False),
                     st.sampled_from(["function", "", "{not a placeholder"]))
 _TREES = st.recursive(_LEAVES, lambda inner: st.one_of(
@@ -50,6 +51,17 @@ def test_the_tool_call_shape_is_one_display():
     got = _outcome(f, {"content": 1})
     assert got == ("TransformError", "transform placeholder '{name}' is not defined; available names: ['content']")
     assert f.__code__.co_filename == "<transform>"
+
+
+def test_plain_paths_are_read_in_place():
+    """`{content.name}` and `{content.parameters|content.arguments}` (Llama 4's tool call) are not calls: the
+    function calls the general tree's only where they do not surely resolve (the errors are its)."""
+    f = compile_transform({"name": "{content.name}", "arguments": "{content.parameters|content.arguments}"},
+                          field="t")
+    assert f({"content": {"name": "g", "arguments": {"a": 1}}}) == {"name": "g", "arguments": {"a": 1}}
+    assert f({"content": {"name": "g", "parameters": {}, "arguments": 1}}) == {"name": "g", "arguments": {}}
+    assert _outcome(f, {"content": {"name": "g"}})[0] == "TransformError"
+    assert _outcome(f, {"content": "text"})[0] == "TransformError"
 
 
 def test_a_general_dict_applier_keeps_its_items():
