@@ -144,8 +144,9 @@ def _flat(general: Applier) -> Applier:
 
 
 def _level(items: tuple[tuple[str, int, Any], ...], general: Applier | None) -> Applier:
-    """One dict level of `_flat`: the closure for its shape (one or two `{name}` lookups; one or two values
-    without constants; constants and one or two values; the general form, a loop). Each value that is not a
+    """One dict level of `_flat`: the closure for its shape (one or two `{name}` lookups; two values without
+    constants; constants and one value, or a nested level of two values written in place; the general form, a
+    loop). Each value that is not a
     constant is read by a function of the scope (`operator.itemgetter` for `{name}`, a nested level's closure,
     `_alternatives`), in the transform's order, so the first error raised is the tree's. `general` is the whole
     transform's tree at the top level (a `KeyError` hands it the scope), None below (the `KeyError` goes up)."""
@@ -197,6 +198,7 @@ def _level(items: tuple[tuple[str, int, Any], ...], general: Applier | None) -> 
                     raise
                 return general(scope)
 
+        two_values.getters = getters  # type: ignore[attr-defined]  # (a parent level may read them in place)
         return two_values
     if constants and len(roots) == 1 == len(getters):  # {"type": "function", "function": "{content}"}
         ((k0, n0),) = roots
@@ -230,6 +232,24 @@ def _level(items: tuple[tuple[str, int, Any], ...], general: Applier | None) -> 
                 return general(scope)
 
         return constants_and_two_lookups
+    inner_getters = getattr(getters[0][1], "getters", None) if constants and len(getters) == 1 else None
+    if inner_getters is not None and len(inner_getters) == 2:
+        # {"type": "function", "function": {"name": "{name}", "arguments": "{parameters|arguments}"}}: the nested
+        # level's two values in place
+        k0 = getters[0][0]
+        (a0, g0), (a1, g1) = inner_getters
+
+        def constants_and_two_values(scope: Mapping[str, Any]) -> Any:
+            try:
+                out = base.copy()
+                out[k0] = {a0: g0(scope), a1: g1(scope)}
+                return out
+            except KeyError:
+                if general is None:
+                    raise
+                return general(scope)
+
+        return constants_and_two_values
     if constants and len(getters) == 1:  # {"type": "function", "function": {...}}
         ((k0, g0),) = getters
 
