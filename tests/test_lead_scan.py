@@ -35,7 +35,9 @@ def _watches() -> list[tuple[str, Watch, LeadScan]]:
 
 WATCHES = _watches()
 _NOISE = [" ", "\n", "{", "}", '"', "a", "x y", "[ARGS]", "[CALL_ID]", "get_weather", '{"a": 1}', "=", "<", ">",
-          "[", "]", ":", "call:", "(", ")", "name"]
+          "[", "]", ":", "call:", "(", ")", "name", "{\"name\":", "[f(", "<|python_tag|>", ";", "```", "\n```json\n",
+          " to=functions.f ", "<|channel|>commentary", "<|channel|>analysis", "<|message|>", "<|constrain|>json",
+          "<|start|>assistant", "<|python_end|>", "<|eot|>", '{"name": "f"}', "}}", "<|python_start|>"]
 
 
 def test_the_mistral_family_and_others_have_lead_scans():
@@ -45,11 +47,18 @@ def test_the_mistral_family_and_others_have_lead_scans():
     assert len(WATCHES) >= 40
 
 
-def test_a_watch_with_a_regex_without_fixed_leading_text_has_none():
-    """Llama 4's `\\s*<|eot|>`-led delimiters can start with any space: no `LeadScan`, `scan_end` reads them."""
+def test_a_watch_with_a_regex_without_fixed_leading_text_has_no_lead_scan_but_a_trigger_scan():
+    """Llama 4's `\\s*<|eot|>`-led delimiters can start with any space: no `LeadScan` (`fixed_scan`), a
+    `TriggerScan` (`lead_scan`), whose answers the tests below compare with `scan_end`'s."""
+    from hf_response_templates.lead_scan import fixed_scan
+    from hf_response_templates.trigger_scan import TriggerScan
     tpl = load_template(get_template("llama4-json"))
-    assert lead_scan(tpl.idle_watch) is None
-    assert all(lead_scan(w) is None for w in tpl.close_watches if w is not None and not w.only_literals)
+    watches = [tpl.idle_watch, *(w for w in tpl.close_watches if w is not None and not w.only_literals)]
+    assert len(watches) == 2
+    assert all(fixed_scan(w) is None for w in watches)
+    assert all(isinstance(lead_scan(w), TriggerScan) for w in watches)
+    kinds = {name: scan.__class__ for name, _, scan in WATCHES}
+    assert {n for n, k in kinds.items() if k is TriggerScan} >= {"llama4-json", "deepseek-r1", "internlm2"}
 
 
 def test_the_plan_uses_them():
@@ -63,7 +72,8 @@ def test_the_plan_uses_them():
 @st.composite
 def _script(draw):
     name, watch, scan = draw(st.sampled_from(WATCHES))
-    frags = [*scan.texts, *(t[: max(1, len(t) // 2)] for t in scan.texts), *_NOISE]
+    texts = getattr(scan, "texts", None) or [lit for lit, _ in scan.lits]  # (a `TriggerScan`: its literals)
+    frags = [*texts, *(t[: max(1, len(t) // 2)] for t in texts), *_NOISE]
     text = "".join(draw(st.lists(st.sampled_from(frags), max_size=14)))
     steps = draw(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 255)), min_size=1,
                           max_size=6))
@@ -155,3 +165,69 @@ def test_sure_width(source, text, width):
         for after in ("", "x", "</s>", "[TOOL_CALLS]"):
             m = _regex(source).pattern.match(text + after, 0)
             assert m is not None and m.end() == width
+
+
+def test_watches_of_texts_sharing_their_first_character_search_their_alternation():
+    """`LeadSearch`: one `re` search of the texts' alternation where they share a first character (Kimi K3's
+    six `<|open|>...` / `<|close|>...` texts, Qwen3-Coder's, GLM's); not where they do not (Mistral's
+    `[TOOL_CALLS]` and `</s>`), nor for one text alone (Kimi K3's `(?=<)`)."""
+    from hf_response_templates.lead_scan import LeadSearch
+    kinds = {}
+    for name, _watch, scan in WATCHES:
+        if isinstance(scan, LeadScan):
+            kinds.setdefault(name, []).append((scan.__class__, len(scan.texts)))
+    assert (LeadSearch, 6) in kinds["kimi-k3"] and (LeadScan, 1) in kinds["kimi-k3"]
+    assert all(k is LeadSearch for k, _ in kinds["qwen3-coder"] + kinds["glm-4.7"] + kinds["deepseek-r1"])
+    assert all(k is LeadScan for k, _ in kinds["mistral-small-3.2"])
+    assert sum(k is LeadSearch for ks in kinds.values() for k, _ in ks) >= 25
+
+
+@pytest.mark.parametrize("pos, want", [
+    (0, (0, 20, "reasoning_content")),
+    (1, (67, 87, "tool_section")),  # `<|open|>thin` and `<|open|>call tool="f<|sep|>...` open nothing
+    (80, (87, 115, "tool_calls", {"name": "f"})),
+    (110, (128,)),
+])
+def test_lead_search_finds_the_first_text_that_opens_something(pos, want):
+    """Kimi K3's idle watch: the first find whose delimiter matches; a find whose regex fails there (a call
+    header cut short) is passed, and so is a beginning of a text."""
+    tpl = load_template(get_template("kimi-k3"))
+    scan = lead_scan(tpl.idle_watch)
+    text = '<|open|>think<|sep|>x<|open|>thin<|open|>call tool="f<|sep|> y < z <|open|>tools<|sep|>' \
+           '<|open|>call tool="f"<|sep|>{}<|close|>ca'
+    assert len(text) == 128 and text.index("<|open|>tools") == 67
+    finds = scan.fresh(text, pos)
+    got = scan.end(text, pos, -1, frozenset(), 1.0, finds)
+    assert got == tpl.idle_watch.scan_end(text, pos, -1, frozenset(), frozenset(), 1.0, {})
+    if len(want) == 1:
+        assert got == want[0]
+    else:
+        assert (got[0], got[1], got[2].field, got[3]) == (*want, None)[:4]
+    assert scan.end(text, pos, -1, frozenset(), 1.0, finds) == got  # (the find kept: the same answer)
+
+
+@pytest.mark.parametrize("name, text, want", [
+    ("llama3", '  {"name": "f", "parameters": {}}<|eot_id|>', (0, 2, "tool_calls")),  # `^\s*(?=\{...)`: zero width
+    ("llama3", '<|python_tag|>{"name": "f"}', (0, 14, "tool_calls")),
+    ("llama3", "Hi {\"name\": 1}<|eot_id|>", (14, 24, "content")),  # not at offset 0: the close
+    ("llama3", "<|eot_id|>", (0, 10, "content")),
+    ("llama3.2-pythonic", " [f(a=1)]<|eom_id|>", (0, 1, "tool_calls")),
+    ("xlam-qwen", 'x [{"name": "f"}]', 17),
+])
+def test_a_regex_anchored_at_offset_0_is_tried_there_alone(name, text, want):
+    """The idle watch while the stream is at offset 0: an open that matches only there (no fixed text) is tried
+    at 0 and nowhere else; `scan_end` gives the same answer."""
+    tpl = load_template(get_template(name))
+    watch = tpl.idle_watch
+    scan = lead_scan(watch)
+    assert scan is not None and len(scan.start) == 1
+    got = scan.end(text, 0, -1, frozenset(), 1.0, scan.fresh(text, 0))
+    assert got == watch.scan_end(text, 0, -1, frozenset(), frozenset(), 1.0, {})
+    if isinstance(want, int):
+        assert got == want
+    else:
+        assert (got[0], got[1], got[2].field) == want
+    if got.__class__ is tuple and got[0] == got[1] == 0:  # fired there: not again (the plan's next scan at 0)
+        again = scan.end(text, 0, 0, frozenset({got[2]}), 1.0, scan.fresh(text, 0))
+        assert again == watch.scan_end(text, 0, 0, frozenset({got[2]}), frozenset(), 1.0, {})
+        assert again.__class__ is int or again[2] is not got[2]

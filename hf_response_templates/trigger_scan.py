@@ -1,0 +1,182 @@
+"""The one-shot plan's scan of a watch whose delimiters may start before or after a fixed text (issue 19).
+
+`lead_scan.LeadScan` reads a watch whose every delimiter starts with a fixed text. Some do not: Llama 4 JSON's
+close `(?<=\\})(?=\\s*(?:;\\s*)?\\{\\s*"name"\\s*:)|\\s*<\\|python_end\\|>|\\s*<\\|eot\\|>|...` starts right after a
+`}` or at any space of a run before `<|eot|>`, gpt-oss's tool-call open `...|\\s*to=...` at a space before `to=`,
+DeepSeek-R1's tool-call close `\\s*```...` before the fence. `Watch.scan_end` reads those through each regex's
+`end_search.end_finder` (one trigger search per regex, with its candidates) after trying every regex at the
+scan position, plus its literals, its memo and its prefilters: ~700-1,200 Python opcodes per Llama 4 response.
+
+`TriggerScan` reads the whole watch through one `end_search.end_plan` of all its delimiters together (their
+top-level alternatives joined, literals escaped): one `re` search finds the next fixed text or guard character
+any of them can start at or after, and each position where a match can start (the find, the position after a
+guard character, every position of a run of spaces that ends at the find) is tried in increasing order with
+every delimiter (a literal by `str.startswith`, a regex by `match`, untimed where proven bounded, no match
+longer than `MAX_DELIMITER_LENGTH`, no zero-width match at `zw` of a delimiter that fired there); the first
+position where one matches gives the longest, then the highest-priority, match there. Every match of every
+delimiter starts at such a position (`end_plan` reads nothing otherwise), and positions come in increasing
+order (`end_plan` checks that no run character is a guard or a text's first character), so that is
+`Watch.scan_end`'s answer. At offset 0 every delimiter is tried first (the alternatives anchored there, Llama
+4's `^\\s*(?=\\{...)`, have no candidates). After `end_search.MAX_MISSES` positions without a match (a text
+full of `}`), the rest goes to `Watch.scan_end`, so it never costs much more than that.
+`tests/test_lead_scan.py` compares it with `Watch.scan_end`.
+"""
+
+from __future__ import annotations
+
+import re as _stdre
+from typing import Any
+
+from .delimiters import MAX_DELIMITER_LENGTH, DelimiterTimeout
+from .end_search import _AFTER, _AT, MAX_MISSES, end_plan
+from .lead_scan import _SKIPPED
+
+__all__ = ["TriggerScan", "trigger_scan"]
+
+_NO_DISABLED: frozenset = frozenset()
+
+
+class TriggerScan:
+    """`Watch.scan_end` of one eligible watch (see the module docstring and `trigger_scan`). Immutable; the
+    per-text state lives in a list the caller keeps for one text (`fresh`)."""
+
+    __slots__ = ("watch", "trigger", "kinds", "lits", "regexes")
+
+    def __init__(self, watch: Any, trigger: Any, kinds: tuple[Any, ...]) -> None:
+        self.watch = watch
+        #: The `re` search of `end_plan`'s alternation, and how each alternative's find gives positions.
+        self.trigger = trigger
+        self.kinds = kinds
+        #: `(literal, delimiter)` for each literal (a literal two delimiters share is the first one's).
+        self.lits = tuple(watch.lit_lookup.items())
+        #: The regex tries (`lead_scan._match`'s `(delimiter, -1, fast match, untimed span, timed match)`).
+        self.regexes = tuple((d, -1, d.fast.match, d.untimed_match, d.pattern.match) for d in watch.regexes)
+
+    def fresh(self, window: str, pos: int) -> list[Any]:
+        """The state list for `window`: `[from, answer]`, the last answer and where it was asked; nothing yet."""
+        return [-1, None]
+
+    def end(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None,
+            nxt: list[Any]) -> tuple[int, int, Any, dict | None] | int:
+        """`Watch.scan_end(window, pos, zw, fired, (), timeout, memo)`: `(start, end, delimiter, captures)` of
+        the first delimiter in `window[pos:]`, or `len(window)`. `nxt`: this text's state (`fresh`, then kept
+        between calls on the same `window`, `pos` never going back): an answer found from `from <= pos` is
+        still the answer while it starts after `pos` (nothing matches between), or at `pos` unless a zero-width
+        match may be skipped there. Raises `DelimiterTimeout` as `scan_end` does."""
+        if 0 <= nxt[0] <= pos:
+            got = nxt[1]
+            if got.__class__ is int or pos < got[0] or (pos == got[0] and zw != pos):
+                return got
+        n = len(window)
+        skipped = False  # (an answer that passed a zero-width match skipped at `zw` is not kept for another call)
+        got = None
+        if not pos:  # (every delimiter at offset 0: its alternatives anchored there have no candidates)
+            got = self._here(window, 0, zw, fired, timeout)
+            if got is _SKIPPED:
+                skipped = True
+                got = None
+        if got is None:
+            got = self._search(window, pos, zw, fired, timeout, n)
+            if got.__class__ is list:  # ([answer]: it passed a zero-width match skipped at `zw`)
+                skipped = True
+                got = got[0]
+        if skipped:
+            nxt[0] = -1
+        else:
+            nxt[0] = pos
+            nxt[1] = got
+        return got
+
+    def _search(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None, n: int) -> Any:
+        """The first match from the candidates at or after `pos` (`end`), or `n`; in a one-item list if it
+        passed a zero-width match skipped at `zw`."""
+        kinds = self.kinds
+        skipped = False
+        done = pos - 1  # every position up to here is tried, or no match can start there
+        misses = 0
+        f = self.trigger(window, done if done > 0 else 0)  # (a guard character may be right before `pos`)
+        while f is not None:
+            t = f.start()
+            kind = kinds[f.lastindex - 1]
+            if kind is _AT:
+                lo = t
+            elif kind is _AFTER:
+                lo = t = t + 1
+            else:  # a run of these characters may come before the text: every position of it
+                lo = t
+                while lo > pos and window[lo - 1] in kind:
+                    lo -= 1
+            if lo <= done:
+                lo = done + 1
+            while lo <= t:
+                best = self._here(window, lo, zw, fired, timeout)
+                if best is not None:
+                    if best is not _SKIPPED:
+                        return [best] if skipped else best
+                    skipped = True
+                misses += 1
+                if misses >= MAX_MISSES:  # (a text full of guard characters: `scan_end` reads the rest)
+                    got = self.watch.scan_end(window, lo + 1, zw, fired, _NO_DISABLED, timeout, {}) if lo < n else n
+                    return [got] if skipped else got
+                lo += 1
+            if t > done:
+                done = t
+            f = self.trigger(window, f.start() + 1)
+        return [n] if skipped else n
+
+    def _here(self, window: str, i: int, zw: int, fired: frozenset, timeout: float | None) -> Any:
+        """The best match at `i` of every delimiter (longest, then lowest rank); None if there is none,
+        `_SKIPPED` if none but a zero-width one skipped at `zw`. (`lead_scan._match` and `LeadScan._best`,
+        inlined: this runs at every candidate.)"""
+        best: Any = None
+        for lit, d in self.lits:
+            if window.startswith(lit, i):
+                end = i + len(lit)
+                if best is None or end > best[1] or (end == best[1] and d.rank < best[2].rank):
+                    best = (i, end, d, None)
+        n = len(window)
+        for d, _, fast, span, timed in self.regexes:
+            try:
+                m = fast(window, i) if n - i <= span else timed(window, i, None, None, False, timeout)
+            except TimeoutError:
+                raise DelimiterTimeout(d, window[i:]) from None
+            if m is None:
+                continue
+            end = m.end()
+            if end - i > MAX_DELIMITER_LENGTH:
+                continue
+            if end == i == zw and d in fired:
+                if best is None:
+                    best = _SKIPPED
+                continue
+            if best is None or best is _SKIPPED or end > best[1] or (end == best[1] and d.rank < best[2].rank):
+                if not d.group_slots:
+                    best = (i, end, d, None)
+                else:
+                    groups = m.groupdict()
+                    if None in groups.values():  # (only the groups that took part: `delimiters._groups`)
+                        groups = {k: v for k, v in groups.items() if v is not None}
+                    best = (i, end, d, groups)
+        return best
+
+
+def trigger_scan(watch: Any) -> TriggerScan | None:
+    """The `TriggerScan` of `watch`, or None when `end_search.end_plan` reads nothing for its delimiters together
+    (a match may start where no candidate is), its regex is not `reusable` (`\\G`, a reverse search), or it
+    has no regex (the plan reads literals itself) or more than one."""
+    if watch is None or len(watch.regexes) != 1 or watch.regexes[0] not in watch.reusable:
+        return None  # (with several regexes, each candidate would try them all: `scan_end` tries those whose
+        # fixed text is there, and gpt-oss's idle watch, three regexes, cost ~5% more opcodes so)
+    parts = []
+    for d in watch.delimiters:
+        if d.literals is not None:
+            parts.extend(_stdre.escape(lit) for lit in d.literals)
+        else:
+            parts.append(d.source)
+    try:
+        plan = end_plan("|".join(parts))
+    except Exception:  # (sources that do not join: a global flag, group names used twice)
+        return None
+    if plan is None or not plan[0]:
+        return None
+    return TriggerScan(watch, _stdre.compile(plan[0]).search, plan[1])
