@@ -358,6 +358,7 @@ FAMILIES: dict[str, Family] = {
             "mistral-small-3.2",
             "Mistral-Small-3.2-24B-Instruct-2506.jinja",
             content_with_tool_calls=False,
+            argument_delimiters=("</s>",),  # (the EOS: a real generation stops at it, so no argument holds its text)
             special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
         ),
         # Llama 4 (vLLM's pythonic chat template): the whole turn is a call list, so content given with
@@ -390,6 +391,7 @@ FAMILIES: dict[str, Family] = {
             "ministral-3",
             "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
             content_required=True,
+            argument_delimiters=("</s>",),  # (the EOS: a real generation stops at it, so no argument holds its text)
             special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
         ),
         # Mistral Small 3.1 (vLLM's template): the older array form; content is dropped when tool calls are
@@ -399,6 +401,7 @@ FAMILIES: dict[str, Family] = {
             "vllm-mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja",
             content_with_tool_calls=False,
             call_ids_required=True,
+            argument_delimiters=("</s>",),  # (the EOS: a real generation stops at it, so no argument holds its text)
             special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
         ),
         Family(
@@ -569,6 +572,7 @@ EXTRA_FIXTURES: list[Family] = [
     Family(
         "ministral-3",
         "unsloth-mistral-Devstral-Small-2507.jinja",
+        argument_delimiters=("</s>",),  # (the EOS: a real generation stops at it, so no argument holds its text)
         special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
     ),
     # Granite 4.1: the Granite 4.0 chat template without the default system prompt
