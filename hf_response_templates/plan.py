@@ -660,11 +660,11 @@ class OneShotPlan:
                         cs, ce, d, g2 = r
                 if d is None:
                     cs = n
-                field, whole = cb
+                field, whole, dinfo = cb
                 if whole:  # one value: `jsonscan.whole_value_end` when it is all there
                     got = whole_value_end(window, pos, cs)
-                    if got is not None:
-                        regions.append((_decoded(info, field, got[1]), pos, got[0], groups))
+                    if got is not None:  # (the decoded value in the captures' place: see `_fast_shape`'s `dinfo`)
+                        regions.append((dinfo, pos, pos, (got[1], groups)))
                         pos = got[0]
                         continue
                 vend = field.value_end()
@@ -673,8 +673,8 @@ class OneShotPlan:
                 if got != -1:  # the value ends before the delimiter (`jsonscan.MORE`: it does not)
                     if got == -2:  # `jsonscan.HOLD`: not at the end of a stream
                         return None
-                    regions.append((_decoded(info, field, decoded[0]) if decoded is not None else info, pos, got,
-                                    groups))
+                    regions.append((dinfo, pos, pos, (decoded[0], groups)) if decoded is not None else (
+                        info, pos, got, groups))
                     pos = got
                     continue
                 if decoded is not None:
@@ -802,6 +802,10 @@ def _reshaped(reshape: Any, value: Any, body: str, captures: dict | None) -> Any
     return reshape(value, captures)
 
 
+def _reshape_decoded(reshape: Any, body: str, decoded: tuple[Any, dict | None]) -> Any:
+    return reshape(*decoded)
+
+
 def _decoded(info: tuple, field: Any, value: Any) -> tuple:
     """`info` of a region whose JSON value the scan decoded already: its parse is the field's `reshape`."""
     return info[0], partial(_reshaped, field.reshape, value), info[2], info[3]
@@ -871,7 +875,11 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
     def close(f: Any, w: Any) -> tuple:
         if f.value_end is None:
             return (info(f), *_sure(_scanner(plan, w)))
-        return info(f), 5, _sure(_scanner(plan, w)), (f, f.name in plan._whole)
+        # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
+        # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
+        name, _, store, sep = info(f)
+        dinfo = (name, partial(_reshape_decoded, f.reshape), store, sep)
+        return info(f), 5, _sure(_scanner(plan, w)), (f, f.name in plan._whole, dinfo)
 
     opens: dict = {}
     opens0: dict = {}
