@@ -43,7 +43,7 @@ from typing import Any
 from . import content as _content
 from .delimiters import OPEN, DelimiterTimeout
 from .jsonscan import whole_value_end
-from .lead_scan import lead_scan
+from .lead_scan import _EMPTY, LeadScan, lead_scan
 from .template import _strip_text
 
 __all__ = ["OneShotPlan", "plan_for"]
@@ -554,6 +554,40 @@ class OneShotPlan:
             elif ck == 3:  # no close delimiter: the rest is its text
                 regions.append((info, pos, n, groups))
                 break
+            elif ck > 5:  # (`_sure`)
+                if ck == 7:  # one fixed text of known width (`_sure`): `str.find`, a zero-width one skipped at `zw`
+                    cs = window.find(ca, pos)
+                    d, w = cb
+                    if not w and cs == zw and d in fired:
+                        cs = window.find(ca, cs + 1)
+                    if cs < 0:
+                        regions.append((info, pos, n, groups))
+                        break
+                    ce = cs + w
+                    g2 = None
+                else:  # fixed texts of known widths (`_sure`): `LeadScan.end`, inlined
+                    nxt = found[cb[0]]
+                    if nxt is None:
+                        nxt = found[cb[0]] = ca.fresh(window, pos)
+                    cs = min(nxt)
+                    while cs < pos:  # a stale find: searched again from `pos`
+                        j = nxt.index(cs)
+                        k = window.find(ca.texts[j], pos)
+                        nxt[j] = k if k >= 0 else n
+                        cs = min(nxt)
+                    if cs == n:
+                        regions.append((info, pos, n, groups))
+                        break
+                    d, w = cb[1][nxt.index(cs)]
+                    g2 = None
+                    if w or cs != zw or d not in fired:
+                        ce = cs + w
+                    else:  # a zero-width match skipped at `zw`: `LeadScan.end` finds the next (no regex: no timeout)
+                        r = ca.end(window, pos, zw, fired, _TIMEOUT, nxt)
+                        if r.__class__ is int:
+                            regions.append((info, pos, n, groups))
+                            break
+                        cs, ce, d, g2 = r
             else:  # a JSON field whose region ends where its value ends (`_general`'s `vend`): its close first
                 sk, sa, sb = ca
                 if sk == 0:
@@ -574,6 +608,40 @@ class OneShotPlan:
                         g2 = None
                 elif sk == 3:
                     d = None
+                elif sk > 5:
+                    if sk == 7:  # (as the close's `ck == 7` above)
+                        cs = window.find(sa, pos)
+                        d, w = sb
+                        if not w and cs == zw and d in fired:
+                            cs = window.find(sa, cs + 1)
+                        if cs < 0:
+                            d = None
+                        else:
+                            ce = cs + w
+                            g2 = None
+                    else:  # (as the close's `ck == 6` above)
+                        nxt = found[sb[0]]
+                        if nxt is None:
+                            nxt = found[sb[0]] = sa.fresh(window, pos)
+                        cs = min(nxt)
+                        while cs < pos:
+                            j = nxt.index(cs)
+                            k = window.find(sa.texts[j], pos)
+                            nxt[j] = k if k >= 0 else n
+                            cs = min(nxt)
+                        if cs == n:
+                            d = None
+                        else:
+                            d, w = sb[1][nxt.index(cs)]
+                            g2 = None
+                            if w or cs != zw or d not in fired:
+                                ce = cs + w
+                            else:
+                                r = sa.end(window, pos, zw, fired, _TIMEOUT, nxt)
+                                if r.__class__ is int:
+                                    d = None
+                                else:
+                                    cs, ce, d, g2 = r
                 else:
                     if sk == 2:
                         finds = found[sb]
@@ -592,11 +660,11 @@ class OneShotPlan:
                         cs, ce, d, g2 = r
                 if d is None:
                     cs = n
-                field, whole = cb
+                field, whole, dinfo = cb
                 if whole:  # one value: `jsonscan.whole_value_end` when it is all there
                     got = whole_value_end(window, pos, cs)
-                    if got is not None:
-                        regions.append((_decoded(info, field, got[1]), pos, got[0], groups))
+                    if got is not None:  # (the decoded value in the captures' place: see `_fast_shape`'s `dinfo`)
+                        regions.append((dinfo, pos, pos, (got[1], groups)))
                         pos = got[0]
                         continue
                 vend = field.value_end()
@@ -605,8 +673,8 @@ class OneShotPlan:
                 if got != -1:  # the value ends before the delimiter (`jsonscan.MORE`: it does not)
                     if got == -2:  # `jsonscan.HOLD`: not at the end of a stream
                         return None
-                    regions.append((_decoded(info, field, decoded[0]) if decoded is not None else info, pos, got,
-                                    groups))
+                    regions.append((dinfo, pos, pos, (decoded[0], groups)) if decoded is not None else (
+                        info, pos, got, groups))
                     pos = got
                     continue
                 if decoded is not None:
@@ -734,6 +802,10 @@ def _reshaped(reshape: Any, value: Any, body: str, captures: dict | None) -> Any
     return reshape(value, captures)
 
 
+def _reshape_decoded(reshape: Any, body: str, decoded: tuple[Any, dict | None]) -> Any:
+    return reshape(*decoded)
+
+
 def _decoded(info: tuple, field: Any, value: Any) -> tuple:
     """`info` of a region whose JSON value the scan decoded already: its parse is the field's `reshape`."""
     return info[0], partial(_reshaped, field.reshape, value), info[2], info[3]
@@ -753,6 +825,27 @@ def _scanner(plan: OneShotPlan, watch: Any) -> tuple[int, Any, Any]:
     if one[1] is None:
         return 2, one[2], one[3]
     return 1, one[1], one[2]
+
+
+def _sure(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
+    """A close watch's `_scanner` answer, with a `LeadScan` whose every match is known where its text is found
+    (no two texts at one position, no regex tried at offset 0, one delimiter per text: a literal or a regex
+    whose width there `lead_scan._sure_width` knows, `(?=\\[TOOL_CALLS\\])|</s>` of Mistral, `(?=<)` of Kimi
+    K3) read in `_fast_run` itself: `(7, text, (delimiter, width))` for one text (`str.find`: each search
+    stops at the next find, so it reads each part of the text once), `(6, LeadScan, (slot, ((delimiter,
+    width), ...)))` for several (its finds list, kept as `LeadScan.end` keeps it). A width of 0 is a
+    zero-width match, not taken at `zw` by a delimiter that fired there (as `LeadScan.end`: the next find)."""
+    kind, scan, slot = scanner
+    if kind != 2 or scan.__class__ is not LeadScan or not scan.alone or scan.start:
+        return scanner
+    sure = []
+    for t in scan.only:
+        if t is None or not (t[1] > 0 or t[1] == _EMPTY):
+            return scanner
+        sure.append((t[0], t[1] if t[1] > 0 else 0))
+    if len(sure) == 1:
+        return 7, scan.texts[0], sure[0]
+    return 6, scan, (slot, tuple(sure))
 
 
 def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
@@ -781,8 +874,12 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
     # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
     def close(f: Any, w: Any) -> tuple:
         if f.value_end is None:
-            return (info(f), *_scanner(plan, w))
-        return info(f), 5, _scanner(plan, w), (f, f.name in plan._whole)
+            return (info(f), *_sure(_scanner(plan, w)))
+        # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
+        # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
+        name, _, store, sep = info(f)
+        dinfo = (name, partial(_reshape_decoded, f.reshape), store, sep)
+        return info(f), 5, _sure(_scanner(plan, w)), (f, f.name in plan._whole, dinfo)
 
     opens: dict = {}
     opens0: dict = {}
