@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import random
 import time
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
-from hf_response_templates.content import get_content_parser
 from hf_response_templates.delta_hot import _LAG_AT, hot_feed, hot_text
+from hf_response_templates.delta_plan import field_plan, partial_args
 from hf_response_templates.delta_state import (
     _COMPACT_AT,
     _FINISH_REASONS,
     _LENGTH_PREFIX,
     _MODEL_ID_PATTERNS,
-    _REASONING_NAMES,
     _SURROGATE,
     _any_strict,
     _Call,
@@ -34,24 +32,11 @@ from hf_response_templates.delta_state import (
 )
 from hf_response_templates.delta_tools import ToolCallDeltas
 from hf_response_templates.parser import ResponseParser
-from hf_response_templates.partial import has_partial_parser, partial_parser
+from hf_response_templates.partial import partial_parser
 from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, tool_schemas
 
 __all__ = ["DeltaStream"]
-
-#: Per template (compiled templates are immutable): its fields' sources, ``{field: (content parser, its
-#: compiled content args)}`` for the fields with a partial parser (compiling xml-inline args costs ~0.5 ms),
-#: and ``{field: _Shape}`` for the tool-call fields met so far.
-_ANALYSIS: weakref.WeakKeyDictionary[ResponseTemplate, tuple[dict, dict, dict]] = weakref.WeakKeyDictionary()
-
-
-def _template_analysis(tpl: ResponseTemplate) -> tuple[dict, dict, dict]:
-    entry = _ANALYSIS.get(tpl)
-    if entry is None:
-        entry = _ANALYSIS[tpl] = (tpl.source["fields"], {}, {})
-    return entry
-
 
 #: The error of streamed tool calls whose region became content (policy ``malformed_tool_calls='content'``).
 _AS_TEXT = "the tool call does not parse; its raw text is content (policy malformed_tool_calls='content')"
@@ -159,44 +144,15 @@ class DeltaStream(ToolCallDeltas):
         if not isinstance(self._role, str):
             self._role = "assistant"
 
-        sources, compiled, shapes = _template_analysis(tpl)
-        tool_fields = set(tool_call_fields)
-        names = tpl.field_names
-        if reasoning_field == "auto":
-            reasoning_field = next(
-                (n for n in _REASONING_NAMES if n in names and n not in tool_fields and n != content_field),
-                None,
-            )
-        self._kind: dict[str, str] = {}
-        self._key: dict[str, str | None] = {}
-        self._strip: dict[str, bool] = {}
-        self._shape: dict[str, _Shape] = {}
-        self._partial_args: dict[str, Any] = {}  # fields whose content format has a partial parser
-        self._text: dict[str, _TextState] = {}
-        for f in tpl.fields:
-            spec = sources[f.name]
-            cargs = spec.get("content_args") or {}
-            if f.name in tool_fields:
-                kind, key = "tool", "tool_calls"
-                shape = shapes.get(f.name)
-                if shape is None:
-                    shape = shapes[f.name] = _Shape(spec)
-                self._shape[f.name] = shape
-            else:
-                # text streams piece by piece; other content (int, json, a list of texts) at its close
-                kind = "text" if f.content == "text" and (not f.repeats or f.join is not None) else "value"
-                key = {content_field: "content", reasoning_field: "reasoning_content"}.get(f.name, f.name)
-            if field_keys and f.name in field_keys:
-                key = field_keys[f.name]
-            self._kind[f.name], self._key[f.name] = kind, key
-            self._strip[f.name] = bool(cargs.get("strip", True))
-            self._text[f.name] = _TextState()
-            if has_partial_parser(f.content):
-                cp = get_content_parser(f.content)
-                done = compiled.get(f.name)
-                if done is None or done[0] is not cp:  # (a content parser registered again: compile again)
-                    done = compiled[f.name] = (cp, cp.compile_args(cargs, f.name))
-                self._partial_args[f.name] = done[1]
+        # (per field: kind, delta key, strip, tool-call shape; built once per template and options)
+        plan = field_plan(tpl, tool_call_fields, reasoning_field, content_field, field_keys)
+        self._kind: dict[str, str] = plan.kind.copy()
+        self._key: dict[str, str | None] = plan.key.copy()
+        self._strip: dict[str, bool] = plan.strip.copy()
+        self._shape: dict[str, _Shape] = plan.shape.copy()
+        # fields whose content format has a partial parser: their compiled content args
+        self._partial_args: dict[str, Any] = partial_args(tpl, plan) if plan.partials else {}
+        self._text: dict[str, _TextState] = {name: _TextState() for name in plan.names}
         if tool_call_streaming is None:
             tool_call_streaming = "validated" if _any_strict(tools) else "incremental"
         if tool_call_streaming not in ("incremental", "validated"):
