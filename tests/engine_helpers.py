@@ -145,3 +145,27 @@ def count_parser_calls(monkeypatch: Any, names: tuple[str, ...]) -> dict[str, Ca
 def call_snapshot(counters: dict[str, CallCount]) -> dict[str, int]:
     """The calls counted so far, by name."""
     return {name: c.calls for name, c in counters.items()}
+
+
+def oneshot_plan(tpl: Any) -> Any:
+    """The one-shot plan (`plan.plan_for`) of template `tpl` (a dict or a compiled template)."""
+    from hf_response_templates import load_template
+    from hf_response_templates.plan import plan_for
+
+    return plan_for(load_template(tpl))
+
+
+def assert_fast_loop_agrees(tpl: Any, text: str, prefix: str) -> None:
+    """The plan's two-state loop gives `_general`'s answer on `text`; when it answers (not None), the streaming
+    parser's message without errors; and `parse_response(strict=False)` gives the streamed message."""
+    from hf_response_templates import parse_response
+
+    plan = oneshot_plan(tpl)
+    got = plan._fast_run(text, prefix, None)
+    assert got == plan._general(text, prefix, None)
+    parser = ResponseParser(tpl, prefix)
+    parser.feed(text)
+    streamed, _ = parser.finalize()
+    if got is not None:
+        assert not parser.errors and got == streamed
+    assert parse_response(text, tpl, prefix=prefix, strict=False) == streamed

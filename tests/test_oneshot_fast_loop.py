@@ -8,13 +8,13 @@ machine) for the same responses.
 from __future__ import annotations
 
 import pytest
+from engine_helpers import assert_fast_loop_agrees, oneshot_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_oneshot_equals_streaming import TEMPLATES, _streamed, _without_ids, case
 
 from hf_response_templates import ResponseParser, load_template, parse_response
 from hf_response_templates.library import list_templates
-from hf_response_templates.plan import plan_for
 from hf_response_templates.tools import tool_schemas
 
 #: The shipped templates the general loop reads (the others take the two-state loop): `report_as`.
@@ -27,8 +27,7 @@ TOOLS = [
 ]
 
 
-def _plan(tpl):
-    return plan_for(load_template(tpl))
+_plan = oneshot_plan
 
 
 @pytest.mark.parametrize("name", list_templates())
@@ -83,15 +82,7 @@ def test_the_synthetic_templates_take_the_two_state_loop():
 @given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join), st.sampled_from(["", "<s>", "<s> <n>"]),
        st.sampled_from([_SHAPES, _REQUIRED]))
 def test_every_store_and_scan_of_the_two_state_loop(text, prefix, tpl):
-    plan = _plan(tpl)
-    got = plan._fast_run(text, prefix, None)
-    assert got == plan._general(text, prefix, None)
-    parser = ResponseParser(tpl, prefix)
-    parser.feed(text)
-    streamed, _ = parser.finalize()
-    if got is not None:
-        assert not parser.errors and got == streamed
-    assert parse_response(text, tpl, prefix=prefix, strict=False) == streamed
+    assert_fast_loop_agrees(tpl, text, prefix)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -158,15 +149,7 @@ def test_late_watches_value_ends_scan_end_watches_and_no_implicit_field_take_the
 @given(st.lists(st.sampled_from(_LATE_PIECES), max_size=12).map("".join), st.sampled_from(["", "<s>", "<s>x"]),
        st.sampled_from([_LATE, _OUTSIDE]))
 def test_late_watches_and_text_outside_every_region_in_the_two_state_loop(text, prefix, tpl):
-    plan = _plan(tpl)
-    got = plan._fast_run(text, prefix, None)
-    assert got == plan._general(text, prefix, None)
-    parser = ResponseParser(tpl, prefix)
-    parser.feed(text)
-    streamed, _ = parser.finalize()
-    if got is not None:
-        assert not parser.errors and got == streamed
-    assert parse_response(text, tpl, prefix=prefix, strict=False) == streamed
+    assert_fast_loop_agrees(tpl, text, prefix)
 
 
 @pytest.mark.parametrize("tpl, text, expected", [

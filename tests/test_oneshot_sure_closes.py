@@ -9,16 +9,14 @@ and the streaming parser's.
 from __future__ import annotations
 
 import pytest
+from engine_helpers import assert_fast_loop_agrees, oneshot_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_oneshot_equals_streaming import TEMPLATES
 
-from hf_response_templates import ResponseParser, load_template, parse_response
-from hf_response_templates.plan import plan_for
+from hf_response_templates import parse_response
 
-
-def _plan(tpl):
-    return plan_for(load_template(tpl))
+_plan = oneshot_plan
 
 
 def _close_kinds(plan):
@@ -69,12 +67,4 @@ def test_sure_closes_read_each_shape(text, expected):
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join), st.sampled_from(["", "<s>", "<s><k>"]))
 def test_sure_closes_equal_the_general_loop_and_the_state_machine(text, prefix):
-    plan = _plan(_SURE)
-    got = plan._fast_run(text, prefix, None)
-    assert got == plan._general(text, prefix, None)
-    parser = ResponseParser(_SURE, prefix)
-    parser.feed(text)
-    streamed, _ = parser.finalize()
-    if got is not None:
-        assert not parser.errors and got == streamed
-    assert parse_response(text, _SURE, prefix=prefix, strict=False) == streamed
+    assert_fast_loop_agrees(_SURE, text, prefix)
