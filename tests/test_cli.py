@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -63,19 +62,22 @@ def test_demo_chunks_are_token_sized():
     assert len(pieces) > 50
 
 
-def test_demo_runs_fast_without_torch_or_transformers():
+def test_demo_imports_no_heavy_package():
+    # What makes the demo start fast is what it imports: only the standard library, the package and the
+    # engine's own C dependencies (counted, not timed: a wall-clock bound fails on a loaded machine).
     code = (
-        "import sys, time; t = time.perf_counter(); from hf_response_templates.cli import main; "
+        "import sys; before = set(sys.modules); from hf_response_templates.cli import main; "
         "import io, contextlib; buf = io.StringIO()\n"
         "with contextlib.redirect_stdout(buf): rc = main(['demo'])\n"
-        "assert rc == 0; bad = [m for m in ('torch', 'transformers', 'numpy') if m in sys.modules]; "
-        "assert not bad, bad; print(time.perf_counter() - t)"
+        "assert rc == 0\n"
+        "new = {m.split('.')[0] for m in set(sys.modules) - before}\n"
+        "print(' '.join(sorted(m for m in new if m not in sys.stdlib_module_names)))"
     )
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert float(proc.stdout.strip()) < 1.0
-    assert time.perf_counter() - start < 5.0  # interpreter start included, generous for slow CI
+    third_party = set(proc.stdout.split())
+    assert "hf_response_templates" in third_party
+    assert third_party <= {"hf_response_templates", "regex", "jiter", "typing_extensions"}, third_party
 
 
 def test_python_dash_m_and_console_script():
