@@ -41,6 +41,7 @@ from time import perf_counter
 from typing import Any
 
 from . import content as _content
+from .delimiters import MAX_DELIMITER_LENGTH as _MAX_WIDTH
 from .delimiters import OPEN, DelimiterTimeout
 from .jsonscan import whole_value_end
 from .lead_scan import _EMPTY, LeadScan, lead_scan
@@ -462,6 +463,40 @@ class OneShotPlan:
                     d, end, act = ib
                     end += start
                     groups = None
+            elif ik == 8:  # fixed texts with one try each (`_alone`): `LeadScan.end`'s first find, inlined
+                finds = found[ib]
+                if finds is None:
+                    finds = found[ib] = ia.fresh(window, pos)
+                start = min(finds)
+                while start < pos:  # a stale find: searched again from `pos`
+                    j = finds.index(start)
+                    k = window.find(ia.texts[j], pos)
+                    finds[j] = k if k >= 0 else n
+                    start = min(finds)
+                d = None
+                if start < n:
+                    t = ia.only[finds.index(start)]
+                    if t[1] > 0:  # a literal
+                        d = t[0]
+                        end = start + t[1]
+                        groups = None
+                    elif t[1] < 0 and n - start <= t[3]:  # a regex (untimed here), matched at the find
+                        m = t[2](window, start)
+                        if m is not None and start < m.end() <= start + _MAX_WIDTH:
+                            d = t[0]
+                            end = m.end()
+                            groups = m.groupdict() if d.group_slots else None
+                            if groups and None in groups.values():  # (only the groups that took part)
+                                groups = {k: v for k, v in groups.items() if v is not None}
+                    if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find
+                        try:
+                            r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
+                        except DelimiterTimeout:
+                            return None
+                        if r.__class__ is not int:
+                            start, end, d, groups = r
+                    if d is not None:
+                        act = opens[d]
             else:
                 if memo is None:
                     memo = {}
@@ -848,6 +883,19 @@ def _sure(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     return 6, scan, (slot, tuple(sure))
 
 
+def _alone(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
+    """An idle watch's `_scanner` answer, with a `LeadScan` whose texts begin no other and each start one
+    delimiter (a literal, or a regex tried where its text is found: Mistral's `[TOOL_CALLS]` open and `</s>`)
+    read in `_fast_run` itself: `(8, LeadScan, slot)`. The loop takes the first find's literal, or its regex's
+    match there when untimed and not zero-width, and asks `LeadScan.end` for everything else."""
+    kind, scan, slot = scanner
+    if kind != 2 or scan.__class__ is not LeadScan or not scan.alone or scan.start or None in scan.only:
+        return scanner
+    if any(t[1] < 0 and t[1] != -1 for t in scan.only):  # (`_EMPTY`: a zero-width match, `LeadScan.end`'s)
+        return scanner
+    return 8, scan, slot
+
+
 def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
     """`OneShotPlan._fast_run`'s constants, or None if the template needs the general loop: a JSON field read
     to its value's end, `report_as`, no idle watch, a close watch with an open in it, or a required field
@@ -903,8 +951,8 @@ def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
             return 1, a, {text: (d, len(text), opens.get(d)) for text, d in b.items()}
         return kind, a, b
 
-    idle = idle_of(idle_watch)
-    late_idle = idle_of(lates[idle_watch]) if idle_watch in lates else None
+    idle = _alone(idle_of(idle_watch))
+    late_idle = _alone(idle_of(lates[idle_watch])) if idle_watch in lates else None
     implicit = tpl.implicit_field
     acts = {d: opens.get(d) for d in idle_watch.delimiters}  # (the implicit field's close: None)
     return (*idle, acts, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,

@@ -1,0 +1,80 @@
+"""The one-shot two-state loop's idle watch of fixed texts that each start one delimiter (`plan._alone`,
+issue 19): Mistral's `[TOOL_CALLS]` open and `</s>` close, MiniMax's, Phi-4-mini's. `OneShotPlan._fast_run`
+reads the idle `LeadScan`'s finds list itself (kind 8): the first find's literal, or its regex's match there
+(untimed, not zero-width, not longer than `MAX_DELIMITER_LENGTH`), instead of calling `LeadScan.end`, which
+still decides every other case (a regex that fails at its text, a zero-width or over-long match, a timed
+match). The messages are the general loop's and the streaming parser's.
+"""
+
+from __future__ import annotations
+
+import pytest
+from engine_helpers import assert_fast_loop_agrees, oneshot_plan
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_oneshot_equals_streaming import TEMPLATES
+
+from hf_response_templates import parse_response
+
+
+def test_the_mistral_family_reads_its_idle_watch_in_the_loop():
+    # (fails on the code before `_alone`: these idle watches were `LeadScan`s called per scan, kind 2)
+    for name in ("mistral-small-3.2", "ministral-3", "minimax-m2", "phi-4-mini"):
+        assert oneshot_plan(TEMPLATES[name])._fast[0] == 8, name
+    # (not for a `LeadSearch`, nor a watch with a regex tried at offset 0 only)
+    assert oneshot_plan(TEMPLATES["kimi-k3"])._fast[0] == 2
+    assert oneshot_plan(TEMPLATES["xlam-qwen"])._fast[0] == 2
+
+
+_IDLE = {"start_anchor": "<s>", "fields": {
+    # a regex with an optional group (a match without it: no `tag` capture, the name read), which fails where
+    # `[X]` is not followed
+    # by a name and a colon (the next find then)
+    "t": {"open_pattern": r"\[X\](?P<name>[a-z]+)(?:@(?P<tag>[0-9]+))?:", "close": "</t>", "repeats": True,
+          "transform": {"name": "{name}", "tag": "{tag|name}", "body": "{content}"}},
+    # a regex whose match may be longer than a delimiter may be (a long run of spaces)
+    "y": {"open_pattern": r"\[Y\] *", "close": "</y>", "repeats": True},
+    "u": {"open": "<u>", "close": "</u>"},
+    "content": {"close": "<e>"},
+}}
+_PIECES = ["[X]", "[X]f:", "[X]g@12:", "[X]h@:", "[X]:", "</t>", "[Y]", " " * 300, "</y>", "<u>", "</u>", "<e>",
+           "x", " ", "[", "<"]
+
+
+def test_the_synthetic_template_reads_its_idle_watch_in_the_loop():
+    assert oneshot_plan(_IDLE)._fast[0] == 8
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a[X]f:b</t>c<e>", {"t": [{"name": "f", "tag": "f", "body": "b"}], "content": "a\nc"}),
+    ("[X]g@12:b</t>", {"t": [{"name": "g", "tag": "12", "body": "b"}]}),
+    ("[X]:a[X]f:b</t><e>", {"content": "[X]:a", "t": [{"name": "f", "tag": "f", "body": "b"}]}),  # a failed find, then the next
+    ("[Y]" + " " * 600 + "q</y>", None),  # longer than a delimiter may be: `[Y]` opens nothing there
+    ("<u>u</u>x", {"u": "u", "content": "x"}),
+])
+def test_the_inlined_idle_scan_reads_each_case(text, expected):
+    plan = oneshot_plan(_IDLE)
+    got = plan._fast_run(text, "", None)
+    assert got == plan._general(text, "", None)
+    if expected is not None:
+        assert got == expected
+    assert parse_response(text, _IDLE, prefix="", strict=False) == (got if got is not None else
+                                                                    parse_response(text, _IDLE, prefix="",
+                                                                                   strict=False))
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join), st.sampled_from(["", "<s>", "<s>[X]f:"]))
+def test_the_inlined_idle_scan_equals_the_general_loop_and_the_state_machine(text, prefix):
+    assert_fast_loop_agrees(_IDLE, text, prefix)
+
+
+_MISTRAL = ["[TOOL_CALLS]", "[TOOL_CALLS]f[ARGS]", "[TOOL_CALLS]g", "[CALL_ID]c1", "[ARGS]", '{"a": 1}', "{", "}",
+            "</s>", "[THINK]", "[/THINK]", "x", " ", "\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["mistral-small-3.2", "ministral-3"]),
+       st.lists(st.sampled_from(_MISTRAL), max_size=12).map("".join))
+def test_mistral_family_equals_the_general_loop_and_the_state_machine(name, text):
+    assert_fast_loop_agrees(TEMPLATES[name], text, "[/INST]")
