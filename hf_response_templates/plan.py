@@ -44,7 +44,7 @@ from . import content as _content
 from .delimiters import MAX_DELIMITER_LENGTH as _MAX_WIDTH
 from .delimiters import OPEN, DelimiterTimeout
 from .jsonscan import whole_value_end
-from .lead_scan import _EMPTY, LeadScan, lead_scan
+from .lead_scan import _EMPTY, LeadScan, LeadSearch, lead_scan
 from .template import _strip_text
 
 __all__ = ["OneShotPlan", "plan_for"]
@@ -442,40 +442,35 @@ class OneShotPlan:
                     d, end, act = ib[m.group()]
                     end += start
                     groups = None
-            elif ik == 2:
+            elif ik > 7:  # fixed texts with one try each (`_alone`): `LeadScan.end`'s first find, inlined
                 finds = found[ib]
-                if finds is None:
-                    finds = found[ib] = ia.fresh(window, pos)
-                try:
-                    r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
-                except DelimiterTimeout:
-                    return None
-                if r.__class__ is int:
-                    d = None
-                else:
-                    start, end, d, groups = r
-                    act = opens[d]
-            elif ik == 0:
-                start = window.find(ia, pos)
-                if start < 0:
-                    d = None
-                else:
-                    d, end, act = ib
-                    end += start
-                    groups = None
-            elif ik == 8:  # fixed texts with one try each (`_alone`): `LeadScan.end`'s first find, inlined
-                finds = found[ib]
-                if finds is None:
-                    finds = found[ib] = ia.fresh(window, pos)
-                start = min(finds)
-                while start < pos:  # a stale find: searched again from `pos`
-                    j = finds.index(start)
-                    k = window.find(ia.texts[j], pos)
-                    finds[j] = k if k >= 0 else n
+                if ik == 8:  # (a `LeadScan`'s finds: one per text)
+                    if finds is None:
+                        finds = found[ib] = ia.fresh(window, pos)
                     start = min(finds)
+                    while start < pos:  # a stale find: searched again from `pos`
+                        j = finds.index(start)
+                        k = window.find(ia.texts[j], pos)
+                        finds[j] = k if k >= 0 else n
+                        start = min(finds)
+                    if start < n:
+                        j = finds.index(start)
+                else:  # (a `LeadSearch`'s: `[at, j]`, the last search's find and its text)
+                    if finds is None:
+                        finds = found[ib] = [-1, 0]
+                    start = finds[0]
+                    if start < pos:  # stale: searched again from `pos`
+                        m = ia.search(window, pos)
+                        if m is None:
+                            start = finds[0] = n
+                        else:
+                            start = finds[0] = m.start()
+                            j = finds[1] = m.lastindex - 1
+                    else:
+                        j = finds[1]
                 d = None
                 if start < n:
-                    t = ia.only[finds.index(start)]
+                    t = ia.only[j]
                     if t[1] > 0:  # a literal
                         d = t[0]
                         end = start + t[1]
@@ -497,6 +492,27 @@ class OneShotPlan:
                             start, end, d, groups = r
                     if d is not None:
                         act = opens[d]
+            elif ik == 2:
+                finds = found[ib]
+                if finds is None:
+                    finds = found[ib] = ia.fresh(window, pos)
+                try:
+                    r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
+                except DelimiterTimeout:
+                    return None
+                if r.__class__ is int:
+                    d = None
+                else:
+                    start, end, d, groups = r
+                    act = opens[d]
+            elif ik == 0:
+                start = window.find(ia, pos)
+                if start < 0:
+                    d = None
+                else:
+                    d, end, act = ib
+                    end += start
+                    groups = None
             else:
                 if memo is None:
                     memo = {}
@@ -886,14 +902,18 @@ def _sure(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
 def _alone(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     """An idle watch's `_scanner` answer, with a `LeadScan` whose texts begin no other and each start one
     delimiter (a literal, or a regex tried where its text is found: Mistral's `[TOOL_CALLS]` open and `</s>`)
-    read in `_fast_run` itself: `(8, LeadScan, slot)`. The loop takes the first find's literal, or its regex's
-    match there when untimed and not zero-width, and asks `LeadScan.end` for everything else."""
+    read in `_fast_run` itself: `(8, LeadScan, slot)`, or `(9, LeadSearch, slot)` for a `LeadSearch` whose
+    finds each start one delimiter (Kimi K3's, Qwen3.5's, DeepSeek's). The loop takes the first find's
+    literal, or its regex's match there when untimed and not zero-width, and asks `end` for everything else
+    (from the same finds)."""
     kind, scan, slot = scanner
-    if kind != 2 or scan.__class__ is not LeadScan or not scan.alone or scan.start or None in scan.only:
+    if kind != 2 or not isinstance(scan, LeadScan) or scan.start or None in scan.only:
         return scanner
     if any(t[1] < 0 and t[1] != -1 for t in scan.only):  # (`_EMPTY`: a zero-width match, `LeadScan.end`'s)
         return scanner
-    return 8, scan, slot
+    if scan.__class__ is LeadSearch:
+        return 9, scan, slot
+    return (8, scan, slot) if scan.__class__ is LeadScan and scan.alone else scanner
 
 
 def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
