@@ -1,4 +1,4 @@
-"""The one-shot two-state loop's idle watch of fixed texts that each start one delimiter (`plan._alone`,
+"""The one-shot two-state loop's idle watch of fixed texts that each start one delimiter (`plan_shape._alone`,
 issue 19): Mistral's `[TOOL_CALLS]` open and `</s>` close, MiniMax's, Phi-4-mini's, and most `LeadSearch` idle
 watches (Kimi K3's, Qwen3.5's, DeepSeek's, FunctionGemma's). `OneShotPlan._fast_run` reads the idle scan's
 finds itself (a `LeadScan`'s list, kind 8; a `LeadSearch`'s `[at, j]`, kind 9): the first find's literal, or
