@@ -227,25 +227,41 @@ def _match(t: tuple[Any, ...], window: str, i: int, zw: int, fired: frozenset,
 
 
 class LeadSearch(LeadScan):
-    """A `LeadScan` whose fixed texts share their first character and none of which begins another (`alone`):
-    the first of them from a position is found by one `re` search of their alternation, instead of one
-    `str.find` per text. `re` skips to the shared first character in C and tries the texts only there, so it
-    reads the text once, where the finds read it once per text, to the end for each text that is absent
-    (Kimi K3's idle watch, six texts: ~0.7 vs ~3.4 µs per response; GLM-4.7's, five: ~1.7 vs ~15). Texts
-    with different first characters stay `LeadScan`'s: `re` searches such an alternation slowly (Mistral's
-    `[TOOL_CALLS]|</s>`, ~6x the two finds).
+    """A `LeadScan` whose fixed texts share their first character: the first of them from a position is found
+    by one `re` search of their alternation, instead of one `str.find` per text. `re` skips to the shared
+    first character in C and tries the texts only there, so it reads the text once, where the finds read it
+    once per text, to the end for each text that is absent (Kimi K3's idle watch, six texts: ~0.7 vs ~3.4 µs
+    per response; GLM-4.7's, five: ~1.7 vs ~15). Texts with different first characters stay `LeadScan`'s:
+    `re` searches such an alternation slowly (Mistral's `[TOOL_CALLS]|</s>`, ~6x the two finds).
+
+    Texts of which one begins another (Kimi K2's `<|tool_calls_section_begin|>` and
+    `<|tool_calls_section_begin|><|tool_calls_section_end|>`) are searched longest first (the texts are kept in
+    that order): at the earliest find, `re` names the longest text there, and the texts there are exactly it
+    and those that begin it, whose tries `at` holds together (so one find per position, as for texts that
+    begin no other).
 
     Its finds list (`fresh`) is `[at, j]`: the last search's find (`at`, `len(window)` for none) and the
     index of its text, valid while the position asked is at most `at` (nothing starts between); searched again
     once passed, so each part of the text is searched about once (linear, as `LeadScan`'s finds)."""
 
-    __slots__ = ("search",)
+    __slots__ = ("search", "at")
 
     def __init__(self, texts: tuple[str, ...], tries: tuple[tuple[tuple[Any, ...], ...], ...],
                  start: tuple[tuple[Any, ...], ...] = ()) -> None:
+        if len({t[0] for t in texts}) != 1:
+            raise ValueError("LeadSearch: the texts must share their first character")
+        order = sorted(range(len(texts)), key=lambda j: -len(texts[j]))  # (stable: the same order if alone)
+        texts = tuple(texts[j] for j in order)
+        tries = tuple(tries[j] for j in order)
         super().__init__(texts, tries, start)
+        #: For each text, the tries of every delimiter that starts there when `re` names it: its own, then
+        #: those of the shorter texts that begin it (all there too). `only`: the one try of `at`, else None.
+        self.at = tuple(tuple(x for k, other in enumerate(texts) if text.startswith(other) for x in tries[k])
+                        for text in texts)
+        self.only = tuple(t[0] if len(t) == 1 else None for t in self.at)
         # (each text marked by an empty group after it: `lastindex` names the text found; not wrapped in a
-        # group, so every alternative starts with a literal character and `re` skips to it in C)
+        # group, so every alternative starts with a literal character and `re` skips to it in C; longest
+        # first, so that where several texts are found `re` names the longest)
         self.search = _stdre.compile("|".join(_stdre.escape(t) + "()" for t in texts)).search
 
     def fresh(self, window: str, pos: int) -> list[int]:
@@ -276,7 +292,7 @@ class LeadSearch(LeadScan):
         while True:
             t = self.only[j]
             if t is None:
-                best = self._best(self.tries[j], window, i, zw, fired, timeout, None)
+                best = self._best(self.at[j], window, i, zw, fired, timeout, None)
             elif t[1] > 0:  # a literal (or a regex whose match there is known)
                 return i, i + t[1], t[0], None
             elif t[1] == _EMPTY:  # a regex whose match there is known to be zero-width (`_sure_width`)
@@ -363,9 +379,7 @@ def fixed_scan(watch: Any) -> LeadScan | None:
         return None
     tries = tuple(tuple(by_text[t]) for t in texts)
     if len(texts) > 1 and len({t[0] for t in texts}) == 1:
-        scan = LeadSearch(texts, tries, tuple(start))
-        if scan.alone:
-            return scan
+        return LeadSearch(texts, tries, tuple(start))
     return LeadScan(texts, tries, tuple(start))
 
 

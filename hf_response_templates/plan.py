@@ -41,9 +41,11 @@ from time import perf_counter
 from typing import Any
 
 from . import content as _content
+from .delimiters import MAX_DELIMITER_LENGTH as _MAX_WIDTH
 from .delimiters import OPEN, DelimiterTimeout
 from .jsonscan import whole_value_end
-from .lead_scan import _EMPTY, LeadScan, lead_scan
+from .lead_scan import lead_scan
+from .plan_shape import _fast_shape
 from .template import _strip_text
 
 __all__ = ["OneShotPlan", "plan_for"]
@@ -386,7 +388,7 @@ class OneShotPlan:
 
 
     def _fast_run(self, text: str, prefix: str, schemas: Any) -> dict[str, Any] | None:
-        """`run` by the two-state loop (`_fast_shape`): in the idle state the idle watch finds the next open
+        """`run` by the two-state loop (`plan_shape._fast_shape`): in the idle state the idle watch finds the next open
         (the text before it is the implicit field's) or the implicit field's close (the message is over);
         an open starts its field's region, whose close watch finds where it ends. Same regions, messages and
         fallbacks as `_general`, with each watch's search and each field's store chosen at compile time."""
@@ -430,7 +432,7 @@ class OneShotPlan:
             if late_idle is not None and pos:  # past offset 0: the late idle watch (see `_lates`)
                 ik, ia, ib = late_idle
                 late_idle = None
-            # idle: the idle watch's next delimiter (`Watch.scan_end`, by the kind `_scanner` chose), and what
+            # idle: the idle watch's next delimiter (`Watch.scan_end`, by the kind `plan_shape._scanner` chose), and what
             # it starts (`act`: its field's `opens` entry; None for the implicit field's close)
             if ik == 1:
                 m = ia(window, pos)
@@ -441,6 +443,56 @@ class OneShotPlan:
                     d, end, act = ib[m.group()]
                     end += start
                     groups = None
+            elif ik > 7:  # fixed texts with one try each (`plan_shape._alone`): `LeadScan.end`'s first find, inlined
+                finds = found[ib]
+                if ik == 8:  # (a `LeadScan`'s finds: one per text)
+                    if finds is None:
+                        finds = found[ib] = ia.fresh(window, pos)
+                    start = min(finds)
+                    while start < pos:  # a stale find: searched again from `pos`
+                        j = finds.index(start)
+                        k = window.find(ia.texts[j], pos)
+                        finds[j] = k if k >= 0 else n
+                        start = min(finds)
+                    if start < n:
+                        j = finds.index(start)
+                else:  # (a `LeadSearch`'s: `[at, j]`, the last search's find and its text)
+                    if finds is None:
+                        finds = found[ib] = [-1, 0]
+                    start = finds[0]
+                    if start < pos:  # stale: searched again from `pos`
+                        m = ia.search(window, pos)
+                        if m is None:
+                            start = finds[0] = n
+                        else:
+                            start = finds[0] = m.start()
+                            j = finds[1] = m.lastindex - 1
+                    else:
+                        j = finds[1]
+                d = None
+                if start < n:
+                    t = ia.only[j]
+                    if t[1] > 0:  # a literal
+                        d = t[0]
+                        end = start + t[1]
+                        groups = None
+                    elif t[1] < 0 and n - start <= t[3]:  # a regex (untimed here), matched at the find
+                        m = t[2](window, start)
+                        if m is not None and start < m.end() <= start + _MAX_WIDTH:
+                            d = t[0]
+                            end = m.end()
+                            groups = m.groupdict() if d.group_slots else None
+                            if groups and None in groups.values():  # (only the groups that took part)
+                                groups = {k: v for k, v in groups.items() if v is not None}
+                    if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find
+                        try:
+                            r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
+                        except DelimiterTimeout:
+                            return None
+                        if r.__class__ is not int:
+                            start, end, d, groups = r
+                    if d is not None:
+                        act = opens[d]
             elif ik == 2:
                 finds = found[ib]
                 if finds is None:
@@ -554,7 +606,7 @@ class OneShotPlan:
             elif ck == 3:  # no close delimiter: the rest is its text
                 regions.append((info, pos, n, groups))
                 break
-            elif ck > 5:  # (`_sure`)
+            elif ck > 5:  # (`plan_shape._sure`)
                 if ck == 7:  # one fixed text of known width (`_sure`): `str.find`, a zero-width one skipped at `zw`
                     cs = window.find(ca, pos)
                     d, w = cb
@@ -802,113 +854,9 @@ def _reshaped(reshape: Any, value: Any, body: str, captures: dict | None) -> Any
     return reshape(value, captures)
 
 
-def _reshape_decoded(reshape: Any, body: str, decoded: tuple[Any, dict | None]) -> Any:
-    return reshape(*decoded)
-
-
 def _decoded(info: tuple, field: Any, value: Any) -> tuple:
     """`info` of a region whose JSON value the scan decoded already: its parse is the field's `reshape`."""
     return info[0], partial(_reshaped, field.reshape, value), info[2], info[3]
-
-
-def _scanner(plan: OneShotPlan, watch: Any) -> tuple[int, Any, Any]:
-    """How `_fast_run` searches `watch`: `(0, literal, delimiter)` (`str.find`), `(1, search, lookup)` (one
-    compiled alternation of literals), `(2, LeadScan, slot)` (`lead_scan.py`), `(4, scan_end, None)`
-    (`Watch.scan_end`); `(3, None, None)` for no watch."""
-    if watch is None:
-        return 3, None, None
-    one = plan._ones.get(watch)
-    if one is None:
-        return 4, watch.scan_end, None
-    if one[0] is not None:
-        return 0, one[0], one[1]
-    if one[1] is None:
-        return 2, one[2], one[3]
-    return 1, one[1], one[2]
-
-
-def _sure(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
-    """A close watch's `_scanner` answer, with a `LeadScan` whose every match is known where its text is found
-    (no two texts at one position, no regex tried at offset 0, one delimiter per text: a literal or a regex
-    whose width there `lead_scan._sure_width` knows, `(?=\\[TOOL_CALLS\\])|</s>` of Mistral, `(?=<)` of Kimi
-    K3) read in `_fast_run` itself: `(7, text, (delimiter, width))` for one text (`str.find`: each search
-    stops at the next find, so it reads each part of the text once), `(6, LeadScan, (slot, ((delimiter,
-    width), ...)))` for several (its finds list, kept as `LeadScan.end` keeps it). A width of 0 is a
-    zero-width match, not taken at `zw` by a delimiter that fired there (as `LeadScan.end`: the next find)."""
-    kind, scan, slot = scanner
-    if kind != 2 or scan.__class__ is not LeadScan or not scan.alone or scan.start:
-        return scanner
-    sure = []
-    for t in scan.only:
-        if t is None or not (t[1] > 0 or t[1] == _EMPTY):
-            return scanner
-        sure.append((t[0], t[1] if t[1] > 0 else 0))
-    if len(sure) == 1:
-        return 7, scan.texts[0], sure[0]
-    return 6, scan, (slot, tuple(sure))
-
-
-def _fast_shape(plan: OneShotPlan, tpl: Any) -> tuple | None:
-    """`OneShotPlan._fast_run`'s constants, or None if the template needs the general loop: a JSON field read
-    to its value's end, `report_as`, no idle watch, a close watch with an open in it, or a required field
-    among the defaults."""
-    idle_watch = tpl.idle_watch
-    if idle_watch is None or any(f.report is not None for f in tpl.fields):
-        return None
-    keep = tpl.default_keys
-    if keep & set(tpl.required):
-        return None
-    lates = plan._lates or {}
-
-    def info(f: Any) -> tuple[str, Any, int, str | None]:
-        # the store code: 0 one value, 1 repeats, 2 join; 5, 3, 4: the same, of a field in the defaults
-        if f.join is not None:
-            store = 2 if f.name not in keep else 4
-        elif f.repeats:
-            store = 1 if f.name not in keep else 3
-        else:
-            store = 0 if f.name not in keep else 5
-        return f.name, None if f.parse is _strip_text else f.parse, store, f.join
-
-    # for each open: `(field info, *close watch scanner)`, the close watch's late one (a close is found
-    # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
-    def close(f: Any, w: Any) -> tuple:
-        if f.value_end is None:
-            return (info(f), *_sure(_scanner(plan, w)))
-        # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
-        # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
-        name, _, store, sep = info(f)
-        dinfo = (name, partial(_reshape_decoded, f.reshape), store, sep)
-        return info(f), 5, _sure(_scanner(plan, w)), (f, f.name in plan._whole, dinfo)
-
-    opens: dict = {}
-    opens0: dict = {}
-    for d in idle_watch.delimiters:
-        if d.kind != OPEN:
-            continue
-        f = tpl.by_name[d.field]
-        w = tpl.close_watches[f.index]
-        if w is not None and any(c.kind == OPEN for c in w.delimiters):
-            return None
-        opens[d] = close(f, lates.get(w, w))
-        if w in lates:
-            opens0[d] = close(f, w)
-
-    def idle_of(watch: Any) -> tuple:
-        # the idle watch's delimiters by what the search gives: `(delimiter, width, opens entry or None)`
-        kind, a, b = _scanner(plan, watch)
-        if kind == 0:
-            return 0, a, (b, len(a), opens.get(b))
-        if kind == 1:
-            return 1, a, {text: (d, len(text), opens.get(d)) for text, d in b.items()}
-        return kind, a, b
-
-    idle = idle_of(idle_watch)
-    late_idle = idle_of(lates[idle_watch]) if idle_watch in lates else None
-    implicit = tpl.implicit_field
-    acts = {d: opens.get(d) for d in idle_watch.delimiters}  # (the implicit field's close: None)
-    return (*idle, acts, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,
-            tpl._defaults_simple, keep, tuple(tpl.required), late_idle, opens0 or None)
 
 
 def _report_marks(field: Any, body: str, value: Any, message: dict[str, Any],

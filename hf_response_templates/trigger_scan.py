@@ -40,7 +40,7 @@ class TriggerScan:
     """`Watch.scan_end` of one eligible watch (see the module docstring and `trigger_scan`). Immutable; the
     per-text state lives in a list the caller keeps for one text (`fresh`)."""
 
-    __slots__ = ("watch", "trigger", "kinds", "lits", "regexes")
+    __slots__ = ("watch", "trigger", "kinds", "lits", "regexes", "lit_texts", "one")
 
     def __init__(self, watch: Any, trigger: Any, kinds: tuple[Any, ...]) -> None:
         self.watch = watch
@@ -51,6 +51,10 @@ class TriggerScan:
         self.lits = tuple(watch.lit_lookup.items())
         #: The regex tries (`lead_scan._match`'s `(delimiter, -1, fast match, untimed span, timed match)`).
         self.regexes = tuple((d, -1, d.fast.match, d.untimed_match, d.pattern.match) for d in watch.regexes)
+        #: The literals' texts, for one `str.startswith` before the literals are looked at one by one (at most
+        #: candidates none of them is at), and the one regex's try (`trigger_scan` takes one regex only).
+        self.lit_texts = tuple(lit for lit, _ in self.lits)
+        (self.one,) = self.regexes
 
     def fresh(self, window: str, pos: int) -> list[Any]:
         """The state list for `window`: `[from, answer]`, the last answer and where it was asked; nothing yet."""
@@ -127,36 +131,34 @@ class TriggerScan:
     def _here(self, window: str, i: int, zw: int, fired: frozenset, timeout: float | None) -> Any:
         """The best match at `i` of every delimiter (longest, then lowest rank); None if there is none,
         `_SKIPPED` if none but a zero-width one skipped at `zw`. (`lead_scan._match` and `LeadScan._best`,
-        inlined: this runs at every candidate.)"""
+        inlined: this runs at every candidate. The literals only when one of them is there, one
+        `str.startswith`; then the one regex.)"""
         best: Any = None
-        for lit, d in self.lits:
-            if window.startswith(lit, i):
-                end = i + len(lit)
-                if best is None or end > best[1] or (end == best[1] and d.rank < best[2].rank):
-                    best = (i, end, d, None)
-        n = len(window)
-        for d, _, fast, span, timed in self.regexes:
-            try:
-                m = fast(window, i) if n - i <= span else timed(window, i, None, None, False, timeout)
-            except TimeoutError:
-                raise DelimiterTimeout(d, window[i:]) from None
-            if m is None:
-                continue
-            end = m.end()
-            if end - i > MAX_DELIMITER_LENGTH:
-                continue
-            if end == i == zw and d in fired:
-                if best is None:
-                    best = _SKIPPED
-                continue
-            if best is None or best is _SKIPPED or end > best[1] or (end == best[1] and d.rank < best[2].rank):
-                if not d.group_slots:
-                    best = (i, end, d, None)
-                else:
-                    groups = m.groupdict()
-                    if None in groups.values():  # (only the groups that took part: `delimiters._groups`)
-                        groups = {k: v for k, v in groups.items() if v is not None}
-                    best = (i, end, d, groups)
+        if self.lit_texts and window.startswith(self.lit_texts, i):
+            for lit, d in self.lits:
+                if window.startswith(lit, i):
+                    end = i + len(lit)
+                    if best is None or end > best[1] or (end == best[1] and d.rank < best[2].rank):
+                        best = (i, end, d, None)
+        d, _, fast, span, timed = self.one
+        try:
+            m = fast(window, i) if len(window) - i <= span else timed(window, i, None, None, False, timeout)
+        except TimeoutError:
+            raise DelimiterTimeout(d, window[i:]) from None
+        if m is None:
+            return best
+        end = m.end()
+        if end - i > MAX_DELIMITER_LENGTH:
+            return best
+        if end == i == zw and d in fired:
+            return _SKIPPED if best is None else best
+        if best is None or end > best[1] or (end == best[1] and d.rank < best[2].rank):
+            if not d.group_slots:
+                return i, end, d, None
+            groups = m.groupdict()
+            if None in groups.values():  # (only the groups that took part: `delimiters._groups`)
+                groups = {k: v for k, v in groups.items() if v is not None}
+            return i, end, d, groups
         return best
 
 

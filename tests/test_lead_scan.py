@@ -182,6 +182,61 @@ def test_watches_of_texts_sharing_their_first_character_search_their_alternation
     assert sum(k is LeadSearch for ks in kinds.values() for k, _ in ks) >= 25
 
 
+_NESTED = [(name, watch, scan) for name, watch, scan in WATCHES if isinstance(scan, LeadScan) and not scan.alone
+           and len({t[0] for t in scan.texts}) == 1]
+
+
+def test_texts_of_which_one_begins_another_are_searched_longest_first():
+    """Kimi K2's idle watch (`<|tool_calls_section_begin|>` begins one of its content's closes): a `LeadSearch`
+    (it was five `str.find` and a loop over the texts at each find), the longer text first, whose tries at a
+    find of it hold the shorter one's too."""
+    from hf_response_templates.lead_scan import LeadSearch
+    assert "kimi-k2" in {name for name, _, _ in _NESTED}
+    scan = lead_scan(load_template(get_template("kimi-k2")).idle_watch)
+    assert scan.__class__ is LeadSearch and not scan.alone
+    assert list(scan.texts) == sorted(scan.texts, key=len, reverse=True)
+    both = scan.texts.index("<|tool_calls_section_begin|><|tool_calls_section_end|>")
+    assert len(scan.at[both]) == 2 and scan.only[both] is None
+    assert all(isinstance(s, LeadSearch) for _, _, s in _NESTED)
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Hi<|tool_calls_section_begin|><|tool_calls_section_end|>", (2, 56, "content")),  # the longer literal
+    ("Hi<|tool_calls_section_begin|> <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}",
+     (2, 91, "tool_calls")),  # the open regex led by the shorter text
+    ("Hi<|tool_calls_section_begin|>x<|im_end|>", (31, 41, "content")),  # neither matches there: the next find
+    ("<|tool_calls_section_end|>", (0, 26, "content")),
+    ("<|tool_calls_section", 20),
+])
+def test_kimi_k2_idle_scan(text, want):
+    tpl = load_template(get_template("kimi-k2"))
+    scan = lead_scan(tpl.idle_watch)
+    got = scan.end(text, 0, -1, frozenset(), 1.0, scan.fresh(text, 0))
+    assert got == tpl.idle_watch.scan_end(text, 0, -1, frozenset(), frozenset(), 1.0, {})
+    if isinstance(want, int):
+        assert got == want
+    else:
+        assert (got[0], got[1], got[2].field) == want
+
+
+@st.composite
+def _nested_script(draw):
+    name, watch, scan = draw(st.sampled_from(_NESTED))
+    frags = [*scan.texts, *(t[: max(1, len(t) // 2)] for t in scan.texts), " ", "\n", "functions.f:0", "x",
+             "<|tool_call_argument_begin|>", "{}", "<|"]
+    text = "".join(draw(st.lists(st.sampled_from(frags), max_size=12)))
+    steps = draw(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 255)), min_size=1,
+                          max_size=6))
+    return name, watch, scan, text, steps
+
+
+@settings(max_examples=300, deadline=None)
+@given(_nested_script())
+def test_lead_search_of_nested_texts_equals_scan_end(script):
+    """`test_lead_scan_equals_scan_end` on the watches whose texts begin one another, often."""
+    test_lead_scan_equals_scan_end.hypothesis.inner_test(script)
+
+
 @pytest.mark.parametrize("pos, want", [
     (0, (0, 20, "reasoning_content")),
     (1, (67, 87, "tool_section")),  # `<|open|>thin` and `<|open|>call tool="f<|sep|>...` open nothing

@@ -1,4 +1,4 @@
-"""The one-shot two-state loop's closes of fixed texts whose match is known where the text is (`plan._sure`,
+"""The one-shot two-state loop's closes of fixed texts whose match is known where the text is (`plan_shape._sure`,
 issue 19): a close watch that is one zero-width lookahead of a fixed text (Kimi K3's `(?=<)`) is one
 `str.find` in `OneShotPlan._fast_run` (kind 7), and one of a few such texts (Mistral's
 `(?=\\[TOOL_CALLS\\])|</s>`) reads `LeadScan`'s finds list in the loop itself (kind 6), in a plain region and in

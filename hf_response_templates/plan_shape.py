@@ -1,0 +1,139 @@
+"""The constants of the one-shot plan's two-state loop (`plan.OneShotPlan._fast_run`), chosen once per template.
+
+`_fast_shape` reads a compiled template into the tuple `_fast_run` unpacks per call: how the idle watch is
+searched (`_scanner`'s kinds, `_alone`'s inlined idle scans), each open's field info (name, parse, store code,
+join) and its close watch's search (`_sure`'s inlined closes of fixed texts), the implicit field, and what the
+message starts from. Kept apart from `plan.py`, which runs the loop: this module only decides its shape.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from .delimiters import OPEN
+from .lead_scan import _EMPTY, LeadScan, LeadSearch
+from .template import _strip_text
+
+__all__: list[str] = []
+
+
+def _reshape_decoded(reshape: Any, body: str, decoded: tuple[Any, dict | None]) -> Any:
+    return reshape(*decoded)
+
+
+def _scanner(plan: Any, watch: Any) -> tuple[int, Any, Any]:
+    """How `_fast_run` searches `watch`: `(0, literal, delimiter)` (`str.find`), `(1, search, lookup)` (one
+    compiled alternation of literals), `(2, LeadScan, slot)` (`lead_scan.py`), `(4, scan_end, None)`
+    (`Watch.scan_end`); `(3, None, None)` for no watch."""
+    if watch is None:
+        return 3, None, None
+    one = plan._ones.get(watch)
+    if one is None:
+        return 4, watch.scan_end, None
+    if one[0] is not None:
+        return 0, one[0], one[1]
+    if one[1] is None:
+        return 2, one[2], one[3]
+    return 1, one[1], one[2]
+
+
+def _sure(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
+    """A close watch's `_scanner` answer, with a `LeadScan` whose every match is known where its text is found
+    (no two texts at one position, no regex tried at offset 0, one delimiter per text: a literal or a regex
+    whose width there `lead_scan._sure_width` knows, `(?=\\[TOOL_CALLS\\])|</s>` of Mistral, `(?=<)` of Kimi
+    K3) read in `_fast_run` itself: `(7, text, (delimiter, width))` for one text (`str.find`: each search
+    stops at the next find, so it reads each part of the text once), `(6, LeadScan, (slot, ((delimiter,
+    width), ...)))` for several (its finds list, kept as `LeadScan.end` keeps it). A width of 0 is a
+    zero-width match, not taken at `zw` by a delimiter that fired there (as `LeadScan.end`: the next find)."""
+    kind, scan, slot = scanner
+    if kind != 2 or scan.__class__ is not LeadScan or not scan.alone or scan.start:
+        return scanner
+    sure = []
+    for t in scan.only:
+        if t is None or not (t[1] > 0 or t[1] == _EMPTY):
+            return scanner
+        sure.append((t[0], t[1] if t[1] > 0 else 0))
+    if len(sure) == 1:
+        return 7, scan.texts[0], sure[0]
+    return 6, scan, (slot, tuple(sure))
+
+
+def _alone(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
+    """An idle watch's `_scanner` answer, with a `LeadScan` whose texts begin no other and each start one
+    delimiter (a literal, or a regex tried where its text is found: Mistral's `[TOOL_CALLS]` open and `</s>`)
+    read in `_fast_run` itself: `(8, LeadScan, slot)`, or `(9, LeadSearch, slot)` for a `LeadSearch` whose
+    finds each start one delimiter (Kimi K3's, Qwen3.5's, DeepSeek's). The loop takes the first find's
+    literal, or its regex's match there when untimed and not zero-width, and asks `end` for everything else
+    (from the same finds)."""
+    kind, scan, slot = scanner
+    if kind != 2 or not isinstance(scan, LeadScan) or scan.start or None in scan.only:
+        return scanner
+    if any(t[1] < 0 and t[1] != -1 for t in scan.only):  # (`_EMPTY`: a zero-width match, `LeadScan.end`'s)
+        return scanner
+    if scan.__class__ is LeadSearch:
+        return 9, scan, slot
+    return (8, scan, slot) if scan.__class__ is LeadScan and scan.alone else scanner
+
+
+def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
+    """`OneShotPlan._fast_run`'s constants, or None if the template needs the general loop: a JSON field read
+    to its value's end, `report_as`, no idle watch, a close watch with an open in it, or a required field
+    among the defaults."""
+    idle_watch = tpl.idle_watch
+    if idle_watch is None or any(f.report is not None for f in tpl.fields):
+        return None
+    keep = tpl.default_keys
+    if keep & set(tpl.required):
+        return None
+    lates = plan._lates or {}
+
+    def info(f: Any) -> tuple[str, Any, int, str | None]:
+        # the store code: 0 one value, 1 repeats, 2 join; 5, 3, 4: the same, of a field in the defaults
+        if f.join is not None:
+            store = 2 if f.name not in keep else 4
+        elif f.repeats:
+            store = 1 if f.name not in keep else 3
+        else:
+            store = 0 if f.name not in keep else 5
+        return f.name, None if f.parse is _strip_text else f.parse, store, f.join
+
+    # for each open: `(field info, *close watch scanner)`, the close watch's late one (a close is found
+    # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
+    def close(f: Any, w: Any) -> tuple:
+        if f.value_end is None:
+            return (info(f), *_sure(_scanner(plan, w)))
+        # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
+        # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
+        name, _, store, sep = info(f)
+        dinfo = (name, partial(_reshape_decoded, f.reshape), store, sep)
+        return info(f), 5, _sure(_scanner(plan, w)), (f, f.name in plan._whole, dinfo)
+
+    opens: dict = {}
+    opens0: dict = {}
+    for d in idle_watch.delimiters:
+        if d.kind != OPEN:
+            continue
+        f = tpl.by_name[d.field]
+        w = tpl.close_watches[f.index]
+        if w is not None and any(c.kind == OPEN for c in w.delimiters):
+            return None
+        opens[d] = close(f, lates.get(w, w))
+        if w in lates:
+            opens0[d] = close(f, w)
+
+    def idle_of(watch: Any) -> tuple:
+        # the idle watch's delimiters by what the search gives: `(delimiter, width, opens entry or None)`
+        kind, a, b = _scanner(plan, watch)
+        if kind == 0:
+            return 0, a, (b, len(a), opens.get(b))
+        if kind == 1:
+            return 1, a, {text: (d, len(text), opens.get(d)) for text, d in b.items()}
+        return kind, a, b
+
+    idle = _alone(idle_of(idle_watch))
+    late_idle = _alone(idle_of(lates[idle_watch])) if idle_watch in lates else None
+    implicit = tpl.implicit_field
+    acts = {d: opens.get(d) for d in idle_watch.delimiters}  # (the implicit field's close: None)
+    return (*idle, acts, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,
+            tpl._defaults_simple, keep, tuple(tpl.required), late_idle, opens0 or None)
