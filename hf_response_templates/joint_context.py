@@ -8,7 +8,8 @@ DeepSeek, GLM, ...) decodes a sequence as the bytes of its tokens joined (each c
 byte, an added token's text for its UTF-8 bytes), then read as UTF-8 with U+FFFD for what is not valid: a token's
 text depends on the tokens before it only through a character whose first bytes they hold, at most 3 bytes back,
 so at most 3 tokens back (every token has at least one byte). 4 tokens of context are then exactly as good as 8;
-every other decoder (or none, or a `Sequence`) keeps 8.
+every other decoder (or none, or a `Sequence`) keeps 8. For the same reason a byte-level window's text is the end
+of the whole prompt's as soon as it does not start with U+FFFD: its windows need no head (`decode_context`).
 
 Only the one-sequence path with the backend's own decode asks (`tokenizer._decode_one`): a tokenizer decoding
 through Transformers (a slow tokenizer, a class overriding `decode`) keeps `_JOINT_TOKENS`. The decoder is read at
@@ -38,6 +39,23 @@ def _byte_level_type() -> type | None:
             return None
         _byte_level = ByteLevel
     return _byte_level
+
+
+#: (context, head) of `decode_context` for a byte-level decoder, and for any other
+BYTE_LEVEL = (BYTE_LEVEL_TOKENS, 0)
+DEFAULT = (_JOINT_TOKENS, _JOINT_TOKENS)
+
+
+def decode_context(backend: Any) -> tuple[int, int]:
+    """(context, head) for `joint_decode.decode_one_pair`: the prompt tokens decoded again with the response, and
+    the tokens of a window's head. A byte-level decoder's window needs no head: its text, unless it starts with
+    U+FFFD (its first byte continues a character begun before it), is exactly the end of the whole prompt's text
+    (the bytes from a character's start on read the same whatever precedes them), so the anchor may be anywhere
+    in it and the window may start at the anchor's lead token."""
+    decoder = getattr(backend, "decoder", None)
+    if decoder is not None and type(decoder) is (_byte_level or _byte_level_type()):
+        return BYTE_LEVEL
+    return DEFAULT
 
 
 def joint_tokens(backend: Any) -> int:

@@ -281,7 +281,7 @@ from .anchor_lead import lead_windows  # noqa: E402 - it reads the constants abo
 
 def decode_one_pair(
     decode: Callable[[list[int]], str], prompt: list[int], response: list[int], anchor: Any, backend: Any = None,
-    context: int = _JOINT_TOKENS,
+    context: int = _JOINT_TOKENS, head: int | None = None,
 ) -> tuple[str, str]:
     """(prefix text, response text) of one non-empty prompt and its response, as decoding `prompt + response` in
     one piece and splitting where the prompt's text ends gives them (the prefix text may be only the end of the
@@ -297,7 +297,12 @@ def decode_one_pair(
     only a hint, `decode` still decides), a literal anchor starting with an added token has its windows chosen from
     the prompt's ids (`anchor_lead.lead_windows`: the smallest window holding it, each saving tokens on success).
     `context` stands for `_JOINT_TOKENS` throughout (the head, the tail decoded again): fewer where the tokenizer's
-    decoding depends on fewer tokens before (`joint_context.joint_tokens`)."""
+    decoding depends on fewer tokens before (`joint_context.joint_tokens`). `head`: the tokens of a window's head
+    (`context` when None); 0 where a window's text is the end of the whole prompt's as soon as it does not start
+    with U+FFFD (a byte-level decoder, `joint_context.decode_context`): a window with no head, the anchor anywhere
+    in its text."""
+    if head is None:
+        head = context
     size = len(prompt)
     test = None if anchor is None else _anchor_test(anchor)
     if test is not None:
@@ -310,7 +315,7 @@ def decode_one_pair(
         limit = ((2 * size if size <= _SHORT_PROMPT else size + 2 * _JOINT_TOKENS) - _JOINT_TOKENS) // 3
         windows = _PAIR_WINDOWS
         if literal is not None and backend is not None and plain > 3 * context + 4:  # (a 10-token window saves)
-            hinted = lead_windows(backend, literal, prompt, plain, context)  # the windows the ids point to, each saving
+            hinted = lead_windows(backend, literal, prompt, plain, context, head)  # the windows the ids point to, each saving
             if hinted is not None:
                 windows, limit = hinted, plain
         for window in windows:
@@ -318,11 +323,14 @@ def decode_one_pair(
                 break
             tokens = prompt[-window:]
             text = decode(tokens)
-            if literal is not None:
-                at = text.rfind(literal)
-                if at <= 0 or at <= len(decode(tokens[:context])):  # (no head decode without the anchor)
+            if not head:  # (the text is the whole prompt's end unless it starts inside a character)
+                if text[:1] == "\ufffd" or (text.rfind(literal) < 0 if literal is not None else not search(text, 0)):
                     continue
-            elif not search(text, len(decode(tokens[:context]))):
+            elif literal is not None:
+                at = text.rfind(literal)
+                if at <= 0 or at <= len(decode(tokens[:head])):  # (no head decode without the anchor)
+                    continue
+            elif not search(text, len(decode(tokens[:head]))):
                 continue
             if window > max(2 * context, _DIRECT_WINDOW):
                 return _joint_split(decode, prompt, text, response, False, context)

@@ -60,7 +60,8 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .joint_context import joint_tokens
+from .joint_context import DEFAULT as _DEFAULT_CONTEXT
+from .joint_context import decode_context
 from .joint_decode import (  # the decoding plan; re-exported: tests and tools read them here
     _ANCHOR_WINDOW,  # noqa: F401
     _ANCHOR_WINDOWS,  # noqa: F401
@@ -643,7 +644,8 @@ def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: 
             return "", decode(response)
         rust = tokenizer.__dict__.get("_tokenizer")
         # the backend's own decode: as few prompt tokens of context as its decoder needs (`joint_context`)
-        return decode_one_pair(decode, prompt, response, anchor, rust, joint_tokens(rust) if backend else _JOINT_TOKENS)
+        context, head = decode_context(rust) if backend else _DEFAULT_CONTEXT
+        return decode_one_pair(decode, prompt, response, anchor, rust, context, head)
     except TypeError:
         if backend:  # an id the backend could not convert
             return None

@@ -1,5 +1,6 @@
-"""`joint_context.joint_tokens`: a byte-level BPE backend (decoder `ByteLevel` alone) decodes 4 of the prompt's last
-tokens with the response (and takes a window's text as reliable after a head of 4 tokens), every other decoder 8.
+"""`joint_context`: a byte-level BPE backend (decoder `ByteLevel` alone) decodes 4 of the prompt's last tokens with
+the response, and its windows have no head (the window the ids point to starts at the anchor's lead token: two
+decodes, the window and window + response); every other decoder 8, and a head of 8.
 
 The decodes are counted through the backend itself (its `decode` wrapped, so `tokenizer.parse_response` still takes
 the backend's own decode, the only path that asks), and the texts are compared with decoding prompt + response in
@@ -16,7 +17,13 @@ from tokenizers import decoders
 
 from hf_response_templates import parse_response
 from hf_response_templates import tokenizer as hf_tok
-from hf_response_templates.joint_context import BYTE_LEVEL_TOKENS, joint_tokens
+from hf_response_templates.joint_context import (
+    BYTE_LEVEL,
+    BYTE_LEVEL_TOKENS,
+    DEFAULT,
+    decode_context,
+    joint_tokens,
+)
 from hf_response_templates.joint_decode import _JOINT_TOKENS
 from hf_response_templates.tokenizer import _DECODE_KWARGS, _split_point, install
 
@@ -69,21 +76,23 @@ def test_the_decoder_decides() -> None:
     backend.decoder = decoders.ByteLevel()  # read at every call: seen at once
     assert joint_tokens(backend) == BYTE_LEVEL_TOKENS
     assert joint_tokens(object()) == _JOINT_TOKENS
+    assert decode_context(backend) == BYTE_LEVEL == (4, 0)
+    assert decode_context(metaspace_tokenizer().backend_tokenizer) == DEFAULT == (8, 8)
 
 
 @pytest.mark.parametrize("prefill", ["", "<think>\n"])
-def test_byte_level_decodes_a_head_of_four(prefill: str) -> None:
-    """A 40-token prompt ending with the anchor (and a prefill): the window the ids point to holds the anchor after a
-    head of 4 tokens and one more, then the window again with the response (the old code: head 8, window 4
-    larger)."""
+def test_byte_level_window_starts_at_the_anchor(prefill: str) -> None:
+    """A 40-token prompt ending with the anchor (and a prefill): the window the ids point to starts at the anchor's
+    lead token, then the window again with the response: two decodes (the old code: a window 9 tokens larger, a
+    head of 8, then the window with the response)."""
     tok = byte_level_tokenizer()
     tok.response_template = verbatim_template()
     ids = enc(tok, "Hello there caf\u00e9 ok " * 20 + ANCHOR + prefill)[-40:]
     response = enc(tok, "Hi \N{GRINNING FACE} there<|im_end|>")
     backend = counted(tok)
     message = tok.parse_response(response, prefix=ids)
-    window = len(enc(tok, ANCHOR + prefill)) + BYTE_LEVEL_TOKENS + 1
-    assert backend.seen == [window, BYTE_LEVEL_TOKENS, window + len(response)]
+    window = len(enc(tok, ANCHOR + prefill))
+    assert backend.seen == [window, window + len(response)]
     whole_prefix, whole_text = whole(tok, ids, response)
     assert message == parse_response(whole_text, verbatim_template(), prefix=whole_prefix)
 
@@ -110,22 +119,32 @@ def test_metaspace_keeps_eight() -> None:
     assert backend.seen == [16, len(ids), _JOINT_TOKENS, _JOINT_TOKENS + len(response)]
 
 
+def regex_template() -> dict:
+    """The verbatim template with a regex start anchor of bounded width (an alternation, as DeepSeek's and Gemma 4's)."""
+    template = verbatim_template()
+    del template["start_anchor"]
+    template["start_anchor_pattern"] = r"<\|im_start\|>assistant\n|</think>"
+    return template
+
+
+@pytest.mark.parametrize("regex", [False, True])
 @pytest.mark.parametrize("kind", ["byte_level", "metaspace"])
-@settings(max_examples=60, deadline=None, database=None)
+@settings(max_examples=50, deadline=None, database=None)
 @given(
     before=st.lists(st.sampled_from(WORDS), min_size=10, max_size=40),
     prefill=st.lists(st.sampled_from([w for w in WORDS if w != ANCHOR]), max_size=6),
     generated=st.lists(st.sampled_from(WORDS), min_size=1, max_size=20),
     shift=st.integers(-6, 6),
 )
-def test_the_texts_are_the_whole_decodes(kind: str, before: list[str], prefill: list[str], generated: list[str],
-                                         shift: int) -> None:
+def test_the_texts_are_the_whole_decodes(kind: str, regex: bool, before: list[str], prefill: list[str],
+                                         generated: list[str], shift: int) -> None:
     """`tokenizer.parse_response(ids, prefix=ids)` through the backend's own decode equals decoding prompt +
     response in one piece, splitting it where the prompt's text ends and parsing that (`tokenizer.decode` then
     `parse_response`); and the texts of `_decode_one` are the whole decode's (the response's exactly, the prefix's
     from its last anchor on)."""
     tok = byte_level_tokenizer() if kind == "byte_level" else metaspace_tokenizer()
-    tok.response_template = verbatim_template()
+    template = regex_template() if regex else verbatim_template()
+    tok.response_template = template
     ids = enc(tok, "".join(before) + ANCHOR + "".join(prefill) + "".join(generated))
     end = len(enc(tok, "".join(before) + ANCHOR + "".join(prefill)))
     i = min(max(end + shift, 1), len(ids) - 1)
@@ -138,6 +157,9 @@ def test_the_texts_are_the_whole_decodes(kind: str, before: list[str], prefill: 
     prefix_text, text = texts
     assert text == whole_text
     at = whole_prefix.rfind(ANCHOR)
+    if regex:  # what the engine reads of the prompt (the text after its last anchor match) is the same
+        assert tok.parse_response(response, prefix=prompt) == parse_response(whole_text, template, prefix=whole_prefix)
+        return
     if at >= 0:  # what the engine reads of the prompt: its text from the last anchor on
         assert prefix_text[prefix_text.rfind(ANCHOR):] == whole_prefix[at:]
     else:
