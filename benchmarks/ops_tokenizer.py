@@ -46,6 +46,15 @@ def _count(module: Any, tok: Any, ids: list[int], pids: list[int]) -> tuple[list
     method(tok, ids, prefix=pids)  # warm (caches, lazy imports)
     seen: list[int] = []
     real = module._decoder
+    rust = tok.__dict__.get("_tokenizer")
+
+    class Counted:  # the backend, its `decode` counted (the path still takes it for the backend's own)
+        def __getattr__(self, name: str) -> Any:
+            return getattr(rust, name)
+
+        def decode(self, x: list[int], skip: bool = False) -> str:
+            seen.append(len(x))
+            return rust.decode(x, skip)
 
     def counting(tokenizer: Any) -> Any:
         decode = real(tokenizer)
@@ -56,11 +65,16 @@ def _count(module: Any, tok: Any, ids: list[int], pids: list[int]) -> tuple[list
 
         return counted
 
-    module._decoder = counting
+    if rust is not None and module._backend_decoder(tok) is not None:
+        tok.__dict__["_tokenizer"] = Counted()
+    else:
+        module._decoder = counting
     try:
         method(tok, ids, prefix=pids)
     finally:
         module._decoder = real
+        if rust is not None:
+            tok.__dict__["_tokenizer"] = rust
     counts = {"all": 0, "glue": 0}
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .joint_decode import _ANCHOR_WINDOW, _JOINT_TOKENS, _PAIR_WINDOWS
+from .joint_decode import _ANCHOR_WINDOW, _DIRECT_WINDOW, _JOINT_TOKENS, _PAIR_WINDOWS
 
 _SCAN = _JOINT_TOKENS + 1 - _ANCHOR_WINDOW  # the prompt's ids a window of at most `_ANCHOR_WINDOW` tokens can use
 
@@ -55,13 +55,17 @@ def _learn(backend: Any, literal: str) -> tuple[int, list[int] | None] | None:
     return found
 
 
-def lead_windows(backend: Any, literal: str, prompt: list[int], plain: int) -> tuple[int, ...] | None:
+def lead_windows(
+    backend: Any, literal: str, prompt: list[int], plain: int, context: int = _JOINT_TOKENS, head: int | None = None
+) -> tuple[int, ...] | None:
     """The windows to try when the anchor `literal` starts with an added token of `backend` found (followed by the
     ids of the rest of the literal) among the prompt's last `_ANCHOR_WINDOW - _JOINT_TOKENS - 1` ids: the
     smallest holding its last such occurrence after a head of `_JOINT_TOKENS` tokens and one more token (the
     anchor's text must start strictly after the head's), then the larger of `_PAIR_WINDOWS`; only those that decode
     fewer tokens than `plain` (the plan without a window) on success, and for the usual windows on failure. None
-    (no hint) without a lead token or an occurrence."""
+    (no hint) without a lead token or an occurrence. `context` stands for `_JOINT_TOKENS` (the head's tokens: fewer
+    where the tokenizer's decoding allows, `joint_context.joint_tokens`); `head` the window's head (`context` when
+    None; 0: no head, the window starts at the anchor's lead token, `joint_context.decode_context`)."""
     ids = _LEADS.get((id(backend), literal), _UNKNOWN)
     if ids is _UNKNOWN:
         ids = _learn(backend, literal)
@@ -77,14 +81,17 @@ def lead_windows(backend: Any, literal: str, prompt: list[int], plain: int) -> t
         except ValueError:
             return None
         if after is None or tail[at - len(after) : at] == after:  # (the reversed tail: the ids after `lead`)
-            return _windows(at + _JOINT_TOKENS + 2, plain)
+            if head is None:
+                head = context
+            return _windows(at + head + 2 if head else at + 1, plain, context, head)
 
 
 @functools.lru_cache(maxsize=1024)
-def _windows(size: int, plain: int) -> tuple[int, ...]:
+def _windows(size: int, plain: int, context: int = _JOINT_TOKENS, head: int = _JOINT_TOKENS) -> tuple[int, ...]:
     """`size`, then the larger of `_PAIR_WINDOWS`, as far as each saves tokens over `plain`: a window the ids point
-    to on success (the window, its head and, up to `2 * _JOINT_TOKENS` tokens, the window again, else the prompt's
-    last `_JOINT_TOKENS` tokens), the usual ones also on failure (`decode_one_pair`'s rule)."""
-    if size + min(size, 2 * _JOINT_TOKENS) + _JOINT_TOKENS > plain:
+    to on success (the window, its head and, up to `2 * _JOINT_TOKENS` tokens (`joint_decode._DIRECT_WINDOW` with
+    a smaller context), the window again, else the prompt's last `_JOINT_TOKENS` tokens twice), the usual ones also
+    on failure (`decode_one_pair`'s rule); `context` stands for `_JOINT_TOKENS`, `head` for the head's tokens."""
+    if size + (size if size <= max(2 * context, _DIRECT_WINDOW) else 2 * context) + head > plain:
         return ()
-    return (size, *[w for w in _PAIR_WINDOWS if w > size and 3 * w + _JOINT_TOKENS <= plain])
+    return (size, *[w for w in _PAIR_WINDOWS if w > size and 3 * w + context <= plain])

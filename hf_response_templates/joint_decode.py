@@ -230,15 +230,17 @@ def _joint_split(
     prompt_text: str,
     response: list[int],
     whole: bool = False,
+    context: int = _JOINT_TOKENS,
 ) -> tuple[str, str]:
     """(prefix text, response text) as decoding `prompt + response` in one piece and splitting it where the
     prompt's text ends (`_split_point`) gives them, decoding only the prompt's last `_JOINT_TOKENS` tokens
     again (a prompt of more than `_SHORT_PROMPT` tokens). Falls back to the whole joint decode when the
     tail's text is not the end of the prompt's text (its first token decodes differently without what
     precedes it, e.g. the middle of a UTF-8 character). `whole`: `prompt_text` is the whole prompt's decode
-    (not a window's), which the whole joint decode then reuses."""
+    (not a window's), which the whole joint decode then reuses. `context`: the prompt tokens decoded again (fewer
+    where the tokenizer's decoding allows, `joint_context.joint_tokens`)."""
     if len(prompt) > _SHORT_PROMPT:
-        tail = prompt[-_JOINT_TOKENS:]
+        tail = prompt[-context:]
         tail_text = decode(tail)
         tail += response
         joint = decode(tail)
@@ -265,6 +267,11 @@ def _prompt_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: 
     return decode(prompt), True
 
 
+#: The largest window `decode_one_pair` decodes again whole with the response when its context is smaller than
+#: `_JOINT_TOKENS` (`joint_context`): `_joint_split`'s extra decode call and Python cost about 4 tokens' decoding,
+#: so a window of up to `2 * context + 4` tokens decodes faster whole (with `_JOINT_TOKENS`: `2 * _JOINT_TOKENS`).
+_DIRECT_WINDOW = 12
+
 #: The windows `decode_one_pair` tries, from the smallest: a generation prompt's start anchor (and a prefill after
 #: it) is most often within its last few tokens.
 _PAIR_WINDOWS = (16, 24, _ANCHOR_WINDOW)
@@ -273,7 +280,8 @@ from .anchor_lead import lead_windows  # noqa: E402 - it reads the constants abo
 
 
 def decode_one_pair(
-    decode: Callable[[list[int]], str], prompt: list[int], response: list[int], anchor: Any, backend: Any = None
+    decode: Callable[[list[int]], str], prompt: list[int], response: list[int], anchor: Any, backend: Any = None,
+    context: int = _JOINT_TOKENS, head: int | None = None,
 ) -> tuple[str, str]:
     """(prefix text, response text) of one non-empty prompt and its response, as decoding `prompt + response` in
     one piece and splitting where the prompt's text ends gives them (the prefix text may be only the end of the
@@ -287,17 +295,27 @@ def decode_one_pair(
     window of more than `2 * _JOINT_TOKENS` tokens gives the prompt's text only: its last `_JOINT_TOKENS` tokens
     are decoded with the response (`_joint_split`, fewer tokens). With the `tokenizers` `backend` (its added tokens:
     only a hint, `decode` still decides), a literal anchor starting with an added token has its windows chosen from
-    the prompt's ids (`anchor_lead.lead_windows`: the smallest window holding it, each saving tokens on success)."""
+    the prompt's ids (`anchor_lead.lead_windows`: the smallest window holding it, each saving tokens on success).
+    `context` stands for `_JOINT_TOKENS` throughout (the head, the tail decoded again): fewer where the tokenizer's
+    decoding depends on fewer tokens before (`joint_context.joint_tokens`). `head`: the tokens of a window's head
+    (`context` when None); 0 where a window's text is the end of the whole prompt's as soon as it does not start
+    with U+FFFD (a byte-level decoder, `joint_context.decode_context`): a window with no head, the anchor anywhere
+    in its text."""
+    if head is None:
+        head = context
     size = len(prompt)
     test = None if anchor is None else _anchor_test(anchor)
     if test is not None:
         literal, search = test
         # tokens decoded besides the response: without a window (the prompt and prompt + response up to
         # `_SHORT_PROMPT` tokens, else the prompt, its tail and tail + response) and with one (window, head, window)
-        plain = 2 * size if size <= _SHORT_PROMPT else size + 2 * _JOINT_TOKENS
-        windows, limit = _PAIR_WINDOWS, (plain - _JOINT_TOKENS) // 3  # a success must save what a failure costs
-        if literal is not None and backend is not None and plain > 3 * _JOINT_TOKENS + 4:  # (a 10-token window saves)
-            hinted = lead_windows(backend, literal, prompt, plain)  # the windows the ids point to, each saving
+        plain = 2 * size if size <= _SHORT_PROMPT else size + 2 * context
+        # a success must save what a failure costs (reckoned with `_JOINT_TOKENS` whatever `context` is: the same
+        # windows are tried, each decoding no more than with `_JOINT_TOKENS`)
+        limit = ((2 * size if size <= _SHORT_PROMPT else size + 2 * _JOINT_TOKENS) - _JOINT_TOKENS) // 3
+        windows = _PAIR_WINDOWS
+        if literal is not None and backend is not None and plain > 3 * context + 4:  # (a 10-token window saves)
+            hinted = lead_windows(backend, literal, prompt, plain, context, head)  # the windows the ids point to, each saving
             if hinted is not None:
                 windows, limit = hinted, plain
         for window in windows:
@@ -305,21 +323,24 @@ def decode_one_pair(
                 break
             tokens = prompt[-window:]
             text = decode(tokens)
-            if literal is not None:
-                at = text.rfind(literal)
-                if at <= 0 or at <= len(decode(tokens[:_JOINT_TOKENS])):  # (no head decode without the anchor)
+            if not head:  # (the text is the whole prompt's end unless it starts inside a character)
+                if text[:1] == "\ufffd" or (text.rfind(literal) < 0 if literal is not None else not search(text, 0)):
                     continue
-            elif not search(text, len(decode(tokens[:_JOINT_TOKENS]))):
+            elif literal is not None:
+                at = text.rfind(literal)
+                if at <= 0 or at <= len(decode(tokens[:head])):  # (no head decode without the anchor)
+                    continue
+            elif not search(text, len(decode(tokens[:head]))):
                 continue
-            if window > 2 * _JOINT_TOKENS:
-                return _joint_split(decode, prompt, text, response)
+            if window > max(2 * context, _DIRECT_WINDOW):
+                return _joint_split(decode, prompt, text, response, False, context)
             joint = decode(tokens + response)
             if joint.startswith(text):  # (`_split_point`'s first case, without the call)
                 return text, joint[len(text) :]
             cut = _split_point(joint, text)
             return text[:cut], joint[cut:]
     text = decode(prompt)
-    return _joint_split(decode, prompt, text, response, True)
+    return _joint_split(decode, prompt, text, response, True, context)
 
 
 @functools.lru_cache(maxsize=256)

@@ -60,6 +60,8 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .joint_context import DEFAULT as _DEFAULT_CONTEXT
+from .joint_context import decode_context
 from .joint_decode import (  # the decoding plan; re-exported: tests and tools read them here
     _ANCHOR_WINDOW,  # noqa: F401
     _ANCHOR_WINDOWS,  # noqa: F401
@@ -640,7 +642,10 @@ def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: 
                 response = kept
         if not prompt:
             return "", decode(response)
-        return decode_one_pair(decode, prompt, response, anchor, tokenizer.__dict__.get("_tokenizer"))
+        rust = tokenizer.__dict__.get("_tokenizer")
+        # the backend's own decode: as few prompt tokens of context as its decoder needs (`joint_context`)
+        context, head = decode_context(rust) if backend else _DEFAULT_CONTEXT
+        return decode_one_pair(decode, prompt, response, anchor, rust, context, head)
     except TypeError:
         if backend:  # an id the backend could not convert
             return None
