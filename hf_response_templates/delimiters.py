@@ -51,6 +51,7 @@ from typing import Any
 
 import regex
 
+from .behind_guard import false_partial
 from .end_search import _finders, _next_of, end_finder
 from .regex_leads import (
     _SPACE_CHARS,
@@ -176,6 +177,9 @@ class Delimiter:
     #: without one (`Watch.scan`).
     guard_search: Any = field(init=False, repr=False)
     guard_reach: int = field(init=False, repr=False)
+    #: For a regex with an alternative that starts with a lookbehind: `behind_guard.false_partial`'s test of a
+    #: partial match `regex` reports where that lookbehind fails (held text no match can start); else None.
+    behind_false: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         groupindex = self.pattern.groupindex if self.pattern is not None else {}
@@ -197,6 +201,8 @@ class Delimiter:
         object.__setattr__(self, "partial_leads", leads)
         object.__setattr__(self, "lead_search", _lead_trigger(leads) if leads else None)
         object.__setattr__(self, "bare_leads", leads is not None and _literal_leads(self.source) == leads)
+        object.__setattr__(
+            self, "behind_false", false_partial(self.source, self.pattern.flags) if regex_ and leads else None)
         object.__setattr__(self, "sure_leads", _sure_leads(self.source) if regex_ else frozenset(self.literals or ()))
         object.__setattr__(self, "late_leads", _late_leads(self.source) if regex_ and anchored else leads)
         if not regex_:
@@ -257,6 +263,8 @@ class Watch:
         "hold_next",
         "guard_only",
         "held_memo",
+        "whole",
+        "steady",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -488,6 +496,17 @@ class Watch:
                     own = _stdre.compile("[" + "".join(_stdre.escape(c) for c in sorted(f)) + "]").search
                 if own is not None:
                     self.own_search[d] = own
+        #: `region_change`'s answers, `{text from a held start: (delimiter, captures, end), True (held whole) or False}`,
+        #: where the text alone decides them: a lone literal (prefilled with it and its proper beginnings) or a
+        #: watch with `held_memo` and no zero-width delimiter (filled as texts come); else None.
+        self.whole: dict | None = (
+            {**dict.fromkeys((self.lit_alone[:i] for i in range(1, len(self.lit_alone))), True),
+             self.lit_alone: (self.lit_one_delimiter, None, len(self.lit_alone))} if self.lit_alone is not None
+            and prefilter
+            else {} if self.held_memo is not None and not self.zero_width else None
+        )
+        #: `region_change.steady_for`'s tuples, by field (the parser's steady state in a region without markup).
+        self.steady: dict = {}
 
     def scan(
         self,
@@ -827,7 +846,8 @@ def _search_regex(
                 if start < lo:  # `regex` reports a partial match only when nothing complete follows
                     m = pat.search(window, lo, None, None, True, timeout)
                     continue
-                if leads is not None and not _fits_leads(window, start, leads):
+                if leads is not None and not _fits_leads(window, start, leads) or (
+                        d.behind_false is not None and d.behind_false(window, start, timeout)):
                     # A false partial match (`regex` reports `</b` for `(?<=<think>\s*)(?=<think>)`, issue
                     # 19): no text can complete it, so it holds nothing back; look past it.
                     m = pat.search(window, start + 1, None, None, True, timeout) if start < n else None
@@ -844,7 +864,7 @@ def _search_regex(
             return None
         # `regex` prefers a complete match anywhere over an earlier partial one: look for one.
         if start > pos and start > lo:
-            earlier = _earlier_partial(pat, window, max(pos, lo), start, timeout, leads)
+            earlier = _earlier_partial(pat, window, max(pos, lo), start, timeout, leads, d.behind_false)
             if earlier is not None:
                 return earlier, n, None, True
         return _settle(d, window, m, lo, timeout)
@@ -903,7 +923,7 @@ def _search_by_leads(
             if m is not None:
                 end = m.end()
                 if m.partial:
-                    if i >= lo:
+                    if i >= lo and (d.behind_false is None or not d.behind_false(window, i, timeout)):
                         return i, n, None, True
                 elif not (i == end == zw_at or end - i > MAX_DELIMITER_LENGTH):
                     return _settle(d, window, m, lo, None if n - i <= d.untimed_match else timeout)
@@ -994,10 +1014,12 @@ def _match_here(d: Delimiter, window: str, pos: int, zw_at: int, timeout: float 
 
 
 def _earlier_partial(
-    pat: Any, window: str, pos: int, limit: int, timeout: float | None, leads: tuple[str, ...] | None = None
+    pat: Any, window: str, pos: int, limit: int, timeout: float | None, leads: tuple[str, ...] | None = None,
+    false: Any = None,
 ) -> int | None:
     """The earliest position in [pos, limit) where a partial match of `pat` starts, or None. With `leads`
-    (`Delimiter.partial_leads`), a partial match that fits none of them is false and does not count."""
+    (`Delimiter.partial_leads`), a partial match that fits none of them is false and does not count; so is one
+    `false` (`Delimiter.behind_false`) says is behind a failing lookbehind."""
     p = pos
     while p < limit:
         cand = pat.search(window, p, limit, None, True, timeout)
@@ -1008,7 +1030,8 @@ def _earlier_partial(
             # partial match before it: try each position instead.
             for q in range(p, min(cand.start() + 1, limit)):
                 real = pat.match(window, q, None, None, True, timeout)
-                if real is not None and real.partial and _fits_leads(window, q, leads):
+                if real is not None and real.partial and _fits_leads(window, q, leads) and (
+                        false is None or not false(window, q, timeout)):
                     return q
             p = cand.start() + 1
             continue
@@ -1016,7 +1039,8 @@ def _earlier_partial(
         if p >= limit:
             return None
         real = pat.match(window, p, None, None, True, timeout)
-        if real is not None and real.partial and _fits_leads(window, p, leads):
+        if real is not None and real.partial and _fits_leads(window, p, leads) and (
+                false is None or not false(window, p, timeout)):
             return p
         p += 1
     return None

@@ -46,6 +46,7 @@ from .errors import RegexTimeoutError, ResponseParseError
 from .held import still_held
 from .jsonscan import FLIP as _FLIP
 from .plan import plan_for
+from .region_change import held_chunk, held_scan, steady_for, steady_markup
 from .steady_found import found_in_steady
 from .template import FieldSpec, ResponseTemplate, load_template
 from .template import _by_id as _loaded_by_id
@@ -415,6 +416,8 @@ class ResponseParser:
             # when the fixed texts say neither starts a delimiter.
             buf = self._buf
             if buf:
+                if watch.whole is not None and held_chunk(self, text, events):
+                    return events  # (held text that `text` grows or completes, known to the watch)
                 # (`feed_trigger` only for text held here: one a scan held may follow a lookbehind's guard)
                 trigger = watch.feed_trigger if self._fheld else watch.lead_trigger
                 if trigger is None:
@@ -496,6 +499,8 @@ class ResponseParser:
             if stale:
                 self._fast = self._fast_state()
             return events
+        if self._buf and watch is not None and watch.whole is not None and held_chunk(self, text, events):
+            return events  # (held text that `text` grows or completes, known to the watch: `region_change.py`)
         self._run(text, events, False)
         return events
 
@@ -606,30 +611,12 @@ class ResponseParser:
             self._acc = _new_acc()
         cur = self._current
         markup = cur.markup  # type: ignore[union-attr]  # (open: a current field)
-        hold = watch.lone_hold
         if markup is None:
-            dirty = not cur.streamable  # type: ignore[union-attr]
-            return (chars[0], chars[-1], cur.name, dirty, None, hold, watch.hold_next,  # type: ignore[union-attr]
-                    watch.feed_trigger, {"type": "region_chunk", "field": cur.name, "text": "", "dirty": dirty},
-                    watch.feed_holds)
+            return steady_for(watch, cur)  # (built once per watch and field)
         mk = self._mk
         if mk is None or mk.held or mk.off or self._dead or markup.first_char is None:
             return None
-        # (the trigger: no delimiter's nor markup's fixed text in the chunk, `Markup.joint_trigger`)
-        trigger = markup.joints.get(watch.feed_trigger, markup)
-        if trigger is markup:
-            trigger = markup.joint_trigger(watch.feed_trigger)
-        if len(chars) > 1:  # two characters, one of them the markup's (Gemma 4's content: `<`, `c`; `<channel|>`)
-            if markup.first_char not in chars:
-                return None
-            return (chars[0], chars[1], cur.name, False, mk, None, None, trigger,  # type: ignore[union-attr]
-                    {"type": "region_chunk", "field": cur.name, "text": "", "dirty": False}, None)  # type: ignore[union-attr]
-        after = markup.next_chars
-        if hold is not None and (markup.first_char != hold or after is None):
-            hold = None
-        return (chars, markup.first_char, cur.name, False, mk, hold,  # type: ignore[union-attr]
-                watch.hold_next + after if hold is not None else None, trigger,
-                {"type": "region_chunk", "field": cur.name, "text": "", "dirty": False}, None)  # type: ignore[union-attr]
+        return steady_markup(watch, cur, mk)  # (the rest built once per watch and field)
 
     def _held_end(self, found: Any, text: str, watch: Watch) -> str | None:
         """`feed()`'s fast path, where `Watch.feed_trigger` found something in `text`: if it is only a beginning
@@ -789,20 +776,24 @@ class ResponseParser:
         ctx = self._ctx
         resume = self._resume
         if (resume is not None and not eos and resume[1] == self._consumed and resume[0] is self._watch
-                and not self._disabled and still_held(resume[0], resume[4], ctx, self._buf + text)):
-            # Held text that grows (a tool-call header token by token) and is still held from its start: the
-            # scan would answer its start again (`held.still_held`). What the end of this method does then,
-            # with nothing routed; `_resume` stays valid (its results were found on a prefix of this text).
-            held = self._buf = self._buf + text
-            self._fheld = False
-            behind = resume[0].behind
-            self._rescan = behind is not None and held[-1:] in behind
-            self._fast = None
-            if timed:
-                self._left -= perf_counter() - t0
-                if self._left < self._timeout:
-                    self._spend(0.0, events)
-            return
+                and not self._disabled):
+            if resume[0].whole is not None:  # (what the watch knows of held texts: `region_change.py`)
+                if self._vend is None and held_scan(self, resume, text, events, timed):
+                    return
+            elif still_held(resume[0], resume[4], ctx, self._buf + text):
+                # Held text that grows (a tool-call header token by token) and is still held from its start: the
+                # scan would answer its start again (`held.still_held`). What the end of this method does then,
+                # with nothing routed; `_resume` stays valid (its results were found on a prefix of this text).
+                held = self._buf = self._buf + text
+                self._fheld = False
+                behind = resume[0].behind
+                self._rescan = behind is not None and held[-1:] in behind
+                self._fast = None
+                if timed:
+                    self._left -= perf_counter() - t0
+                    if self._left < self._timeout:
+                        self._spend(0.0, events)
+                return
         window = ctx + self._buf + text if ctx else self._buf + text
         pos = len(ctx)
         w0 = self._consumed - pos  # stream offset of window[0]

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .region_change import held_chunk
+
 
 def found_in_steady(p: Any, fast: tuple, text: str, found: Any) -> list[dict[str, Any]]:
     """`p.feed(text)` for a `ResponseParser` in the steady state `fast` (a tuple without markup) whose trigger found
@@ -50,5 +52,7 @@ def found_in_steady(p: Any, fast: tuple, text: str, found: Any) -> list[dict[str
         return [event]
     p._settle()
     events: list[dict[str, Any]] = []
+    if text == watch.lit_alone and watch.whole is not None and held_chunk(p, text, events):
+        return events  # (the watch's one literal, `</think>` in one chunk: `region_change.py`)
     p._scan(text, events, False)
     return events

@@ -104,6 +104,7 @@ def test_a_header_held_after_a_zero_width_close_is_not_searched_again_per_chunk(
         monkeypatch.setattr(delimiters, "commit_at", lambda *a: None)
         for w in {id(w): w for w in [tpl.late_idle_watch, *tpl.late_close_watches]}.values():
             monkeypatch.setattr(w, "sure_holds", {})
+            monkeypatch.setattr(w, "whole", None)  # (and what `region_change` knows of held texts)
     calls = _count(monkeypatch)
     header = '<|open|>call tool="get_weather" index="1"<|sep|>'
     for ch in header:

@@ -39,6 +39,8 @@ def _forgotten(tpl):
     for w in _watches(tpl):
         if w.held_memo is not None:
             w.held_memo.clear()
+        if w.whole is not None and w.regexes:  # (and `region_change`'s learnt texts, which come from the memo)
+            w.whole.clear()
     return tpl
 
 
