@@ -29,9 +29,8 @@ from hf_response_templates.delta_state import _COMPACT_AT, _compact, _join_piece
 from hf_response_templates.partial.json_reader import (
     _AFTER,
     _CUT_MEMBER,
-    _FIRST_MEMBER,
     _LITERALS,
-    _NEXT_MEMBER,
+    _MEMBER,
     _STR,
     _STR_RUN,
     _WAIT_MEMBER,
@@ -43,6 +42,15 @@ _Deltas = list[dict[str, Any]]
 # decoded and written again, it is the same text (if printable: no raw control character, no lone surrogate)
 _ESCAPED_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\[nrtbf"\\])*')
 _scanstring = json.decoder.scanstring  # (the C scanner: the rest of a JSON string after its opening quote)
+# A followed member (`json_reader._MEMBER`, first or next) that the text held back and the piece, joined, hold whole
+# (in `member_end`), followed by nothing or by the next member cut before its value (`json_reader._CUT_MEMBER`, in
+# a lookahead: the match ends with the member; the quotes the cut holds, counted, are those its groups saw)
+_CUT_AHEAD = r'(?=(?:,(?: (?:"[^"]*(?:"(?::(?: )?)?)?)?)?)?\Z)'
+_FIRST_HELD = re.compile(f"(?:{_MEMBER}){_CUT_AHEAD}")
+_NEXT_HELD = re.compile(f", (?:{_MEMBER}){_CUT_AHEAD}")
+# The end of a JSON string without escapes (its last characters, group 1, and its quote), followed by nothing or by
+# the next member cut before its value (`json_reader._CUT_MEMBER`)
+_STRING_ENDS = re.compile(r'([^"\\\x00-\x1f]*)"(?:,(?: (?:"[^"]*(?:"(?::(?: )?)?)?)?)?)?\Z')
 _UNSET = object()  # (`json_hot_feed`'s lag character before the first piece)
 
 
@@ -57,7 +65,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     pending = p.pending  # (the same list for the reader's life: only appended to and cleared)
     pending_append = pending.append
     join = "".join
-    first_member, next_member, cut_member = _FIRST_MEMBER.match, _NEXT_MEMBER.match, _CUT_MEMBER.match
+    first_member, next_member, string_ends = _FIRST_HELD.match, _NEXT_HELD.match, _STRING_ENDS.match
     # The stream's lag character (`DeltaStream._lag_char`) when `sink_stops` and `held_stops` were made (see
     # `first`): while it is still that one, a piece holding none of `sink_stops` (a sunk string's piece needing no
     # escaping and not ending the region) or of `held_stops` (a piece held between members, quotes aside) takes
@@ -65,16 +73,22 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     lag_c: Any = _UNSET
     sink_stops: frozenset[str] = frozenset()
     held_stops: frozenset[str] = frozenset()
+    # The call whose string `sink_feed` appends to, whose member `held_feed` holds (set as either is installed)
+    scall: Any = None
+    fcall: Any = None
 
     def feed(text: str) -> _Deltas:
         # (the region's close, or the stream's finish, puts `_feed` back: `DeltaStream._on_close`)
+        nonlocal scall, fcall
         if ds._lag_char is not lag_c or not text:
             return first(text)
         call = r.sink
         if call is not None:
             if sink_stops.isdisjoint(text) and text.isprintable():
                 # the next piece of the string the partial parser sits in, needing no JSON escaping, and its fragment
-                # (in `call.parts` later: `_Call.run`)
+                # (in `call.parts` later: `_Call.run`); the next pieces go to `sink_feed`
+                scall = call
+                ds.feed = r.hot = sink_feed
                 lag_append(text)  # (`DeltaStream._take`, inlined)
                 if len(lag) >= _LAG_AT:
                     unlag(call)
@@ -84,7 +98,10 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         if p.wait is _WAIT_MEMBER and (call := r.follow) is not None:  # between members
             if held_stops.isdisjoint(text):
                 # a piece that can neither complete the member held back nor open its string value (no quote: the
-                # quotes still to come stay as they are): `JsonPartial.hold`, inlined
+                # quotes still to come stay as they are): `JsonPartial.hold`, inlined; the next pieces go to
+                # `held_feed`
+                fcall = call
+                ds.feed = r.hot = held_feed
                 lag_append(text)
                 if len(lag) >= _LAG_AT:
                     ds._unlag()
@@ -103,6 +120,47 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                         return []
                 return member_end(call, text)
         return follow_other(text)
+
+    # While the string stays sunk, or the member held back waits for more: `feed`'s branch for that state, as the
+    # stream's ``feed`` (and the region's, so that `DeltaStream._feed` installs it again), and `feed` back for any
+    # other piece, before anything else is done. They are installed where that state and the lag character are
+    # known (`feed`, `member_end`, `unsink`), and the state can change only in the steps that put `feed` back first
+    # (the lag character, `DeltaStream._lag_char`, only in `DeltaStream._feed` and `_take`)
+
+    def sink_feed(text: str) -> _Deltas:
+        """`feed` while the stream sinks the string of `scall`."""
+        if text and sink_stops.isdisjoint(text) and text.isprintable():
+            lag_append(text)  # (`DeltaStream._take`, inlined)
+            if len(lag) >= _LAG_AT:
+                unlag(scall)
+            scall.str_chunks.append(text)
+            return [{"tool_calls": [{"index": scall.index, "function": {"arguments": text}}]}]
+        ds.feed = r.hot = feed
+        return sink_other(scall, text) if text else feed(text)  # (`feed`'s step for it)
+
+    def held_feed(text: str) -> _Deltas:
+        """`feed` while the followed arguments of `fcall` hold a member back (`JsonPartial.wait` is
+        `_WAIT_MEMBER`)."""
+        if text and held_stops.isdisjoint(text):
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                ds._unlag()
+            pending_append(text)
+            return []
+        if text and lag_c not in text:  # (a quote, "}" or "]": `feed`'s steps for it)
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                ds._unlag()
+            if "}" not in text and "]" not in text:
+                q = p.quotes  # (at least 1 while `wait` is `_WAIT_MEMBER`)
+                n = text.count('"')
+                if n < q:
+                    p.quotes = q - n
+                    pending_append(text)
+                    return []
+            return member_end(fcall, text)  # (which puts `feed` back unless it installs a feed itself)
+        ds.feed = r.hot = feed
+        return feed(text)
 
     def first(text: str) -> _Deltas:
         """`feed` of a piece while the lag character is not the one the stop sets were made for (it changed, or is
@@ -124,7 +182,8 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
 
     def sink_other(call: Any, text: str) -> _Deltas:
         """A piece of the sunk string that may end the region, needs escaping or ends the string (`hot_feed`'s
-        steps)."""
+        steps); `feed` is the stream's ``feed``, the lag character `lag_c`."""
+        nonlocal scall
         c = ds._lag_char
         if c in text and ((t := ds._lag_test) is None or t(text) is not None):
             return slow(text) if t is None else sink_parse(call, text)
@@ -132,6 +191,8 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         if len(lag) >= _LAG_AT:
             unlag(call)
         if '"' not in text and "\\" not in text and text.isprintable():  # (the lag character, with no delimiter)
+            scall = call
+            ds.feed = r.hot = sink_feed
             call.str_chunks.append(text)
             return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
         return unsink(call, text)
@@ -218,9 +279,47 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
 
     def unsink(call: Any, text: str) -> _Deltas:
         """A piece of the sunk string that needs escaping, or ends it (`hot_feed`'s steps, with the common end read
-        here: see `string_end`)."""
+        here: see `string_end`); `feed` is the stream's ``feed``."""
+        nonlocal scall, fcall
         if r.follow is None:
             return ds._partial_chunk(r, text)
+        m = string_ends(text)
+        if m is not None and (k := call.run) >= 0 and call is r.follow and text.isascii():
+            parts = call.parts
+            if len(parts) < _COMPACT_AT - 1:
+                # the string ends, its last characters need no escaping, followed by nothing or by the next member cut
+                # before its value: the steps below (`_unsink`, `JsonPartial.end_string`) in one, the sunk pieces
+                # and the fragment in one item of `parts`
+                q = m.end(1)
+                j = q + 1
+                chunks = call.str_chunks  # (== `p._chunks`: the string sunk)
+                if q:
+                    chunks.append(text[:q])
+                call.run = -1
+                r.sink = None
+                try:
+                    frame = p.following
+                    frame.node[frame.open_key] = chunks[0] if len(chunks) == 1 else join(chunks)
+                    p._chunks = []
+                    p._mode = _AFTER
+                    p.version += 1
+                    frame.open_key = None
+                    frame.version += 1
+                    p.wait = _WAIT_MEMBER
+                    if j < len(text):
+                        rest = text[j:]
+                        p.quotes = 3 - rest.count('"')  # (those the cut's groups see: `_CUT_MEMBER`)
+                        pending_append(rest)
+                        text = text[:j]
+                    else:
+                        p.quotes = 3
+                except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                    return []
+                parts.append(join(chunks[k:]) + '"')  # (the sunk pieces, the last ones, the quote)
+                fcall = call
+                ds.feed = r.hot = held_feed
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
         k = call.run  # `delta_state._unsink`, inlined
         if k >= 0:
             call.run = -1
@@ -258,6 +357,8 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                 if j < len(text):
                     pending_append(text[j:])
                     text = text[:j]
+                fcall = call
+                ds.feed = r.hot = held_feed
             except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
                 ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
                 return []
@@ -276,6 +377,8 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
             r.sink = call
             call.str_chunks = chunks
             call.run = len(chunks)
+            scall = call
+            ds.feed = r.hot = sink_feed
             parts = call.parts
             if len(parts) < _COMPACT_AT:
                 parts.append(text)
@@ -306,10 +409,11 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
 
     def member_end(call: Any, text: str) -> _Deltas:
         """A piece that may complete the member held back: `JsonPartial._follow_held`, with the common member read
-        here (see the module docs)."""
+        here (see the module docs). It installs the feed of the state it leaves (`held_feed`, `sink_feed`), or
+        `feed`."""
+        nonlocal scall, fcall
         if pending:
-            pending_append(text)
-            s = join(pending)
+            s = join(pending) + text
             pending.clear()
         else:
             s = text
@@ -332,15 +436,11 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     r.sink = call
                     call.str_chunks = chunks
                     call.run = len(chunks)
-            else:
-                j = m.end()
-                if j == len(s):
-                    quotes = 3
-                elif (t := cut_member(s, j)) is not None:  # the next member, cut before its value: held
-                    quotes = 3 if (q := t.lastindex) is None else 3 - q
-                else:  # (more members: `_follow_held` reads them all, as before)
-                    pending_append(s)
-                    return general(call, "", p._follow_held)
+                    scall = call
+                    ds.feed = r.hot = sink_feed
+                else:
+                    ds.feed = r.hot = feed
+            else:  # (followed by nothing, or by the next member cut before its value: held)
                 keys.append(key)
                 try:
                     node[key] = (
@@ -348,8 +448,10 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                         else _LITERALS[m[3]]
                     )
                 except (ValueError, RecursionError):  # (as `_follow_held`: the body broke)
+                    ds.feed = r.hot = feed
                     return ds._follow_result(r, call, text, p._break())
                 except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    ds.feed = r.hot = feed
                     ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
                     return []
                 if g == 4:  # (a string opened and ended: two changes)
@@ -359,15 +461,22 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     p.version += 1
                     frame.version += 1
                 p._mode = _AFTER
-                p.quotes = quotes  # (`wait` stays `_WAIT_MEMBER`)
-                if j < len(s):
-                    pending_append(s[j:])
+                j = m.end()
+                if j < len(s):  # (`wait` stays `_WAIT_MEMBER`, for the quotes still to come)
+                    rest = s[j:]
+                    p.quotes = 3 - rest.count('"')
+                    pending_append(rest)
                     s = s[:j]
+                else:
+                    p.quotes = 3
+                fcall = call
+                ds.feed = r.hot = held_feed
             parts = call.parts  # (`sent`, inlined)
             if (s.isascii() or s.isprintable()) and len(parts) < _COMPACT_AT:
                 parts.append(s)
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": s}}]}]
             return sent(call, s)
+        ds.feed = r.hot = feed
         pending_append(s)  # (undone: `_follow_held` reads it all, as before)
         return general(call, "", p._follow_held)
 
