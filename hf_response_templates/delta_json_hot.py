@@ -73,6 +73,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     lag_c: Any = _UNSET
     sink_stops: frozenset[str] = frozenset()
     held_stops: frozenset[str] = frozenset()
+    quote_stops: frozenset[str] = frozenset()  # (`held_feed`: a piece with a quote and none of these)
     # The call whose string `sink_feed` appends to, whose member `held_feed` holds (set as either is installed)
     scall: Any = None
     fcall: Any = None
@@ -136,36 +137,48 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
             scall.str_chunks.append(text)
             return [{"tool_calls": [{"index": scall.index, "function": {"arguments": text}}]}]
         ds.feed = r.hot = feed
+        if text and lag_c not in text:  # a quote, a backslash or a character that needs escaping (`sink_other`)
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                unlag(scall)
+            return unsink(scall, text)
         return sink_other(scall, text) if text else feed(text)  # (`feed`'s step for it)
 
     def held_feed(text: str) -> _Deltas:
         """`feed` while the followed arguments of `fcall` hold a member back (`JsonPartial.wait` is
         `_WAIT_MEMBER`)."""
-        if text and held_stops.isdisjoint(text):
+        if not text:
+            ds.feed = r.hot = feed
+            return feed(text)
+        if held_stops.isdisjoint(text):
             lag_append(text)
             if len(lag) >= _LAG_AT:
                 ds._unlag()
             pending_append(text)
             return []
-        if text and lag_c not in text:  # (a quote, "}" or "]": `feed`'s steps for it)
+        if quote_stops.isdisjoint(text):  # a quote, and none of "}", "]" and the lag character (`feed`'s steps)
             lag_append(text)
             if len(lag) >= _LAG_AT:
                 ds._unlag()
-            if "}" not in text and "]" not in text:
-                q = p.quotes  # (at least 1 while `wait` is `_WAIT_MEMBER`)
-                n = text.count('"')
-                if n < q:
-                    p.quotes = q - n
-                    pending_append(text)
-                    return []
+            q = p.quotes  # (at least 1 while `wait` is `_WAIT_MEMBER`)
+            n = text.count('"')
+            if n < q:
+                p.quotes = q - n
+                pending_append(text)
+                return []
             return member_end(fcall, text)  # (which puts `feed` back unless it installs a feed itself)
+        if lag_c not in text:  # ("}" or "]")
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                ds._unlag()
+            return member_end(fcall, text)
         ds.feed = r.hot = feed
         return feed(text)
 
     def first(text: str) -> _Deltas:
         """`feed` of a piece while the lag character is not the one the stop sets were made for (it changed, or is
         unknown: a piece then goes to `_feed`), or of an empty piece: the sets are made again for the new one."""
-        nonlocal lag_c, sink_stops, held_stops
+        nonlocal lag_c, sink_stops, held_stops, quote_stops
         c = ds._lag_char
         if not c or not text:
             if c is None and text and (call := r.sink) is not None and r.follow is call and not lag:
@@ -175,6 +188,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
             lag_c = c
             sink_stops = frozenset(('"', "\\", c))
             held_stops = frozenset(('"', "}", "]", c))
+            quote_stops = frozenset(("}", "]", c))
         call = r.sink
         if call is not None:
             return sink_other(call, text)
