@@ -1,20 +1,30 @@
 """`json_hot_feed`: `delta_hot.hot_feed` for a tool region whose partial parser is a plain `JsonPartial` (Hermes and
-the other JSON formats), with a member's end read in the same call and a small per-piece frame.
+the other JSON formats), with a member's end read in the same call, a feed per state and a small per-piece frame.
 
 While the arguments object is followed (`JsonPartial.follow`), a piece that may complete the member held back
 (`JsonPartial.wait`) went through `hot_feed`, `JsonPartial._follow_held` and `JsonPartial._follow_members`: three
 frames, a list of fragments and a failed match before the cut start of the next member was recognised. Here the
-common case is read by one function (`_member_end`): the held text and the piece, joined, are one whole member as
-json.dumps writes it (`_FIRST_MEMBER` / `_NEXT_MEMBER`), followed by nothing or by the next member cut before its
-value (`_CUT_MEMBER`). The reader's state is then changed exactly as `_follow_members` changes it for that text, and
-the fragment (the member's text) is the delta. Anything else (a duplicate key, more members after it, a member the
-patterns do not take) is handed, untouched, to `_follow_held`, as before.
+common case is read by one function (`member_end`): the held text and the piece, joined, are one whole member as
+json.dumps writes it (`json_reader._MEMBER`), followed by nothing or by the next member cut before its value (one
+match: `_FIRST_HELD` / `_NEXT_HELD`). The reader's state is then changed exactly as `_follow_members` changes it
+for that text, and the fragment (the member's text) is the delta. Anything else (a duplicate key, more members after
+it, a member the patterns do not take) is handed, untouched, to `_follow_held`, as before. The same holds for the
+end of a sunk string followed by nothing or a cut member (`unsink`, `_STRING_ENDS`: `JsonPartial.end_string`'s
+steps), and for a piece of a sunk string whose escapes are those json.dumps writes (`_ESCAPED_RUN`: the piece is its
+own fragment, decoded once, and the string is sunk again).
 
-The per-piece function (`feed`) keeps only the steps of the common pieces (a piece of the string the stream sinks,
-a piece held between members) and few variables: CPython copies a closure's cells into every call's frame and clears
-every local slot at its return, so a large function costs on every piece, whichever branch it takes. The rarer
-steps are functions of their own. The branches are those of `hot_feed` (without the dialect's), so the deltas are
-the same piece by piece.
+The stream's ``feed`` is the function of the state the region is in: `sink_feed` while a string argument is sunk
+(`_Region.sink`), `held_feed` while a member is held back, else `feed` (the region's feed, which the stream installs,
+with all the branches). Each of the first two keeps only its state's common pieces, one set test each (the stops
+below include the stream's lag character, `DeltaStream._lag_char`, cached with them); any other piece puts `feed`
+back first, then takes `feed`'s steps. They are installed only where their state and that lag character are known,
+and both can change only in steps that put `feed` back before they run. A piece in which the region's end may start
+(the lag character, and the parser's test) goes to the parser directly (`sink_parse`, `sink_resume`: the steps of
+`DeltaStream._feed` and `_take` for it, and `DeltaStream._route`'s common case for its chunk).
+
+CPython copies a closure's cells into every call's frame and clears every local slot at its return, so a large
+function costs on every piece, whichever branch it takes: the rarer steps are functions of their own. The branches
+are those of `hot_feed` (without the dialect's), so the deltas are the same piece by piece.
 """
 
 from __future__ import annotations
