@@ -1,35 +1,46 @@
 """`json_hot_feed`: `delta_hot.hot_feed` for a tool region whose partial parser is a plain `JsonPartial` (Hermes and
-the other JSON formats), with a member's end read in the same call and a small per-piece frame.
+the other JSON formats), with a member's end read in the same call, a feed per state and a small per-piece frame.
 
 While the arguments object is followed (`JsonPartial.follow`), a piece that may complete the member held back
 (`JsonPartial.wait`) went through `hot_feed`, `JsonPartial._follow_held` and `JsonPartial._follow_members`: three
 frames, a list of fragments and a failed match before the cut start of the next member was recognised. Here the
-common case is read by one function (`_member_end`): the held text and the piece, joined, are one whole member as
-json.dumps writes it (`_FIRST_MEMBER` / `_NEXT_MEMBER`), followed by nothing or by the next member cut before its
-value (`_CUT_MEMBER`). The reader's state is then changed exactly as `_follow_members` changes it for that text, and
-the fragment (the member's text) is the delta. Anything else (a duplicate key, more members after it, a member the
-patterns do not take) is handed, untouched, to `_follow_held`, as before.
+common case is read by one function (`member_end`): the held text and the piece, joined, are one whole member as
+json.dumps writes it (`json_reader._MEMBER`), followed by nothing or by the next member cut before its value (one
+match: `_FIRST_HELD` / `_NEXT_HELD`). The reader's state is then changed exactly as `_follow_members` changes it
+for that text, and the fragment (the member's text) is the delta. Anything else (a duplicate key, more members after
+it, a member the patterns do not take) is handed, untouched, to `_follow_held`, as before. The same holds for the
+end of a sunk string followed by nothing or a cut member (`unsink`, `_STRING_ENDS`: `JsonPartial.end_string`'s
+steps), and for a piece of a sunk string whose escapes are those json.dumps writes (`_ESCAPED_RUN`: the piece is its
+own fragment, decoded once, and the string is sunk again).
 
-The per-piece function (`feed`) keeps only the steps of the common pieces (a piece of the string the stream sinks,
-a piece held between members) and few variables: CPython copies a closure's cells into every call's frame and clears
-every local slot at its return, so a large function costs on every piece, whichever branch it takes. The rarer
-steps are functions of their own. The branches are those of `hot_feed` (without the dialect's), so the deltas are
-the same piece by piece.
+The stream's ``feed`` is the function of the state the region is in: `sink_feed` while a string argument is sunk
+(`_Region.sink`), `held_feed` while a member is held back, else `feed` (the region's feed, which the stream installs,
+with all the branches). Each of the first two keeps only its state's common pieces, one set test each (the stops
+below include the stream's lag character, `DeltaStream._lag_char`, cached with them); any other piece puts `feed`
+back first, then takes `feed`'s steps. They are installed only where their state and that lag character are known,
+and both can change only in steps that put `feed` back before they run. A piece in which the region's end may start
+(the lag character, and the parser's test) goes to the parser directly (`sink_parse`, `sink_resume`: the steps of
+`DeltaStream._feed` and `_take` for it, and `DeltaStream._route`'s common case for its chunk).
+
+CPython copies a closure's cells into every call's frame and clears every local slot at its return, so a large
+function costs on every piece, whichever branch it takes: the rarer steps are functions of their own. The branches
+are those of `hot_feed` (without the dialect's), so the deltas are the same piece by piece.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from hf_response_templates.delta_hot import _LAG_AT, _hot_feed
-from hf_response_templates.delta_state import _COMPACT_AT, _compact, _Region, _unsink
+from hf_response_templates.delta_state import _COMPACT_AT, _compact, _join_pieces, _Region
 from hf_response_templates.partial.json_reader import (
     _AFTER,
     _CUT_MEMBER,
-    _FIRST_MEMBER,
     _LITERALS,
-    _NEXT_MEMBER,
+    _MEMBER,
     _STR,
     _STR_RUN,
     _WAIT_MEMBER,
@@ -37,6 +48,20 @@ from hf_response_templates.partial.json_reader import (
 )
 
 _Deltas = list[dict[str, Any]]
+# Text of a JSON string with escapes, each as json.dumps (``ensure_ascii=False``) writes the character it stands for:
+# decoded and written again, it is the same text (if printable: no raw control character, no lone surrogate)
+_ESCAPED_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\[nrtbf"\\])*')
+_scanstring = json.decoder.scanstring  # (the C scanner: the rest of a JSON string after its opening quote)
+# A followed member (`json_reader._MEMBER`, first or next) that the text held back and the piece, joined, hold whole
+# (in `member_end`), followed by nothing or by the next member cut before its value (`json_reader._CUT_MEMBER`, in
+# a lookahead: the match ends with the member; the quotes the cut holds, counted, are those its groups saw)
+_CUT_AHEAD = r'(?=(?:,(?: (?:"[^"]*(?:"(?::(?: )?)?)?)?)?)?\Z)'
+_FIRST_HELD = re.compile(f"(?:{_MEMBER}){_CUT_AHEAD}")
+_NEXT_HELD = re.compile(f", (?:{_MEMBER}){_CUT_AHEAD}")
+# The end of a JSON string without escapes (its last characters, group 1, and its quote), followed by nothing or by
+# the next member cut before its value (`json_reader._CUT_MEMBER`)
+_STRING_ENDS = re.compile(r'([^"\\\x00-\x1f]*)"(?:,(?: (?:"[^"]*(?:"(?::(?: )?)?)?)?)?)?\Z')
+_UNSET = object()  # (`json_hot_feed`'s lag character before the first piece)
 
 
 def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
@@ -45,42 +70,220 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     if r.stop != '"':  # (a plain JsonPartial has no `sink_stop`: the stream's own stop is '"')
         return _hot_feed(ds, r)
     lag = ds._lag
+    lag_append = lag.append  # (the same list for the stream's life: only appended to and cleared)
     p = r.partial
     pending = p.pending  # (the same list for the reader's life: only appended to and cleared)
+    pending_append = pending.append
+    join = "".join
+    first_member, next_member, string_ends = _FIRST_HELD.match, _NEXT_HELD.match, _STRING_ENDS.match
+    # The stream's lag character (`DeltaStream._lag_char`) when `sink_stops` and `held_stops` were made (see
+    # `first`): while it is still that one, a piece holding none of `sink_stops` (a sunk string's piece needing no
+    # escaping and not ending the region) or of `held_stops` (a piece held between members, quotes aside) takes
+    # `feed`'s first branches, one set test each
+    lag_c: Any = _UNSET
+    sink_stops: frozenset[str] = frozenset()
+    held_stops: frozenset[str] = frozenset()
+    quote_stops: frozenset[str] = frozenset()  # (`held_feed`: a piece with a quote and none of these)
+    # The call whose string `sink_feed` appends to, whose member `held_feed` holds (set as either is installed)
+    scall: Any = None
+    fcall: Any = None
 
     def feed(text: str) -> _Deltas:
         # (the region's close, or the stream's finish, puts `_feed` back: `DeltaStream._on_close`)
-        c = ds._lag_char
-        if not c or not text or c in text and ((t := ds._lag_test) is None or t(text) is not None):
-            return slow(text)
+        nonlocal scall, fcall
+        if ds._lag_char is not lag_c or not text:
+            return first(text)
         call = r.sink
         if call is not None:
-            lag.append(text)  # (`DeltaStream._take`, inlined)
-            if len(lag) >= _LAG_AT:
-                unlag(call)
-            if '"' not in text and "\\" not in text and text.isprintable():
+            if sink_stops.isdisjoint(text) and text.isprintable():
                 # the next piece of the string the partial parser sits in, needing no JSON escaping, and its fragment
-                # (in `call.parts` later: `_Call.run`)
+                # (in `call.parts` later: `_Call.run`); the next pieces go to `sink_feed`
+                scall = call
+                ds.feed = r.hot = sink_feed
+                lag_append(text)  # (`DeltaStream._take`, inlined)
+                if len(lag) >= _LAG_AT:
+                    unlag(call)
                 call.str_chunks.append(text)
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
-            return unsink(call, text)
+            return sink_other(call, text)
+        if p.wait is _WAIT_MEMBER and (call := r.follow) is not None:  # between members
+            if held_stops.isdisjoint(text):
+                # a piece that can neither complete the member held back nor open its string value (no quote: the
+                # quotes still to come stay as they are): `JsonPartial.hold`, inlined; the next pieces go to
+                # `held_feed`
+                fcall = call
+                ds.feed = r.hot = held_feed
+                lag_append(text)
+                if len(lag) >= _LAG_AT:
+                    ds._unlag()
+                pending_append(text)
+                return []
+            if lag_c not in text:  # (a quote, "}" or "]")
+                lag_append(text)
+                if len(lag) >= _LAG_AT:
+                    ds._unlag()
+                if "}" not in text and "]" not in text:
+                    q = p.quotes  # (at least 1 while `wait` is `_WAIT_MEMBER`)
+                    n = text.count('"')
+                    if n < q:
+                        p.quotes = q - n
+                        pending_append(text)
+                        return []
+                return member_end(call, text)
+        return follow_other(text)
+
+    # While the string stays sunk, or the member held back waits for more: `feed`'s branch for that state, as the
+    # stream's ``feed`` (and the region's, so that `DeltaStream._feed` installs it again), and `feed` back for any
+    # other piece, before anything else is done. They are installed where that state and the lag character are
+    # known (`feed`, `member_end`, `unsink`), and the state can change only in the steps that put `feed` back first
+    # (the lag character, `DeltaStream._lag_char`, only in `DeltaStream._feed` and `_take`)
+
+    def sink_feed(text: str) -> _Deltas:
+        """`feed` while the stream sinks the string of `scall`."""
+        if text and sink_stops.isdisjoint(text) and text.isprintable():
+            lag_append(text)  # (`DeltaStream._take`, inlined)
+            if len(lag) >= _LAG_AT:
+                unlag(scall)
+            scall.str_chunks.append(text)
+            return [{"tool_calls": [{"index": scall.index, "function": {"arguments": text}}]}]
+        ds.feed = r.hot = feed
+        if text and lag_c not in text:  # a quote, a backslash or a character that needs escaping (`sink_other`)
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                unlag(scall)
+            return unsink(scall, text)
+        return sink_other(scall, text) if text else feed(text)  # (`feed`'s step for it)
+
+    def held_feed(text: str) -> _Deltas:
+        """`feed` while the followed arguments of `fcall` hold a member back (`JsonPartial.wait` is
+        `_WAIT_MEMBER`)."""
+        if not text:
+            ds.feed = r.hot = feed
+            return feed(text)
+        if held_stops.isdisjoint(text):
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                ds._unlag()
+            pending_append(text)
+            return []
+        if quote_stops.isdisjoint(text):  # a quote, and none of "}", "]" and the lag character (`feed`'s steps)
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                ds._unlag()
+            q = p.quotes  # (at least 1 while `wait` is `_WAIT_MEMBER`)
+            n = text.count('"')
+            if n < q:
+                p.quotes = q - n
+                pending_append(text)
+                return []
+            return member_end(fcall, text)  # (which puts `feed` back unless it installs a feed itself)
+        if lag_c not in text:  # ("}" or "]")
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                ds._unlag()
+            return member_end(fcall, text)
+        ds.feed = r.hot = feed
+        return feed(text)
+
+    def first(text: str) -> _Deltas:
+        """`feed` of a piece while the lag character is not the one the stop sets were made for (it changed, or is
+        unknown: a piece then goes to `_feed`), or of an empty piece: the sets are made again for the new one."""
+        nonlocal lag_c, sink_stops, held_stops, quote_stops
+        c = ds._lag_char
+        if not c or not text:
+            if c is None and text and (call := r.sink) is not None and r.follow is call and not lag:
+                return sink_resume(call, text)
+            return slow(text)
+        if c is not lag_c:
+            lag_c = c
+            sink_stops = frozenset(('"', "\\", c))
+            held_stops = frozenset(('"', "}", "]", c))
+            quote_stops = frozenset(("}", "]", c))
+        call = r.sink
+        if call is not None:
+            return sink_other(call, text)
+        return follow_other(text)
+
+    def sink_other(call: Any, text: str) -> _Deltas:
+        """A piece of the sunk string that may end the region, needs escaping or ends the string (`hot_feed`'s
+        steps); `feed` is the stream's ``feed``, the lag character `lag_c`."""
+        nonlocal scall
+        c = ds._lag_char
+        if c in text and ((t := ds._lag_test) is None or t(text) is not None):
+            return slow(text) if t is None else sink_parse(call, text)
+        lag_append(text)  # (`DeltaStream._take`, inlined)
+        if len(lag) >= _LAG_AT:
+            unlag(call)
+        if '"' not in text and "\\" not in text and text.isprintable():  # (the lag character, with no delimiter)
+            scall = call
+            ds.feed = r.hot = sink_feed
+            call.str_chunks.append(text)
+            return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+        return unsink(call, text)
+
+    def sink_parse(call: Any, text: str) -> _Deltas:
+        """A piece of the sunk string in which a delimiter may start (the lag character, and the parser's test):
+        `slow` and `DeltaStream._feed`'s steps for it (`_take` hands the lag on, the parser reads the piece)."""
+        if len(call.str_chunks) >= _COMPACT_AT:
+            _compact(call)
+        ds._unlag()
+        ds._lag_char = None
+        return parsed(call, ds._pfeed(text))
+
+    def sink_resume(call: Any, text: str) -> _Deltas:
+        """A piece of the sunk string while the lag character is unknown (after `sink_parse`), nothing lagging:
+        `slow` and `DeltaStream._feed`'s steps for it (`_take` finds the lag character again if the parser takes
+        the piece as region text, else the parser reads it)."""
+        if len(call.str_chunks) >= _COMPACT_AT:
+            _compact(call)
+        if ds._region_take(text):
+            ds._lag_char = ds._region_char() or ""
+            ds._lag_test = ds._region_test()
+            if '"' not in text and "\\" not in text and text.isprintable():
+                chunks = call.str_chunks
+                chunks.append(text)
+                if len(chunks) >= _COMPACT_AT:
+                    _compact(call)
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+            return ds._follow_chunk(r, text)
+        return parsed(call, ds._pfeed(text))
+
+    def parsed(call: Any, events: list) -> _Deltas:
+        """`DeltaStream._route` of the parser's `events` for a piece of the sunk string, with its common case here:
+        one chunk of the region that needs no escaping (`DeltaStream._follow_chunk` appends it to the string and
+        sinks it again: the same as appending it to the sunk string)."""
+        if len(events) == 1 and ds._open is r and r.sink is call and r.follow is call:
+            ev = events[0]
+            if ev["type"] == "region_chunk" and ev["field"] == r.name and r.captures is not None:
+                text = ev["text"]
+                if text and '"' not in text and "\\" not in text and text.isprintable():
+                    call.str_chunks.append(text)
+                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+        return ds._route(events)
+
+    def follow_other(text: str) -> _Deltas:
+        """Not sinking: a piece that may end the region, or complete the member held back, or anything else while
+        following (`hot_feed`'s steps)."""
+        c = ds._lag_char
+        if c in text and ((t := ds._lag_test) is None or t(text) is not None):
+            return slow(text)
         call = r.follow
         if call is None:
             ds.feed = ds._feed  # (neither: the general path, until `_feed` meets a sink or follow again)
             return ds._feed(text)
-        lag.append(text)
+        lag_append(text)
         if len(lag) >= _LAG_AT:
             ds._unlag()
         if p.wait is _WAIT_MEMBER:  # between members: `JsonPartial.hold`, inlined
             if "}" not in text and "]" not in text:
                 if '"' not in text:  # (the quotes still to come stay as they are: no count)
-                    pending.append(text)
+                    pending_append(text)
                     return []
                 q = p.quotes  # (at least 1 while `wait` is `_WAIT_MEMBER`)
                 n = text.count('"')
                 if n < q:
                     p.quotes = q - n
-                    pending.append(text)
+                    pending_append(text)
                     return []
             return member_end(call, text)
         return other(call, text)
@@ -99,44 +302,148 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
             _compact(call)
 
     def unsink(call: Any, text: str) -> _Deltas:
-        """A piece of the sunk string that needs escaping, or ends it (`hot_feed`'s steps)."""
+        """A piece of the sunk string that needs escaping, or ends it (`hot_feed`'s steps, with the common end read
+        here: see `string_end`); `feed` is the stream's ``feed``."""
+        nonlocal scall, fcall
         if r.follow is None:
             return ds._partial_chunk(r, text)
-        _unsink(call)
+        m = string_ends(text)
+        if m is not None and (k := call.run) >= 0 and call is r.follow and text.isascii():
+            parts = call.parts
+            if len(parts) < _COMPACT_AT - 1:
+                # the string ends, its last characters need no escaping, followed by nothing or by the next member cut
+                # before its value: the steps below (`_unsink`, `JsonPartial.end_string`) in one, the sunk pieces
+                # and the fragment in one item of `parts`
+                q = m.end(1)
+                j = q + 1
+                chunks = call.str_chunks  # (== `p._chunks`: the string sunk)
+                if q:
+                    chunks.append(text[:q])
+                call.run = -1
+                r.sink = None
+                try:
+                    frame = p.following
+                    frame.node[frame.open_key] = chunks[0] if len(chunks) == 1 else join(chunks)
+                    p._chunks = []
+                    p._mode = _AFTER
+                    p.version += 1
+                    frame.open_key = None
+                    frame.version += 1
+                    p.wait = _WAIT_MEMBER
+                    if j < len(text):
+                        rest = text[j:]
+                        p.quotes = 3 - rest.count('"')  # (those the cut's groups see: `_CUT_MEMBER`)
+                        pending_append(rest)
+                        text = text[:j]
+                    else:
+                        p.quotes = 3
+                except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+                    return []
+                parts.append(join(chunks[k:]) + '"')  # (the sunk pieces, the last ones, the quote)
+                fcall = call
+                ds.feed = r.hot = held_feed
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+        k = call.run  # `delta_state._unsink`, inlined
+        if k >= 0:
+            call.run = -1
+            chunks = call.str_chunks
+            n = len(chunks)
+            if n > k:
+                parts = call.parts
+                parts.append(chunks[k] if n == k + 1 else "".join(chunks[k:]))
+                if len(parts) >= _COMPACT_AT:
+                    _join_pieces(parts)
         r.sink = None  # (`DeltaStream._follow_chunk`: while following, the parser knows its open string)
         call = r.follow
         q = _STR_RUN.match(text).end()
         if q < len(text) and text[q] == '"':  # the string ends, its last characters need no escaping
-            try:  # (with `JsonPartial.end_string` for its `feed`)
-                res = p.end_string(text, q)
-                if p.following is not None:
-                    if not res:
-                        return []
-                    parts = call.parts
-                    if not res.isascii() or len(parts) >= _COMPACT_AT:
-                        out: _Deltas = []
-                        ds._send(call, res, out)  # (surrogates, compaction)
-                        return out
-                    parts.append(res)
-                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+            j = q + 1
+            if j == len(text):
+                quotes = 3
+            elif (t := _CUT_MEMBER.match(text, j)) is not None:  # the next member, cut before its value
+                quotes = 3 if (g := t.lastindex) is None else 3 - g
+            else:
+                return string_end(call, text, q)
+            try:  # `JsonPartial.end_string`, inlined for these two (the string's last characters need no escaping)
+                chunks = p._chunks
+                if q:
+                    chunks.append(text[:q])
+                frame = p.following
+                frame.node[frame.open_key] = chunks[0] if len(chunks) == 1 else "".join(chunks)
+                p._chunks = []
+                p._mode = _AFTER
+                p.version += 1
+                frame.open_key = None
+                frame.version += 1
+                p.wait = _WAIT_MEMBER
+                p.quotes = quotes
+                if j < len(text):
+                    pending_append(text[j:])
+                    text = text[:j]
+                fcall = call
+                ds.feed = r.hot = held_feed
             except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
                 ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
                 return []
-            return ds._follow_result(r, call, text, res)
+            parts = call.parts
+            if not text.isascii() or len(parts) >= _COMPACT_AT:
+                out: _Deltas = []
+                ds._send(call, text, out)  # (surrogates, compaction)
+                return out
+            parts.append(text)
+            return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+        if _ESCAPED_RUN.match(text).end() == len(text) and text.isprintable():
+            # more of the string, with escapes json.dumps writes as they are here: the text is the fragment, and
+            # the string is sunk again (what `general` reading it with `JsonPartial.feed` does, in one decode)
+            chunks = p._chunks  # (== `call.str_chunks`: the string sunk)
+            chunks.append(_scanstring(text + '"', 0)[0])
+            r.sink = call
+            call.str_chunks = chunks
+            call.run = len(chunks)
+            scall = call
+            ds.feed = r.hot = sink_feed
+            parts = call.parts
+            if len(parts) < _COMPACT_AT:
+                parts.append(text)
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+            out = []
+            ds._send(call, text, out)  # (compaction)
+            return out
         return general(call, text, p.feed)  # (an escape: read by the parser, which sinks the string again if open)
+
+    def string_end(call: Any, text: str, q: int) -> _Deltas:
+        """The sunk string ends at `q` in `text` and more than a cut member follows: `JsonPartial.end_string`."""
+        try:
+            res = p.end_string(text, q)
+            if p.following is not None:
+                if not res:
+                    return []
+                parts = call.parts
+                if not res.isascii() or len(parts) >= _COMPACT_AT:
+                    out: _Deltas = []
+                    ds._send(call, res, out)  # (surrogates, compaction)
+                    return out
+                parts.append(res)
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": res}}]}]
+        except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+            ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
+            return []
+        return ds._follow_result(r, call, text, res)
 
     def member_end(call: Any, text: str) -> _Deltas:
         """A piece that may complete the member held back: `JsonPartial._follow_held`, with the common member read
-        here (see the module docs)."""
+        here (see the module docs). It installs the feed of the state it leaves (`held_feed`, `sink_feed`), or
+        `feed`."""
+        nonlocal scall, fcall
         if pending:
-            pending.append(text)
-            s = "".join(pending)
+            s = join(pending) + text
             pending.clear()
         else:
             s = text
         frame = p.following
         keys = frame.keys
-        m = (_NEXT_MEMBER if keys else _FIRST_MEMBER).match(s)
+        m = next_member(s) if keys else first_member(s)
         if m is not None and (key := m[1]) not in (node := frame.node):
             g = m.lastindex  # the value's group: 2 integer, 3 literal, 4 string, 5 list, 6 open string
             if g == 6:  # a string opens, cut by the end of the text: the stream sinks it
@@ -153,24 +460,22 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     r.sink = call
                     call.str_chunks = chunks
                     call.run = len(chunks)
-                return sent(call, s)
-            j = m.end()
-            if j == len(s):
-                quotes = 3
-            elif (t := _CUT_MEMBER.match(s, j)) is not None:  # the next member, cut before its value: held
-                quotes = 3 if (q := t.lastindex) is None else 3 - q
-            else:
-                quotes = 0  # (more members: `_follow_held` reads them all, below)
-            if quotes:
+                    scall = call
+                    ds.feed = r.hot = sink_feed
+                else:
+                    ds.feed = r.hot = feed
+            else:  # (followed by nothing, or by the next member cut before its value: held)
                 keys.append(key)
                 try:
                     node[key] = (
-                        m[4] if g == 4 else int(m[2]) if g == 2 else _LITERALS[m[3]] if g == 3
-                        else _scan_value(s, m.start(5))[0]
+                        int(m[2]) if g == 2 else _scan_value(s, m.start(5))[0] if g == 5 else m[4] if g == 4
+                        else _LITERALS[m[3]]
                     )
                 except (ValueError, RecursionError):  # (as `_follow_held`: the body broke)
+                    ds.feed = r.hot = feed
                     return ds._follow_result(r, call, text, p._break())
                 except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    ds.feed = r.hot = feed
                     ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
                     return []
                 if g == 4:  # (a string opened and ended: two changes)
@@ -180,16 +485,23 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     p.version += 1
                     frame.version += 1
                 p._mode = _AFTER
-                p.quotes = quotes  # (`wait` stays `_WAIT_MEMBER`)
-                if j < len(s):
-                    pending.append(s[j:])
+                j = m.end()
+                if j < len(s):  # (`wait` stays `_WAIT_MEMBER`, for the quotes still to come)
+                    rest = s[j:]
+                    p.quotes = 3 - rest.count('"')
+                    pending_append(rest)
                     s = s[:j]
-                parts = call.parts  # (`sent`, inlined)
-                if (s.isascii() or s.isprintable()) and len(parts) < _COMPACT_AT:
-                    parts.append(s)
-                    return [{"tool_calls": [{"index": call.index, "function": {"arguments": s}}]}]
-                return sent(call, s)
-        pending.append(s)  # (undone: `_follow_held` reads it all, as before)
+                else:
+                    p.quotes = 3
+                fcall = call
+                ds.feed = r.hot = held_feed
+            parts = call.parts  # (`sent`, inlined)
+            if (s.isascii() or s.isprintable()) and len(parts) < _COMPACT_AT:
+                parts.append(s)
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": s}}]}]
+            return sent(call, s)
+        ds.feed = r.hot = feed
+        pending_append(s)  # (undone: `_follow_held` reads it all, as before)
         return general(call, "", p._follow_held)
 
     def sent(call: Any, res: str) -> _Deltas:

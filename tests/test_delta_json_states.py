@@ -1,0 +1,151 @@
+"""`delta_json_hot.json_hot_feed`'s per-state feeds (issue 18, item 1): `sink_feed` while the stream sinks a string
+argument, `held_feed` while a member is held back, installed as the stream's ``feed`` where that state is known and
+put back before any other step; the sunk string's end (with the next member cut after it) and its json.dumps-style
+escapes read in place; a sunk piece in which the region's end delimiter may start handed to the parser directly.
+The oracles: the generic region feed (`delta_hot._hot_feed`, `test_delta_json_hot.generic_hot_feed`) and the old
+paths (no region feed, `test_delta_hot_feed.old_paths`), piece by piece, for random arguments and chunkings."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_delta_hot_feed import _deltas_per_piece, old_paths
+from test_delta_json_hot import generic_hot_feed
+from test_openai_deltas import CHATML, SETTINGS, chunkings
+
+from hf_response_templates import get_template, parse_response
+from hf_response_templates.deltas import DeltaStream
+from hf_response_templates.partial.json_reader import JsonPartial
+
+# words the benchmark writes (a "<" that may start the region's end, accents, a line break: an escape) and a few
+# that the fast paths must leave to the general ones (a quote, a backslash, control and non-printable characters,
+# a lone surrogate, "</" and the end delimiter itself inside a string)
+WORDS = st.sampled_from(
+    ["the", "model", "x", "<", "y", "é", "déjà,", "42", "3.14", "\n", "\t", '"', "\\", "\x01", "\u2028", "\ud800",
+     "</", "</tool_call>", "[1]", "}", ",", ": "]
+)
+PROSE = st.lists(WORDS, max_size=10).map(" ".join)
+VALUES = st.one_of(
+    PROSE,
+    st.integers(-(10**6), 10**6),
+    st.sampled_from([True, False, None, 0.5, [1, 2, 3], [], ["a", 1, None], {"a": 1}]),
+    st.lists(st.one_of(PROSE, st.integers(0, 9)), max_size=3),
+)
+KEYS = st.one_of(st.sampled_from(["k", "a b", "é", "x<y", 'q"', "n\\", "k"]), st.from_regex(r"k[0-9]{1,3}", fullmatch=True))
+
+
+def _text(members: list[tuple[str, object]], spaced: bool) -> str:
+    sep, colon = (", ", ": ") if spaced else (",", ":")
+    body = "{" + sep.join(json.dumps(k, ensure_ascii=False) + colon + json.dumps(v, ensure_ascii=False) for k, v in members) + "}"
+    return f'<tool_call>\n{{"name": "f", "arguments": {body}}}\n</tool_call><|im_end|>'
+
+
+def _token_pieces(text: str, rng: random.Random) -> list[str]:
+    pieces, i = [], 0
+    while i < len(text):
+        k = rng.randint(1, 7)
+        pieces.append(text[i : i + k])
+        i += k
+    return pieces
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(members=st.lists(st.tuples(KEYS, VALUES), max_size=8), spaced=st.booleans(), data=st.data())
+def test_every_piece_gives_the_deltas_of_the_generic_and_the_old_paths(members, spaced, data) -> None:
+    """Fails if a per-state feed, the string's end read in place, an escape read in place or a piece handed to
+    the parser directly changes any delta: per piece, the stream gives what the generic region feed and the old
+    paths give; its message is `parse_response`'s."""
+    template = get_template("hermes3")
+    text = _text(members, spaced)
+    if data.draw(st.booleans()):
+        pieces = data.draw(chunkings(text))
+    else:  # (token-sized, as the benchmark cuts it)
+        pieces = _token_pieces(text, data.draw(st.randoms(use_true_random=False)))
+    new, ds = _deltas_per_piece(template, pieces)
+    with generic_hot_feed():
+        generic, _ = _deltas_per_piece(template, pieces)
+    with old_paths():
+        old, _ = _deltas_per_piece(template, pieces)
+    assert new == generic == old
+    assert ds.message == parse_response(text, template, prefix=CHATML, strict=False)
+
+
+def _bench_text(n: int, rng: random.Random) -> str:
+    """The benchmark's json-members shape: strings of prose (with "x < y" and line breaks), integers, lists."""
+    words = "the model writes a long answer with numbers 42 and 3.14, accents é déjà, and a few x < y".split()
+
+    def prose() -> str:
+        return "".join(rng.choice(words) + (" " if rng.random() < 0.9 else "\n") for _ in range(6)).strip()
+
+    args = {f"k{i}": [prose(), rng.randint(0, 10**6), [1, 2, 3]][i % 3] for i in range(n)}
+    return f'<tool_call>\n{{"name": "f", "arguments": {json.dumps(args, ensure_ascii=False)}}}\n</tool_call><|im_end|>'
+
+
+def test_the_state_feeds_take_the_pieces_and_the_general_reader_is_not_called(monkeypatch) -> None:
+    """Fails on the old code (one region feed for every state; a string's end with a cut member after it read by
+    `JsonPartial.end_string`, an escape by `JsonPartial.feed`, a piece ending in "<" routed by `DeltaStream._route`
+    and `_follow_chunk`): in the benchmark's shape, most pieces go to `sink_feed` or `held_feed`, and neither the
+    partial parser's general reader nor the stream's router is called while the arguments stream."""
+    calls = {"feed": 0, "end_string": 0, "route": 0, "follow_chunk": 0}
+    originals = {
+        "feed": (JsonPartial, JsonPartial.feed),
+        "end_string": (JsonPartial, JsonPartial.end_string),
+        "route": (DeltaStream, DeltaStream._route),
+        "follow_chunk": (DeltaStream, DeltaStream._follow_chunk),
+    }
+    for name, (cls, fn) in originals.items():
+
+        def counted(*args, _name=name, _fn=fn):  # noqa: ANN002, ANN202
+            calls[_name] += 1
+            return _fn(*args)
+
+        monkeypatch.setattr(cls, fn.__name__, counted)
+    rng = random.Random(7)
+    text = _bench_text(90, rng)
+    assert " < " in text and "\\n" in text
+    start = text.index('"k0"')
+    end = text.index("}}\n</tool_call>")
+    pieces = _token_pieces(text, rng)
+    template = get_template("hermes3")
+    ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+    feeds: dict[str, int] = {}
+    i = 0
+    during = dict.fromkeys(calls, 0)
+    for piece in pieces:
+        before = dict(calls)
+        name = getattr(ds.feed, "__qualname__", "").rsplit(".", 1)[-1]
+        ds.feed(piece)
+        if start + 60 < i and i + len(piece) < end:  # (the arguments stream: their start and end left out)
+            feeds[name] = feeds.get(name, 0) + 1
+            for k in calls:
+                during[k] += calls[k] - before[k]
+        i += len(piece)
+    ds.finish()
+    assert ds.message == parse_response(text, template, prefix=CHATML, strict=False)
+    assert not ds.warnings
+    n = sum(feeds.values())
+    assert feeds.get("sink_feed", 0) + feeds.get("held_feed", 0) >= 0.8 * n, feeds
+    # (the general paths stay for what the fast ones leave: an escape cut by a piece's end, an escape and the string's
+    # end in one piece, a string opening with "<")
+    assert during["end_string"] == 0 and during["feed"] <= n // 40 and during["route"] + during["follow_chunk"] <= n // 100, (
+        during, n
+    )
+
+
+def test_an_escape_in_a_sunk_string_is_read_in_place_and_the_string_sunk_again() -> None:
+    """A piece of escapes as json.dumps writes them (\\n, \\", \\\\, \\t) is its own fragment and the string stays
+    sunk; other escapes (\\u, \\/) and a cut escape take the partial parser's reader, with the same deltas."""
+    template = get_template("hermes3")
+    for middle in ("a\\nb", '\\"q\\"', "\\\\", "\\t\\r\\b\\f", "\\u00e9", "\\/", "a\\", "\\u12"):
+        head = '<tool_call>\n{"name": "f", "arguments": {"a": 1, "s": "xy'
+        pieces = [head, "z", "w", middle, "v", "u", '"}}\n</tool_call>', "<|im_end|>"]
+        new, ds = _deltas_per_piece(template, pieces)
+        with generic_hot_feed():
+            generic, _ = _deltas_per_piece(template, pieces)
+        assert new == generic, middle
+        assert new[3] == [{"tool_calls": [{"index": 0, "function": {"arguments": middle}}]}] or middle in (
+            "\\u00e9", "\\/", "a\\", "\\u12"
+        )
