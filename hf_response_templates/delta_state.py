@@ -267,7 +267,7 @@ class _Region:
     __slots__ = (
         "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
         "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast", "sink",
-        "follow", "followable", "hot_key", "stop", "hot",
+        "follow", "followable", "hot_key", "stop", "hot", "srcs",
     )  # fmt: skip
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
@@ -309,6 +309,9 @@ class _Region:
         # A tool region of a stream with its own parser: the stream's ``feed`` while it sinks or follows
         # (`delta_hot.hot_feed`)
         self.hot: Any = None
+        # A region of one call whose sources do not depend on the value: `ToolCallDeltas._sources` of it, once the
+        # captures are known
+        self.srcs: tuple | None = None
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

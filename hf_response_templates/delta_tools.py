@@ -12,7 +12,6 @@ from hf_response_templates.delta_state import (
     _MISSING,
     _SURROGATE,
     _Call,
-    _call_id,
     _dumps,
     _encode_string,
     _fold,
@@ -27,14 +26,16 @@ from hf_response_templates.tools import ToolSchemas, admits_string, cast_value
 
 
 class ToolCallDeltas:
-    """The tool-call half of `DeltaStream` (state lives on the stream: ``_rng``, ``_calls``, ``_ids``...)."""
+    """The tool-call half of `DeltaStream` (state lives on the stream: ``_draw``, ``_calls``, ``_ids``...)."""
 
     _tools: ToolSchemas | None
 
     def _new_id(self, index: int) -> str:
         if self._id_factory is not None:
             return self._id_factory(index)
-        return _call_id(self._rng)
+        i = self._drawn
+        self._drawn = i + 1
+        return "call_" + self._draw(i)
 
     def _announce(self, r: _Region, name: str, call_id: str | None, out: list[dict]) -> _Call:
         index = self._next_index
@@ -159,6 +160,18 @@ class ToolCallDeltas:
                     self._members(r, call, node, frame, p, out)
                 return
             r.fast = None
+        srcs = r.srcs
+        if srcs is not None:  # one call, its sources known (see below): the loop's one step, without the loop
+            calls = r.calls
+            if calls:
+                call = calls[0]
+            else:
+                call = self._announce_from(r, srcs[0], srcs[2], p, out)
+                if call is None:
+                    return
+            if not call.final and not call.stuck:
+                self._update_args(r, call, srcs[1], p, out)
+            return
         shape = self._shape[r.name]
         if not shape.streamable:
             return
@@ -173,20 +186,21 @@ class ToolCallDeltas:
         else:
             start, bases = 0, [()]
         for j, base in enumerate(bases, start):
-            name_src, args_src, id_src = self._sources(shape, base, value, captures)
+            if listy or shape.dynamic:
+                name_src, args_src, id_src = self._sources(shape, base, value, captures)
+            else:  # (one call, its sources depend on the captures only: worked out once they are known)
+                srcs = r.srcs
+                if srcs is None:
+                    srcs = self._sources(shape, base, value, captures)
+                    if r.captures is not None:
+                        r.srcs = srcs
+                name_src, args_src, id_src = srcs
             if j < len(r.calls):
                 call = r.calls[j]
             else:
-                status, name, _ = self._resolve(name_src, p)
-                if status != "complete" or not isinstance(name, str) or not name:
+                call = self._announce_from(r, name_src, id_src, p, out)
+                if call is None:
                     break
-                status, call_id, _ = self._resolve(id_src, p)
-                call = self._announce(
-                    r,
-                    name,
-                    call_id if status == "complete" and isinstance(call_id, str) and call_id else None,
-                    out,
-                )
             if not call.final and not call.stuck:
                 self._update_args(r, call, args_src, p, out)
             if listy and call.held is not None and j < len(value) - 1:
@@ -196,6 +210,17 @@ class ToolCallDeltas:
                 call.held = None
             if listy and (call.stuck or call.final and call.held is None) and j == r.first_active:
                 r.first_active += 1
+
+    def _announce_from(self, r: _Region, name_src: tuple | None, id_src: tuple | None, p: Any,
+                       out: list[dict]) -> _Call | None:
+        """Announce the next call of `r` if its name (from `name_src`) is complete; None if not yet."""
+        status, name, _ = self._resolve(name_src, p)
+        if status != "complete" or not isinstance(name, str) or not name:
+            return None
+        status, call_id, _ = self._resolve(id_src, p)
+        return self._announce(
+            r, name, call_id if status == "complete" and isinstance(call_id, str) and call_id else None, out
+        )
 
     def _update_args(self, r: _Region, call: _Call, src: tuple | None, p: Any, out: list[dict]) -> None:
         status, value, path = self._resolve(src, p)

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
 from hf_response_templates.delta_hot import _LAG_AT, hot_feed, hot_text
+from hf_response_templates.delta_ids import Draws, draws_for
+from hf_response_templates.delta_json_hot import json_hot_feed
 from hf_response_templates.delta_plan import field_plan, partial_args
 from hf_response_templates.delta_state import (
     _COMPACT_AT,
@@ -23,7 +24,6 @@ from hf_response_templates.delta_state import (
     _encode_string,
     _join_pieces,
     _merge,
-    _random_id,
     _Region,
     _Shape,
     _TextState,
@@ -32,7 +32,7 @@ from hf_response_templates.delta_state import (
 )
 from hf_response_templates.delta_tools import ToolCallDeltas
 from hf_response_templates.parser import ResponseParser
-from hf_response_templates.partial import partial_parser
+from hf_response_templates.partial import JsonPartial, partial_parser
 from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, tool_schemas
 
@@ -123,9 +123,10 @@ class DeltaStream(ToolCallDeltas):
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
         self._id_seed = id_seed
-        self._made_rng: random.Random | None = None  # (made when the first id is drawn: see `_rng`)
+        self._made_rng: Draws | None = None  # (the seed's draws, looked up when the first id is drawn: `_draw`)
         self._completion_id = completion_id or None
         self._draw_completion_id = self._completion_id is None  # (the generator's first draw, even if replaced)
+        self._drawn = 1 if self._draw_completion_id else 0  # the draw the next tool-call id is
         self._id_factory = id_factory
         self.model = model
         self.created = int(time.time()) if created is None else created
@@ -209,27 +210,26 @@ class DeltaStream(ToolCallDeltas):
     def completion_id(self) -> str:
         """The ``id`` of this stream's chunks: ``completion_id`` if given, else ``"chatcmpl-"`` and 24 random
         characters (the first draw of the ``id_seed`` generator)."""
-        if self._completion_id is None:
-            self._rng  # noqa: B018 - draws it
+        if self._completion_id is None and self._draw_completion_id:
+            self._completion_id = "chatcmpl-" + self._draw(0)
         return self._completion_id  # type: ignore[return-value]
 
     @completion_id.setter
     def completion_id(self, value: str) -> None:
         self._completion_id = value
 
-    @property
-    def _rng(self) -> random.Random:
-        """The id generator, made on first use (seeding one costs as much as a short stream): its first draw is
-        the completion id (when none was given), then the tool-call ids, in the order they are needed."""
-        rng = self._made_rng
-        if rng is None:
-            seed = self._id_seed
-            rng = self._made_rng = random.Random(seed) if seed is not None else random.SystemRandom()
-            if self._draw_completion_id:
-                generated = "chatcmpl-" + _random_id(rng)
-                if self._completion_id is None:
-                    self._completion_id = generated
-        return rng
+    def _draw(self, i: int) -> str:
+        """Draw ``i`` of the id generator (`delta_ids`): the first is the completion id (when none was given at
+        construction, even if one was set since), then the tool-call ids, in the order they are needed."""
+        d = self._made_rng
+        if d is None:
+            d = self._made_rng = draws_for(self._id_seed)
+        ids = d.ids
+        if i < len(ids):
+            return ids[i]
+        if i >= d.keep:  # (past the draws kept for its seed: a generator of its own from there)
+            d = self._made_rng = d.fork()
+        return d.draw(i)
 
     # ------------------------------------------------------------------ public API
 
@@ -812,7 +812,8 @@ class DeltaStream(ToolCallDeltas):
             if stop:
                 r.stop = stop
             if kind == "tool" and self._ptake == self._take and not self._coalesce:
-                r.hot = hot_feed(self, r)
+                # (`hot_feed`'s choice, made here: its import of `delta_json_hot` cost a call per region)
+                r.hot = json_hot_feed(self, r) if type(r.partial) is JsonPartial else hot_feed(self, r)
         self._tail_tool = None
         self._settle_deferred(out, "malformed")
         if kind == "tool":
