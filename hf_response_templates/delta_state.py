@@ -166,7 +166,7 @@ def _get(value: Any, path: tuple) -> Any:
 class _Call:
     __slots__ = (
         "index", "id", "name", "parts", "stuck", "error", "done", "final", "opened", "members",
-        "str_key", "str_chunks", "str_idx", "held", "value", "run",
+        "str_key", "str_chunks", "str_idx", "held", "value", "run", "ann",
     )  # fmt: skip
 
     def __init__(self, index: int, call_id: str, name: str):
@@ -188,6 +188,7 @@ class _Call:
         # While its region sinks its string (`_Region.sink`): the pieces of `str_chunks` from this index on were
         # sent but are not in `parts` yet (`_fold`); -1: none
         self.run = -1
+        self.ann: dict | None = None  # the delta that announced it (`ToolCallDeltas._announce`)
 
     @property
     def sent(self) -> str:

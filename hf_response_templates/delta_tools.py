@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hf_response_templates.delta_ids import Draws, draws_for
 from hf_response_templates.delta_state import (
     _COMPACT_AT,
     _MISSING,
@@ -26,9 +27,25 @@ from hf_response_templates.tools import ToolSchemas, admits_string, cast_value
 
 
 class ToolCallDeltas:
-    """The tool-call half of `DeltaStream` (state lives on the stream: ``_draw``, ``_calls``, ``_ids``...)."""
+    """The tool-call half of `DeltaStream` (state lives on the stream: ``_made_rng``, ``_calls``, ``_ids``...)."""
 
     _tools: ToolSchemas | None
+    _id_seed: int | str | None
+    _made_rng: Draws | None
+    _drawn: int
+
+    def _draw(self, i: int) -> str:
+        """Draw ``i`` of the id generator (`delta_ids`): the first is the completion id (when none was given at
+        construction, even if one was set since), then the tool-call ids, in the order they are needed."""
+        d = self._made_rng
+        if d is None:
+            d = self._made_rng = draws_for(self._id_seed)
+        ids = d.ids
+        if i < len(ids):
+            return ids[i]
+        if i >= d.keep:  # (past the draws kept for its seed: a generator of its own from there)
+            d = self._made_rng = d.fork()
+        return d.draw(i)
 
     def _new_id(self, index: int) -> str:
         if self._id_factory is not None:
@@ -48,18 +65,17 @@ class ToolCallDeltas:
         call = _Call(index, call_id, name)
         r.calls.append(call)
         self._calls.append(call)
-        out.append(
-            {
-                "tool_calls": [
-                    {
-                        "index": index,
-                        "id": call.id,
-                        "type": "function",
-                        "function": {"name": _scrub(name), "arguments": ""},
-                    }
-                ]
-            }
-        )
+        call.ann = {
+            "tool_calls": [
+                {
+                    "index": index,
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": _scrub(name), "arguments": ""},
+                }
+            ]
+        }
+        out.append(call.ann)
         return call
 
     def _send(self, call: _Call, piece: str, out: list[dict]) -> None:
@@ -166,7 +182,10 @@ class ToolCallDeltas:
             if calls:
                 call = calls[0]
             else:
-                call = self._announce_from(r, srcs[0], srcs[2], p, out)
+                src = srcs[0]
+                if src is not None and src[0] == "path" and (p is None or _get(p.value, src[1]) is _MISSING):
+                    return  # (the name is not there yet: `_resolve` says "missing")
+                call = self._announce_from(r, src, srcs[2], p, out)
                 if call is None:
                     return
             if not call.final and not call.stuck:
@@ -235,12 +254,13 @@ class ToolCallDeltas:
                 full = call.sent + "}"
                 if self._params(call.name) is None:  # (untyped: what was sent is json.dumps of `value`)
                     call.value = value
+                # (all but the "}" was sent: nothing to advance)
             else:
                 call.value = self._typed_args(call.name, value)
                 full = _scrub(_dumps(call.value))
-            # the closing "}" waits for the region's close: the arguments become valid JSON only once the
-            # call is complete (a body can still turn out malformed after its arguments object)
-            self._advance(call, full[:-1] if full.endswith("}") else "", out)
+                # the closing "}" waits for the region's close: the arguments become valid JSON only once the
+                # call is complete (a body can still turn out malformed after its arguments object)
+                self._advance(call, full[:-1] if full.endswith("}") else "", out)
             call.final = True
             call.held = full
             return
@@ -251,7 +271,12 @@ class ToolCallDeltas:
             return
         if not call.opened:
             call.opened = True
-            self._send(call, "{", out)
+            if out and out[-1] is call.ann:  # announced by this very update: the "{" joins its arguments (as
+                # `_merge` joins a fragment that follows the announcement; `_send` of "{" is that append)
+                call.ann["tool_calls"][0]["function"]["arguments"] = "{"
+                call.parts.append("{")
+            else:
+                self._send(call, "{", out)
         depth = next((d for d, f in enumerate(p.stack) if f is frame), None)
         if depth is not None:  # (the open containers, outermost first: see `partial.JsonPartial.stack`)
             r.fast = (call, value, frame, frame.version, depth)
@@ -402,7 +427,8 @@ class ToolCallDeltas:
             args = self._args_text(r.calls[j] if j < len(r.calls) else None, fn["arguments"]) if has_args else ""
             if j < len(r.calls):
                 call = r.calls[j]
-                if call.stuck or call.name != name or not args.startswith(call.sent):
+                sent = call.sent
+                if call.stuck or call.name != name or not args.startswith(sent):
                     self._flag(
                         call,
                         "inconsistent",
@@ -411,8 +437,8 @@ class ToolCallDeltas:
                         out,
                         in_message=True,
                     )
-                else:
-                    self._advance(call, args, out)
+                elif len(args) > len(sent):  # (`_advance`: not stuck, and `args` extends what was sent)
+                    self._send(call, args[len(sent) :], out)
             else:
                 call_id = item.get("id") if isinstance(item, dict) else None
                 shown = name if isinstance(name, str) else ""
