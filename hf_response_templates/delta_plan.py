@@ -19,20 +19,21 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hf_response_templates.content import get_content_parser
-from hf_response_templates.delta_state import _REASONING_NAMES, _Shape
+from hf_response_templates.content.base import _REGISTRY
+from hf_response_templates.delta_state import _MODEL_ID_PATTERNS, _REASONING_NAMES, _Shape
 from hf_response_templates.partial import _FACTORIES, has_partial_parser
 from hf_response_templates.template import ResponseTemplate
 
-__all__ = ["FieldPlan", "field_plan", "partial_args"]
+__all__ = ["FieldPlan", "field_plan", "partial_args", "stream_plan"]
 
 
 class FieldPlan:
     """Per field of a template under one set of `DeltaStream` options (read-only once built)."""
 
-    __slots__ = ("kind", "key", "strip", "shape", "partials", "names", "factories")
+    __slots__ = ("kind", "key", "strip", "shape", "partials", "names", "factories", "id_fields")
 
     def __init__(self, kind: dict, key: dict, strip: dict, shape: dict, partials: tuple, names: tuple,
-                 factories: int):
+                 factories: int, id_fields: frozenset = frozenset()):
         self.kind = kind  # {field: "tool" | "text" | "value"}
         self.key = key  # {field: delta key or None}
         self.strip = strip  # {field: content_args' strip}
@@ -40,6 +41,7 @@ class FieldPlan:
         self.partials = partials  # ((field, content format), ...): the fields with a partial parser
         self.names = names  # every field name, in template order
         self.factories = factories  # len(_FACTORIES) when built
+        self.id_fields = id_fields  # the tool-call fields whose open delimiter may hold a call id (`_may_hold_id`)
 
 
 #: Per template: its fields' sources, ``{field: (content parser, its compiled content args)}`` for the fields
@@ -69,6 +71,7 @@ def _build(tpl: ResponseTemplate, tool_fields: frozenset, reasoning_field: str |
     strips: dict[str, bool] = {}
     shape_of: dict[str, _Shape] = {}
     partials: list[tuple[str, str]] = []
+    id_fields: set[str] = set()
     for f in tpl.fields:
         spec = sources[f.name]
         cargs = spec.get("content_args") or {}
@@ -78,6 +81,8 @@ def _build(tpl: ResponseTemplate, tool_fields: frozenset, reasoning_field: str |
             if shape is None:
                 shape = shapes[f.name] = _Shape(spec)
             shape_of[f.name] = shape
+            if _may_hold_id(spec):
+                id_fields.add(f.name)
         else:
             # text streams piece by piece; other content (int, json, a list of texts) at its close
             kind = "text" if f.content == "text" and (not f.repeats or f.join is not None) else "value"
@@ -89,7 +94,21 @@ def _build(tpl: ResponseTemplate, tool_fields: frozenset, reasoning_field: str |
         if has_partial_parser(f.content):
             partials.append((f.name, f.content))
     return FieldPlan(kinds, keys, strips, shape_of, tuple(partials), tuple(f.name for f in tpl.fields),
-                     factories)
+                     factories, frozenset(id_fields))
+
+
+def _may_hold_id(spec: Mapping[str, Any]) -> bool:
+    """Whether the open delimiter of a field (its raw spec) may hold a call id that `DeltaStream` keeps
+    (`delta_state._MODEL_ID_PATTERNS`): any ``open_pattern`` may; literal ``open`` texts only if a pattern finds
+    one in them (the delimiter event's text is then that literal)."""
+    if "open" not in spec or "open_pattern" in spec:
+        return True
+    texts = spec["open"]
+    if isinstance(texts, str):
+        texts = [texts]
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        return True
+    return any(p.search(t) for p in _MODEL_ID_PATTERNS for t in texts)
 
 
 def field_plan(tpl: ResponseTemplate, tool_call_fields: Iterable[str], reasoning_field: str | None,
@@ -122,3 +141,39 @@ def partial_args(tpl: ResponseTemplate, plan: FieldPlan) -> dict[str, Any]:
             done = compiled[name] = (cp, cp.compile_args(sources[name].get("content_args") or {}, name))
         out[name] = done[1]
     return out
+
+
+#: The last template and options `stream_plan` answered, and its answer: ``(weakref to the template,
+#: tool_call_fields, reasoning_field, content_field, plan, partial args, ((content format, its parser), ...))``
+_LAST: tuple | None = None
+
+
+def stream_plan(tpl: ResponseTemplate, tool_call_fields: Iterable[str], reasoning_field: str | None,
+                content_field: str, field_keys: Mapping[str, str | None] | None) -> tuple[FieldPlan, dict[str, Any]]:
+    """`field_plan` and `partial_args` (a dict of the stream's own) of a new stream. A server makes its streams
+    from one template with the same options: the last template and options (``field_keys`` None,
+    ``tool_call_fields`` a tuple) are answered from `_LAST`, without the per-template lookups (~100 Python
+    opcodes per stream), as long as no partial-parser factory was added and every content parser it compiled
+    args with is still the registered one (what `field_plan` and `partial_args` check)."""
+    global _LAST
+    last = _LAST
+    if (
+        last is not None
+        and field_keys is None
+        and last[0]() is tpl
+        and last[1] == tool_call_fields
+        and last[2] == reasoning_field
+        and last[3] == content_field
+        and last[4].factories == len(_FACTORIES)
+    ):
+        for content, cp in last[6]:
+            if _REGISTRY.get(content) is not cp:
+                break
+        else:
+            return last[4], last[5].copy()
+    plan = field_plan(tpl, tool_call_fields, reasoning_field, content_field, field_keys)
+    pargs = partial_args(tpl, plan) if plan.partials else {}
+    if field_keys is None and type(tool_call_fields) is tuple:
+        parsers = tuple((content, _REGISTRY.get(content)) for _name, content in plan.partials)
+        _LAST = (weakref.ref(tpl), tool_call_fields, reasoning_field, content_field, plan, pargs.copy(), parsers)
+    return plan, pargs

@@ -166,7 +166,7 @@ def _get(value: Any, path: tuple) -> Any:
 class _Call:
     __slots__ = (
         "index", "id", "name", "parts", "stuck", "error", "done", "final", "opened", "members",
-        "str_key", "str_chunks", "str_idx", "held", "value", "run",
+        "str_key", "str_chunks", "str_idx", "held", "value", "run", "ann",
     )  # fmt: skip
 
     def __init__(self, index: int, call_id: str, name: str):
@@ -188,6 +188,7 @@ class _Call:
         # While its region sinks its string (`_Region.sink`): the pieces of `str_chunks` from this index on were
         # sent but are not in `parts` yet (`_fold`); -1: none
         self.run = -1
+        self.ann: dict | None = None  # the delta that announced it (`ToolCallDeltas._announce`)
 
     @property
     def sent(self) -> str:
@@ -267,7 +268,7 @@ class _Region:
     __slots__ = (
         "name", "kind", "content", "partial", "captures", "calls", "dirty", "started", "held", "sent",
         "length_cut", "key", "strip", "version", "streaming", "first_active", "model_id", "fast", "sink",
-        "follow", "followable", "hot_key", "stop", "hot",
+        "follow", "followable", "hot_key", "stop", "hot", "srcs",
     )  # fmt: skip
 
     def __init__(self, name: str, kind: str, content: str, captures: dict | None, partial: Any = None):
@@ -309,6 +310,9 @@ class _Region:
         # A tool region of a stream with its own parser: the stream's ``feed`` while it sinks or follows
         # (`delta_hot.hot_feed`)
         self.hot: Any = None
+        # A region of one call whose sources do not depend on the value: `ToolCallDeltas._sources` of it, once the
+        # captures are known
+        self.srcs: tuple | None = None
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

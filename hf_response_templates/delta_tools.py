@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hf_response_templates.delta_ids import Draws, draws_for
 from hf_response_templates.delta_state import (
     _COMPACT_AT,
     _MISSING,
     _SURROGATE,
     _Call,
-    _call_id,
     _dumps,
     _encode_string,
     _fold,
@@ -27,14 +27,32 @@ from hf_response_templates.tools import ToolSchemas, admits_string, cast_value
 
 
 class ToolCallDeltas:
-    """The tool-call half of `DeltaStream` (state lives on the stream: ``_rng``, ``_calls``, ``_ids``...)."""
+    """The tool-call half of `DeltaStream` (state lives on the stream: ``_made_rng``, ``_calls``, ``_ids``...)."""
 
     _tools: ToolSchemas | None
+    _id_seed: int | str | None
+    _made_rng: Draws | None
+    _drawn: int
+
+    def _draw(self, i: int) -> str:
+        """Draw ``i`` of the id generator (`delta_ids`): the first is the completion id (when none was given at
+        construction, even if one was set since), then the tool-call ids, in the order they are needed."""
+        d = self._made_rng
+        if d is None:
+            d = self._made_rng = draws_for(self._id_seed)
+        ids = d.ids
+        if i < len(ids):
+            return ids[i]
+        if i >= d.keep:  # (past the draws kept for its seed: a generator of its own from there)
+            d = self._made_rng = d.fork()
+        return d.draw(i)
 
     def _new_id(self, index: int) -> str:
         if self._id_factory is not None:
             return self._id_factory(index)
-        return _call_id(self._rng)
+        i = self._drawn
+        self._drawn = i + 1
+        return "call_" + self._draw(i)
 
     def _announce(self, r: _Region, name: str, call_id: str | None, out: list[dict]) -> _Call:
         index = self._next_index
@@ -47,18 +65,17 @@ class ToolCallDeltas:
         call = _Call(index, call_id, name)
         r.calls.append(call)
         self._calls.append(call)
-        out.append(
-            {
-                "tool_calls": [
-                    {
-                        "index": index,
-                        "id": call.id,
-                        "type": "function",
-                        "function": {"name": _scrub(name), "arguments": ""},
-                    }
-                ]
-            }
-        )
+        call.ann = {
+            "tool_calls": [
+                {
+                    "index": index,
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": _scrub(name), "arguments": ""},
+                }
+            ]
+        }
+        out.append(call.ann)
         return call
 
     def _send(self, call: _Call, piece: str, out: list[dict]) -> None:
@@ -159,6 +176,21 @@ class ToolCallDeltas:
                     self._members(r, call, node, frame, p, out)
                 return
             r.fast = None
+        srcs = r.srcs
+        if srcs is not None:  # one call, its sources known (see below): the loop's one step, without the loop
+            calls = r.calls
+            if calls:
+                call = calls[0]
+            else:
+                src = srcs[0]
+                if src is not None and src[0] == "path" and (p is None or _get(p.value, src[1]) is _MISSING):
+                    return  # (the name is not there yet: `_resolve` says "missing")
+                call = self._announce_from(r, src, srcs[2], p, out)
+                if call is None:
+                    return
+            if not call.final and not call.stuck:
+                self._update_args(r, call, srcs[1], p, out)
+            return
         shape = self._shape[r.name]
         if not shape.streamable:
             return
@@ -173,20 +205,21 @@ class ToolCallDeltas:
         else:
             start, bases = 0, [()]
         for j, base in enumerate(bases, start):
-            name_src, args_src, id_src = self._sources(shape, base, value, captures)
+            if listy or shape.dynamic:
+                name_src, args_src, id_src = self._sources(shape, base, value, captures)
+            else:  # (one call, its sources depend on the captures only: worked out once they are known)
+                srcs = r.srcs
+                if srcs is None:
+                    srcs = self._sources(shape, base, value, captures)
+                    if r.captures is not None:
+                        r.srcs = srcs
+                name_src, args_src, id_src = srcs
             if j < len(r.calls):
                 call = r.calls[j]
             else:
-                status, name, _ = self._resolve(name_src, p)
-                if status != "complete" or not isinstance(name, str) or not name:
+                call = self._announce_from(r, name_src, id_src, p, out)
+                if call is None:
                     break
-                status, call_id, _ = self._resolve(id_src, p)
-                call = self._announce(
-                    r,
-                    name,
-                    call_id if status == "complete" and isinstance(call_id, str) and call_id else None,
-                    out,
-                )
             if not call.final and not call.stuck:
                 self._update_args(r, call, args_src, p, out)
             if listy and call.held is not None and j < len(value) - 1:
@@ -196,6 +229,17 @@ class ToolCallDeltas:
                 call.held = None
             if listy and (call.stuck or call.final and call.held is None) and j == r.first_active:
                 r.first_active += 1
+
+    def _announce_from(self, r: _Region, name_src: tuple | None, id_src: tuple | None, p: Any,
+                       out: list[dict]) -> _Call | None:
+        """Announce the next call of `r` if its name (from `name_src`) is complete; None if not yet."""
+        status, name, _ = self._resolve(name_src, p)
+        if status != "complete" or not isinstance(name, str) or not name:
+            return None
+        status, call_id, _ = self._resolve(id_src, p)
+        return self._announce(
+            r, name, call_id if status == "complete" and isinstance(call_id, str) and call_id else None, out
+        )
 
     def _update_args(self, r: _Region, call: _Call, src: tuple | None, p: Any, out: list[dict]) -> None:
         status, value, path = self._resolve(src, p)
@@ -210,12 +254,13 @@ class ToolCallDeltas:
                 full = call.sent + "}"
                 if self._params(call.name) is None:  # (untyped: what was sent is json.dumps of `value`)
                     call.value = value
+                # (all but the "}" was sent: nothing to advance)
             else:
                 call.value = self._typed_args(call.name, value)
                 full = _scrub(_dumps(call.value))
-            # the closing "}" waits for the region's close: the arguments become valid JSON only once the
-            # call is complete (a body can still turn out malformed after its arguments object)
-            self._advance(call, full[:-1] if full.endswith("}") else "", out)
+                # the closing "}" waits for the region's close: the arguments become valid JSON only once the
+                # call is complete (a body can still turn out malformed after its arguments object)
+                self._advance(call, full[:-1] if full.endswith("}") else "", out)
             call.final = True
             call.held = full
             return
@@ -226,7 +271,12 @@ class ToolCallDeltas:
             return
         if not call.opened:
             call.opened = True
-            self._send(call, "{", out)
+            if out and out[-1] is call.ann:  # announced by this very update: the "{" joins its arguments (as
+                # `_merge` joins a fragment that follows the announcement; `_send` of "{" is that append)
+                call.ann["tool_calls"][0]["function"]["arguments"] = "{"
+                call.parts.append("{")
+            else:
+                self._send(call, "{", out)
         depth = next((d for d, f in enumerate(p.stack) if f is frame), None)
         if depth is not None:  # (the open containers, outermost first: see `partial.JsonPartial.stack`)
             r.fast = (call, value, frame, frame.version, depth)
@@ -377,7 +427,8 @@ class ToolCallDeltas:
             args = self._args_text(r.calls[j] if j < len(r.calls) else None, fn["arguments"]) if has_args else ""
             if j < len(r.calls):
                 call = r.calls[j]
-                if call.stuck or call.name != name or not args.startswith(call.sent):
+                sent = call.sent
+                if call.stuck or call.name != name or not args.startswith(sent):
                     self._flag(
                         call,
                         "inconsistent",
@@ -386,8 +437,8 @@ class ToolCallDeltas:
                         out,
                         in_message=True,
                     )
-                else:
-                    self._advance(call, args, out)
+                elif len(args) > len(sent):  # (`_advance`: not stuck, and `args` extends what was sent)
+                    self._send(call, args[len(sent) :], out)
             else:
                 call_id = item.get("id") if isinstance(item, dict) else None
                 shown = name if isinstance(name, str) else ""

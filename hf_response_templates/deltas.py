@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
 from hf_response_templates.delta_hot import _LAG_AT, hot_feed, hot_text
-from hf_response_templates.delta_plan import field_plan, partial_args
+from hf_response_templates.delta_json_hot import json_hot_feed
+from hf_response_templates.delta_plan import stream_plan
 from hf_response_templates.delta_state import (
     _COMPACT_AT,
     _FINISH_REASONS,
@@ -23,7 +23,6 @@ from hf_response_templates.delta_state import (
     _encode_string,
     _join_pieces,
     _merge,
-    _random_id,
     _Region,
     _Shape,
     _TextState,
@@ -32,12 +31,13 @@ from hf_response_templates.delta_state import (
 )
 from hf_response_templates.delta_tools import ToolCallDeltas
 from hf_response_templates.parser import ResponseParser
-from hf_response_templates.partial import partial_parser
+from hf_response_templates.partial import JsonPartial, partial_parser
 from hf_response_templates.template import ResponseTemplate, load_template
 from hf_response_templates.tools import ToolSchemas, tool_schemas
 
 __all__ = ["DeltaStream"]
 
+_INF = float("inf")
 #: The error of streamed tool calls whose region became content (policy ``malformed_tool_calls='content'``).
 _AS_TEXT = "the tool call does not parse; its raw text is content (policy malformed_tool_calls='content')"
 
@@ -123,17 +123,18 @@ class DeltaStream(ToolCallDeltas):
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
         self._id_seed = id_seed
-        self._made_rng: random.Random | None = None  # (made when the first id is drawn: see `_rng`)
+        self._made_rng = None  # (the seed's draws (`delta_ids.Draws`), looked up when the first id is drawn: `_draw`)
         self._completion_id = completion_id or None
         self._draw_completion_id = self._completion_id is None  # (the generator's first draw, even if replaced)
+        self._drawn = 1 if self._draw_completion_id else 0  # the draw the next tool-call id is
         self._id_factory = id_factory
         self.model = model
         self.created = int(time.time()) if created is None else created
         #: the ``index`` of this stream's choice in the chunks (one DeltaStream per choice when ``n > 1``)
         self.choice_index = choice_index
         self._coalesce = coalesce_chars is not None or coalesce_ms is not None
-        self._co_chars = coalesce_chars if coalesce_chars is not None else float("inf")
-        self._co_secs = coalesce_ms / 1000 if coalesce_ms is not None else float("inf")
+        self._co_chars = coalesce_chars if coalesce_chars is not None else _INF
+        self._co_secs = coalesce_ms / 1000 if coalesce_ms is not None else _INF
         self._clock = clock
         self._held: list[dict] = []  # coalescing: deltas not released yet
         self._held_chars = 0
@@ -145,16 +146,17 @@ class DeltaStream(ToolCallDeltas):
             self._role = "assistant"
 
         # (per field: kind, delta key, strip, tool-call shape; built once per template and options)
-        plan = field_plan(tpl, tool_call_fields, reasoning_field, content_field, field_keys)
+        plan, pargs = stream_plan(tpl, tool_call_fields, reasoning_field, content_field, field_keys)
         self._kind: dict[str, str] = plan.kind.copy()
         self._key: dict[str, str | None] = plan.key.copy()
         self._strip: dict[str, bool] = plan.strip.copy()
         self._shape: dict[str, _Shape] = plan.shape.copy()
+        self._id_fields = plan.id_fields
         # fields whose content format has a partial parser: their compiled content args
-        self._partial_args: dict[str, Any] = partial_args(tpl, plan) if plan.partials else {}
+        self._partial_args: dict[str, Any] = pargs
         self._text: dict[str, _TextState] = {name: _TextState() for name in plan.names}
         if tool_call_streaming is None:
-            tool_call_streaming = "validated" if _any_strict(tools) else "incremental"
+            tool_call_streaming = "validated" if tools and _any_strict(tools) else "incremental"
         if tool_call_streaming not in ("incremental", "validated"):
             raise ValueError(
                 f"tool_call_streaming must be 'incremental' or 'validated', got {tool_call_streaming!r}"
@@ -182,7 +184,7 @@ class DeltaStream(ToolCallDeltas):
         self.message: dict | None = None
         #: internal problems met while streaming (a bug in this adapter if ever non-empty); never raised
         self.warnings: list[str] = []
-        if parser is not None:
+        if parser is not None and parser.initial_events:
             self._handle(parser.initial_events, self._pending)
 
     @classmethod
@@ -209,27 +211,13 @@ class DeltaStream(ToolCallDeltas):
     def completion_id(self) -> str:
         """The ``id`` of this stream's chunks: ``completion_id`` if given, else ``"chatcmpl-"`` and 24 random
         characters (the first draw of the ``id_seed`` generator)."""
-        if self._completion_id is None:
-            self._rng  # noqa: B018 - draws it
+        if self._completion_id is None and self._draw_completion_id:
+            self._completion_id = "chatcmpl-" + self._draw(0)
         return self._completion_id  # type: ignore[return-value]
 
     @completion_id.setter
     def completion_id(self, value: str) -> None:
         self._completion_id = value
-
-    @property
-    def _rng(self) -> random.Random:
-        """The id generator, made on first use (seeding one costs as much as a short stream): its first draw is
-        the completion id (when none was given), then the tool-call ids, in the order they are needed."""
-        rng = self._made_rng
-        if rng is None:
-            seed = self._id_seed
-            rng = self._made_rng = random.Random(seed) if seed is not None else random.SystemRandom()
-            if self._draw_completion_id:
-                generated = "chatcmpl-" + _random_id(rng)
-                if self._completion_id is None:
-                    self._completion_id = generated
-        return rng
 
     # ------------------------------------------------------------------ public API
 
@@ -607,10 +595,11 @@ class DeltaStream(ToolCallDeltas):
         """
         if finish_reason not in _FINISH_REASONS:
             raise ValueError(f"finish_reason must be one of {_FINISH_REASONS}, got {finish_reason!r}")
-        self._check_open()
-        out = self._begin()
+        if self._finished:
+            self._check_open()
+        out = self._begin() if not self._started else []
         length = finish_reason == "length"
-        events = list(events)
+        events = events if type(events) is tuple else list(events)  # (the default: ())
         if events:
             if self._parser is not None:
                 raise ValueError("events= is for a stream fed with events (for_events); this one owns its parser")
@@ -619,11 +608,13 @@ class DeltaStream(ToolCallDeltas):
         if self._parser is not None:
             if length and r is not None and r.kind == "tool":
                 r.length_cut = True
-            self._unlag()
+            if self._lag:
+                self._unlag()
             message, events = self._parser.finalize()
             self._handle(events, out)
             self.message = message
-        self._settle_deferred(out, "length" if length else "malformed")
+        if self._deferred is not None:
+            self._settle_deferred(out, "length" if length else "malformed")
         if self._parser is not None:
             pass  # the parser's final events closed everything
         elif r is not None:  # events mode, and the producer's final events never came
@@ -645,8 +636,12 @@ class DeltaStream(ToolCallDeltas):
         self._pfeed = self._ptake = self._no_feed
         if not self._coalesce:
             self.feed = self._feed  # type: ignore[method-assign]  # (a region's `hot_feed` never outlives the stream)
-        if finish_reason in (None, "stop"):
-            finish_reason = "tool_calls" if any(c.done for c in self._calls) else "stop"
+        if finish_reason is None or finish_reason == "stop":
+            finish_reason = "stop"
+            for c in self._calls:
+                if c.done:
+                    finish_reason = "tool_calls"
+                    break
         self.finish_reason = finish_reason
         if self._held:
             out, self._held, self._held_chars = self._held + out, [], 0
@@ -751,12 +746,15 @@ class DeltaStream(ToolCallDeltas):
         self._pending = []
         return out
 
-    def _handle(self, events: list, out: list[dict]) -> None:
+    def _handle(self, events: Iterable[Any], out: list[dict]) -> None:
         for ev in events:
             kind = ev.get("type")
             try:
                 if kind == "region_chunk":
                     self._on_chunk(ev, out)
+                elif kind == "delimiter":  # (the open of a field whose delimiter may hold a call id: `_id_fields`)
+                    if ev.get("field") in self._id_fields and ev.get("kind") == "open" and self._model_ids:
+                        self._on_delimiter(ev)
                 elif kind == "region_open":
                     self._on_open(ev, out)
                 elif kind == "region_close":
@@ -765,8 +763,6 @@ class DeltaStream(ToolCallDeltas):
                     self._on_close(ev, out, malformed=True)
                 elif kind == "text_unclaimed":  # text outside every region: an `unparsed` record, field None
                     self._add_unparsed(self._unparsed_item(ev), out)
-                elif kind == "delimiter":
-                    self._on_delimiter(ev)
             except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
                 self.warnings.append(f"{type(e).__name__}: {e} (event {kind})")
         r = self._open
@@ -812,9 +808,11 @@ class DeltaStream(ToolCallDeltas):
             if stop:
                 r.stop = stop
             if kind == "tool" and self._ptake == self._take and not self._coalesce:
-                r.hot = hot_feed(self, r)
+                # (`hot_feed`'s choice, made here: its import of `delta_json_hot` cost a call per region)
+                r.hot = json_hot_feed(self, r) if type(r.partial) is JsonPartial else hot_feed(self, r)
         self._tail_tool = None
-        self._settle_deferred(out, "malformed")
+        if self._deferred is not None:
+            self._settle_deferred(out, "malformed")
         if kind == "tool":
             r.dirty = True
             r.model_id, self._delimiter_id = self._delimiter_id, None

@@ -77,6 +77,7 @@ def test_the_plan_is_built_once_per_template_and_options(monkeypatch: pytest.Mon
     monkeypatch.setattr(delta_plan, "_build", lambda *a: builds.append(a) or real(*a))
     tpl = load_template(get_template("hermes3"))
     delta_plan._analysis(tpl)[3].clear()
+    monkeypatch.setattr(delta_plan, "_LAST", None)  # (the last plan a stream got: `stream_plan`)
     streams = [DeltaStream(tpl, prefix="", id_seed=i) for i in range(5)]
     assert len(builds) == 1  # (fails on the old code's shape: one build per stream)
     DeltaStream(tpl, prefix="", reasoning_field=None)

@@ -62,6 +62,52 @@ def _member_regexes(delims: tuple) -> tuple[re.Pattern, re.Pattern, dict]:
 _WAIT_COMMA = frozenset(",}")  # after a member: the `,` before the next one (or the object's end)
 
 
+#: `_dialect_constants` per dialect: ``{(unquoted_keys, delimiters, openers): constants}``
+_DIALECT_CONSTANTS: dict[tuple, tuple] = {}
+
+
+def _dialect_constants(unquoted_keys: bool, delims: tuple, openers: str) -> tuple:
+    """What `JsonDialectPartial.__init__` derives from its dialect alone, made once per dialect (its regexes and
+    sets cost ~450 Python opcodes per parser): ``(_wake, _wake_no_comma, _dialect, _opener_chars, _members,
+    _held_open, _sink_close, sink_test)``.
+
+    * ``_wake``: what a member whose value has not started waits for: a number's or literal's end, a list's, a
+      string delimiter's last character (a ``"`` too without custom delimiters); ``_wake_no_comma`` without ``,``;
+    * ``_dialect``: the dialect as `content.json.parse_json` takes it (shared: read only);
+    * ``_members``: `_member_regexes`; ``_held_open``: text held between two members, completed: ``, key: `` and
+      the opening delimiter of a custom-delimited string value (group 2; as `_member_regexes` tries them, after
+      ``"``), with the string's text after it;
+    * ``_sink_close``: the first character every closing delimiter starts with, if one (Gemma 4: ``<``): then
+      `sink_stop` is that character from the start (a caller may bind it once) and `string_sink` gives a
+      custom-delimited string's pieces too;
+    * ``sink_test``: with ``_sink_close``, a search of a piece that finds nothing when it holds no closing
+      delimiter and no start of one at its end (then all of it is more of the open string, `sink_stop` or not);
+      else None.
+    """
+    key = (unquoted_keys, delims, openers)
+    done = _DIALECT_CONSTANTS.get(key)
+    if done is not None:
+        return done
+    wake = frozenset(",}]" + ("".join(o[-1] for o, _c in delims if o) or '"'))
+    custom = [o for o, _c in delims if o and not o.startswith('"')]
+    held_open = re.compile(_WS + "," + _KEY + "(" + "|".join(re.escape(o) for o in custom) + ")") if custom else None
+    firsts = {c[0] for _o, c in delims if c}
+    sink_close = firsts.pop() if len(firsts) == 1 and unquoted_keys else None
+    sink_test = None
+    if sink_close is not None:
+        closes = sorted({c for _o, c in delims if c}, key=len, reverse=True)
+        cuts = sorted({c[:k] for c in closes for k in range(1, len(c))}, key=len, reverse=True)
+        sink_test = re.compile(
+            "|".join(re.escape(c) for c in closes) + ("|(?:" + "|".join(map(re.escape, cuts)) + r")\Z" if cuts else "")
+        ).search
+    done = (wake, wake - {","}, {"unquoted_keys": unquoted_keys, "string_delims": delims}, frozenset(openers),
+            _member_regexes(delims), held_open, sink_close, sink_test)
+    if len(_DIALECT_CONSTANTS) >= 64:  # (a bound: templates have one or two dialects)
+        _DIALECT_CONSTANTS.clear()
+    _DIALECT_CONSTANTS[key] = done
+    return done
+
+
 class JsonDialectPartial(JsonPartial):
     """`JsonPartial` for the `json` parser's dialect (``unquoted_keys``, ``string_delims``: Gemma 4's
     ``{location:<|"|>Paris<|"|>,days:3}``), with `follow`: the members of an open object are written out as
@@ -89,39 +135,14 @@ class JsonDialectPartial(JsonPartial):
 
     def __init__(self, unquoted_keys: bool = False, string_delims: tuple = ()):
         super().__init__(unquoted_keys, string_delims)
-        # what a member whose value has not started waits for: a number's or literal's end, a list's, a string
-        # delimiter's last character (a `"` too without custom delimiters)
-        self._wake = frozenset(",}]" + ("".join(o[-1] for o, _c in self._delims if o) or '"'))
-        self._wake_no_comma = self._wake - {","}
-        self._dialect = {"unquoted_keys": unquoted_keys, "string_delims": self._delims}
-        self._opener_chars = frozenset(self._openers)
-        self._members = _member_regexes(self._delims)
-        # text held between two members, completed: `, key: ` and the opening delimiter of a custom-delimited
-        # string value (group 2; as `_member_regexes` tries them, after `"`), with the string's text after it
-        custom = [o for o, _c in self._delims if o and not o.startswith('"')]
-        self._held_open = (
-            re.compile(_WS + "," + _KEY + "(" + "|".join(re.escape(o) for o in custom) + ")") if custom else None
-        )
+        (self._wake, self._wake_no_comma, self._dialect, self._opener_chars, self._members, self._held_open,
+         self._sink_close, self.sink_test) = _dialect_constants(unquoted_keys, self._delims, self._openers)
         #: While `following`, in its open custom-delimited string value with nothing held back: that string's
         #: pieces, to which text holding neither `sink_stop` (the first character of the closing delimiter) nor
         #: ``"``, ``\\``, or a character that is not printable may be appended instead of fed (that text is then
         #: its own fragment); else None. Set by each `feed`.
         self.sink: list[str] | None = None
-        # the first character every closing delimiter starts with, if one (Gemma 4: `<`): then `sink_stop` is that
-        # character from the start (a caller may bind it once) and `string_sink` gives a custom-delimited
-        # string's pieces too
-        firsts = {c[0] for _o, c in self._delims if c}
-        self._sink_close = firsts.pop() if len(firsts) == 1 and unquoted_keys else None
         self.sink_stop = self._sink_close or ""
-        #: with `_sink_close`: a search of a piece that finds nothing when it holds no closing delimiter and no
-        #: start of one at its end (then all of it is more of the open string, `sink_stop` or not); else None
-        self.sink_test = None
-        if self._sink_close is not None:
-            closes = sorted({c for _o, c in self._delims if c}, key=len, reverse=True)
-            cuts = sorted({c[:k] for c in closes for k in range(1, len(c))}, key=len, reverse=True)
-            self.sink_test = re.compile(
-                "|".join(re.escape(c) for c in closes) + ("|(?:" + "|".join(map(re.escape, cuts)) + r")\Z" if cuts else "")
-            ).search
 
     def feed(self, text: str) -> bool | str | None:  # type: ignore[override]  # (as JsonPartial.feed's: str too)
         """`JsonPartial.feed`; while `following`, text that stays inside the open custom-delimited string value

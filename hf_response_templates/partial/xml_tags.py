@@ -192,6 +192,50 @@ def _value_stop(shape: Any) -> Any:
     return re.compile(f"{end.pattern}|({tail.pattern})", end.flags)
 
 
+#: `_shape_constants` per shape: ``{id(shape): (shape, constants)}`` (the shape kept, so that its id is not reused)
+_SHAPE_CONSTANTS: dict[int, tuple] = {}
+
+
+def _shape_constants(shape: Any) -> tuple:
+    """What `XmlTagsPartial.__init__` derives from a `content.TagShape` alone, made once per shape (the value end
+    and cut end patterns joined by `_value_stop` cost ~600 Python opcodes, a fifth of a short stream's fixed cost):
+    ``(_stops, _hold, _value_stop, _fast, sink_test, sink_stop, _wait_seek, _wait_head)``.
+
+    * ``_stops``: the characters a value's end may start with; ``_hold``: (at most) the text held back;
+    * ``_value_stop``: while following, in a value with nothing held back, one search of it finds where the value
+      ends in a piece (a `_end` match) or what of its end may start there (a `_tail` match, group 1); None: unsure;
+    * ``_fast``: following takes the short paths of `feed`, `_follow_end` and `_follow_head`;
+    * ``sink_test``: while `string_sink` is not None, a search of a piece that finds nothing when all of it is more
+      of the open value (it may hold `sink_stop`: ``x < y``), so that a caller may append it too; None: unknown;
+    * ``sink_stop``: the one character (besides ``"``, ``\\`` and control characters) that text a caller appends
+      to the open value's pieces itself, after `feed` returned True, must not hold (``<``); None: `feed` never
+      returns True (the value's end may start with several);
+    * ``_wait_seek``, ``_wait_head``: what text between tags and in a head waits for.
+    """
+    entry = _SHAPE_CONSTANTS.get(id(shape))
+    if entry is not None and entry[0] is shape:
+        return entry[1]
+    stops = frozenset({t[0] for t in shape.ends + shape.looks} | ({"\n"} if shape.newline else set()))
+    hold = max(len(t) for t in shape.ends + shape.looks) + 1
+    value_stop = _value_stop(shape)
+    fast = value_stop is not None and shape.head_fast is not None and shape.head_last is not None
+    printable = [c for c in stops if c.isprintable()]
+    constants = (
+        stops,
+        hold,
+        value_stop,
+        fast,
+        value_stop.search if fast else None,
+        printable[0] if len(printable) == 1 else None,
+        frozenset(shape.opener[0]),
+        frozenset(shape.head_last) if shape.head_last is not None else None,
+    )
+    if len(_SHAPE_CONSTANTS) >= 256:  # (shapes are per compiled template field: a bound, not an expected size)
+        _SHAPE_CONSTANTS.clear()
+    _SHAPE_CONSTANTS[id(shape)] = (shape, constants)
+    return constants
+
+
 class XmlTagsPartial(_OpenRoot):
     """``xml-inline`` with a `tag_pattern` of the form the content parser describes as a `content.TagShape`
     (``<parameter=(?P<key>[^>\\s]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?=<parameter=)|\\Z)``, the
@@ -231,25 +275,13 @@ class XmlTagsPartial(_OpenRoot):
         self._cut_opener = shape.cut_opener
         self._end = shape.value_end
         self._ends, self._looks = shape.ends, shape.looks
-        self._stops = frozenset({t[0] for t in shape.ends + shape.looks} | ({"\n"} if shape.newline else set()))
         self._tail = shape.cut_end
-        self._hold = max(len(t) for t in shape.ends + shape.looks) + 1  # (at most) the text held back
-        #: while following, in a value with nothing held back: one search of it finds where the value ends in a
-        #: piece (a `_end` match) or what of its end may start there (a `_tail` match, group 1); None: unsure
-        self._value_stop = _value_stop(shape)
-        #: following takes the short paths of `feed`, `_follow_end` and `_follow_head`
-        self._fast = self._value_stop is not None and shape.head_fast is not None and shape.head_last is not None
-        #: while `string_sink` is not None: a search of a piece that finds nothing when all of it is more of the
-        #: open value (it may hold `sink_stop`: ``x < y``), so that a caller may append it too; None: unknown
-        self.sink_test = self._value_stop.search if self._fast else None
+        # (what follows from the shape alone, worked out once per shape: `_shape_constants`)
+        (self._stops, self._hold, self._value_stop, self._fast, self.sink_test, self.sink_stop, self._wait_seek,
+         self._wait_head) = _shape_constants(shape)
+        self._sink = self.sink_stop is not None
         self._plain = not args.get("value_parser") and args.get("_select") is None
         self._streams = shape.at_end and self._plain
-        printable = [c for c in self._stops if c.isprintable()]
-        #: the one character (besides ``"``, ``\\`` and control characters) that text a caller appends to the
-        #: open value's pieces itself, after `feed` returned True, must not hold (``<``); None: `feed` never
-        #: returns True (the value's end may start with several)
-        self.sink_stop: str | None = printable[0] if len(printable) == 1 else None
-        self._sink = self.sink_stop is not None
         self._mode = _SEEK
         self._buf: list[str] = []  # text that must be read again with what follows
         self._edge = False  # in a head: it matched up to the end of the text (one more character decides)
@@ -259,8 +291,6 @@ class XmlTagsPartial(_OpenRoot):
         self._sinks = False  # ... and `feed` may return True
         self._head_text = ""
         self._out: list[str] | None = None  # while following: the fragments the text being read writes
-        self._wait_seek = frozenset(shape.opener[0])
-        self._wait_head = frozenset(shape.head_last) if shape.head_last is not None else None
         self.following: Frame | None = None  # (see `follow`)
         self.followed = 0
         self.wait: frozenset | None = None  # while following: text without these characters goes to `pending`
