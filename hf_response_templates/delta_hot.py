@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hf_response_templates.delta_state import _COMPACT_AT, _compact, _join_pieces, _Region, _unsink
+from hf_response_templates.delta_tail import cut_tail, joined_feed
 from hf_response_templates.partial.json_reader import _STR_RUN, _WAIT_MEMBER, JsonPartial
 
 _LAG_AT = 128  # pieces kept by `DeltaStream._take` before the parser gets them anyway
@@ -55,10 +56,18 @@ def _hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
         # (the region's close, or the stream's finish, puts `_feed` back: `DeltaStream._on_close`)
         c = ds._lag_char
         if not c or not text or c in text and ((t := ds._lag_test) is None or t(text) is not None):
-            call = r.sink
-            if call is not None and len(call.str_chunks) >= _COMPACT_AT:
-                _compact(call)
-            return slow(text)  # (`_take` hands the lag on)
+            # (a sure beginning of a delimiter ending it: kept, the text before it taken below, which never goes
+            # to `_feed` when the region sinks or follows)
+            cut = cut_tail(ds, text) if c and text and (r.sink is not None or r.follow is not None) else None
+            if cut is None:
+                call = r.sink
+                if call is not None and len(call.str_chunks) >= _COMPACT_AT:
+                    _compact(call)
+                return slow(text)  # (`_take` hands the lag on)
+            ds.feed = joined
+            if not cut:
+                return []
+            text = cut
         call = r.sink
         if call is not None:
             lag.append(text)  # (`_take`, inlined)
@@ -168,6 +177,7 @@ def _hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
             return []
         return ds._follow_result(r, call, text, res)
 
+    joined = joined_feed(ds, feed)
     return feed
 
 
