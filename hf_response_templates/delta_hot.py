@@ -195,7 +195,13 @@ def hot_text(ds: Any, r: _Region, key: str) -> Callable[[str], list[dict[str, An
     def feed(text: str) -> list[dict[str, Any]]:
         c = ds._lag_char
         if not c or not text or c in text and ((t := ds._lag_test) is None or t(text) is not None):
-            return slow(text)  # (`_take` hands the lag on)
+            cut = cut_tail(ds, text) if c and text else None  # (as in `hot_feed`)
+            if cut is None:
+                return slow(text)  # (`_take` hands the lag on)
+            ds.feed = joined
+            if not cut:
+                return []
+            text = cut
         lag.append(text)  # (`_take`, inlined)
         if len(lag) >= _LAG_AT:
             unlag()
@@ -213,4 +219,5 @@ def hot_text(ds: Any, r: _Region, key: str) -> Callable[[str], list[dict[str, An
         sent.append(core)
         return [{key: core}]
 
+    joined = joined_feed(ds, feed)
     return feed

@@ -1,5 +1,7 @@
 """A piece of a `DeltaStream`'s lagged region that ends in a sure beginning of a delimiter (`<` of Qwen3-Coder's
-`</function>`, `<|` of Gemma 4's `<|tool_response>`): its end kept by the stream, the rest taken as any other piece.
+`</function>`, `<|` of Gemma 4's `<|tool_response>`, `<` of SmolLM3's `<|im_end|>` in ``x <``): its end kept by the
+stream, the rest taken as any other piece (in the hot feeds of `delta_hot`: tool regions that sink or follow their
+arguments, text regions).
 
 While its own parser stands in an open region (`ResponseParser.region_char`), a stream keeps the pieces the parser
 would take whole (`DeltaStream._lag`) and hands them on later, joined. A piece in which the parser's lead test
@@ -29,8 +31,10 @@ _Deltas = list[dict[str, Any]]
 
 def cut_tail(ds: Any, text: str) -> str | None:
     """For a hot feed (`delta_hot`) of stream `ds` whose lag test found something in `text` (not empty): the text
-    before a sure beginning of a delimiter that ends `text` and is all the test finds, that beginning kept in
-    `ds._tail` (the caller installs its `joined_feed`); None if the piece must go to the stream's `_feed`."""
+    before a sure beginning of a delimiter that ends `text` and is all the test finds (the text before it ends in
+    no beginning itself: it is lagged, and may be handed on alone), that beginning kept in `ds._tail` (the caller
+    installs its `joined_feed`, and takes the text before it without `DeltaStream._feed`, which would take the kept
+    end first); None if the piece must go to the stream's `_feed`."""
     holds = ds._lag_holds
     t = ds._lag_test
     if not holds or t is None or not ds._lag_char:

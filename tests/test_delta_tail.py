@@ -113,6 +113,25 @@ def test_raw_outputs_of_every_template_give_the_deltas_of_the_old_path(data: st.
     _same_as_old(name, prefix, data.draw(chunkings(text)))
 
 
+_PROSE = st.lists(
+    st.sampled_from(["a", " b", "x < y", "<", "</", "<t", "<th", "</think", "<|im_end", "<tool_call", "<<", "é", "\n",
+                     " ", "<b>", "</b>"]),
+    max_size=12,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(reasoning=_PROSE, content=_PROSE, cuts=st.lists(st.integers(0, 10_000), max_size=8), data=st.data())
+def test_text_regions_give_the_deltas_of_the_old_path(reasoning: str, content: str, cuts: list[int], data) -> None:  # noqa: ANN001
+    """Text regions (`delta_hot.hot_text`): reasoning and content holding beginnings of delimiters."""
+    name = data.draw(st.sampled_from(["smollm3", "qwen3", "hermes3"]))
+    end = data.draw(st.sampled_from(["<|im_end|>", "", "<"]))
+    text = f"<think>\n{reasoning}\n</think>\n{content}{end}"
+    finish = data.draw(st.sampled_from([None, "length"]))
+    _same_as_old(name, CHATML, _after_each_lt(text, cuts), finish)
+    _same_as_old(name, CHATML, data.draw(chunkings(text)), finish)
+
+
 def _parser_feeds(name: str, prefix: str, pieces: list[str], monkeypatch) -> tuple[list[str], DeltaStream]:  # noqa: ANN001
     """The texts the stream's parser's `feed` got for `pieces[2:-1]` (the first two open the region and get the
     stream lagging: the second holds no ``<``)."""
@@ -139,6 +158,12 @@ def _parser_feeds(name: str, prefix: str, pieces: list[str], monkeypatch) -> tup
             "</",
         ),
         (
+            "smollm3",
+            CHATML,
+            ["<think>\nx", " z", " y <", "b> a <", "/b> <", " c</", "b>\n</think>\nok<|im_end|>"],
+            "</",
+        ),
+        (
             "gemma4",
             GEMMA,
             ["<|tool_call>call:f{a:<|\"|>x", " z", " y<|", "\"|>,b:<|", "\"|>x <", " y<", "|\"|>,c:1,d:<", "|\"|>z<|",
@@ -149,14 +174,14 @@ def _parser_feeds(name: str, prefix: str, pieces: list[str], monkeypatch) -> tup
 )
 def test_pieces_ending_in_a_sure_beginning_never_reach_the_parsers_feed(name, prefix, pieces, end, monkeypatch) -> None:  # noqa: ANN001
     """Counts: each piece ends in ``<`` (``<|``, ``</``), which the parser would hold; the stream keeps it, and
-    neither that piece nor the next goes to the parser's `feed` (the old path: every such piece and the piece
-    after it did, 6 or more here); the deltas are the old path's."""
+    neither that piece nor the next goes to the parser's `feed` (the old path: every such piece did, and in tool
+    regions the piece after it too); the deltas are the old path's."""
     fed, ds = _parser_feeds(name, prefix, pieces, monkeypatch)
     assert fed == []
     assert ds._tail == end
     with old_path():
         fed, _ = _parser_feeds(name, prefix, pieces, monkeypatch)
-    assert len(fed) >= 6
+    assert len(fed) >= len(pieces) - 3  # (at least each of `pieces[2:-1]`)
     _same_as_old(name, prefix, pieces)
 
 
