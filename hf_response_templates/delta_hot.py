@@ -8,7 +8,8 @@ argument the stream appends to itself (`_Region.sink`) or an arguments object it
 parser and the lag list bound once instead of looked up per piece. It takes only pieces that `_take` would keep;
 anything else (a piece that may end the region, an empty piece, the region closed, neither sink nor follow) goes
 to `DeltaStream._feed`, before anything was done with it, so the deltas are those of `_feed` piece by piece.
-`hot_text` does the same for a text region whose text streams with its trailing whitespace held back.
+`hot_text` does the same for a text region whose text streams with its trailing whitespace held back. Both keep a
+sure beginning of a delimiter that ends a piece (`delta_tail.cut_tail`: ``x <``) and take the text before it here.
 """
 
 from __future__ import annotations

@@ -36,6 +36,8 @@ def cut_tail(ds: Any, text: str) -> str | None:
     installs its `joined_feed`, and takes the text before it without `DeltaStream._feed`, which would take the kept
     end first); None if the piece must go to the stream's `_feed`."""
     holds = ds._lag_holds
+    if holds is None:  # (asked once per `_lag_test`)
+        holds = ds._lag_holds = ds._region_holds() or frozenset()
     t = ds._lag_test
     if not holds or t is None or not ds._lag_char:
         return None

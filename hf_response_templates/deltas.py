@@ -116,7 +116,8 @@ class DeltaStream(ToolCallDeltas):
         self._lag: list[str] = []
         self._lag_char: str | None = None
         self._lag_test: Callable[[str], Any] | None = None  # (`ResponseParser.region_test`, with `_lag_char`)
-        self._lag_holds: frozenset[str] | None = None  # (`ResponseParser.region_holds`, with `_lag_char`)
+        # (`ResponseParser.region_holds`, with `_lag_char`; None: not asked yet, `delta_tail.cut_tail` asks)
+        self._lag_holds: frozenset[str] | None = None
         self._tail = ""  # the sure beginning of a delimiter that ended the last piece, kept (`delta_tail.py`)
         if parser is not None and parser is not parser_or_template:
             self._region_take, self._region_char = parser.feed_region, parser.region_char
@@ -404,7 +405,7 @@ class DeltaStream(ToolCallDeltas):
             if c is None:
                 self._lag_char = self._region_char() or ""  # ("": not until the parser is fed again)
                 self._lag_test = self._region_test()
-                self._lag_holds = self._region_holds()
+                self._lag_holds = None
             return True
         self._lag_char = None  # (the caller feeds it: the parser may stand elsewhere then)
         return False
