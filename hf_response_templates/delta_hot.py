@@ -8,7 +8,8 @@ argument the stream appends to itself (`_Region.sink`) or an arguments object it
 parser and the lag list bound once instead of looked up per piece. It takes only pieces that `_take` would keep;
 anything else (a piece that may end the region, an empty piece, the region closed, neither sink nor follow) goes
 to `DeltaStream._feed`, before anything was done with it, so the deltas are those of `_feed` piece by piece.
-`hot_text` does the same for a text region whose text streams with its trailing whitespace held back.
+`hot_text` does the same for a text region whose text streams with its trailing whitespace held back. Both keep a
+sure beginning of a delimiter that ends a piece (`delta_tail.cut_tail`: ``x <``) and take the text before it here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hf_response_templates.delta_state import _COMPACT_AT, _compact, _join_pieces, _Region, _unsink
+from hf_response_templates.delta_tail import cut_tail, joined_feed
 from hf_response_templates.partial.json_reader import _STR_RUN, _WAIT_MEMBER, JsonPartial
 
 _LAG_AT = 128  # pieces kept by `DeltaStream._take` before the parser gets them anyway
@@ -55,10 +57,18 @@ def _hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
         # (the region's close, or the stream's finish, puts `_feed` back: `DeltaStream._on_close`)
         c = ds._lag_char
         if not c or not text or c in text and ((t := ds._lag_test) is None or t(text) is not None):
-            call = r.sink
-            if call is not None and len(call.str_chunks) >= _COMPACT_AT:
-                _compact(call)
-            return slow(text)  # (`_take` hands the lag on)
+            # (a sure beginning of a delimiter ending it: kept, the text before it taken below, which never goes
+            # to `_feed` when the region sinks or follows)
+            cut = cut_tail(ds, text) if c and text and (r.sink is not None or r.follow is not None) else None
+            if cut is None:
+                call = r.sink
+                if call is not None and len(call.str_chunks) >= _COMPACT_AT:
+                    _compact(call)
+                return slow(text)  # (`_take` hands the lag on)
+            ds.feed = joined
+            if not cut:
+                return []
+            text = cut
         call = r.sink
         if call is not None:
             lag.append(text)  # (`_take`, inlined)
@@ -168,6 +178,7 @@ def _hot_feed(ds: Any, r: _Region) -> Callable[[str], list[dict[str, Any]]]:
             return []
         return ds._follow_result(r, call, text, res)
 
+    joined = joined_feed(ds, feed)
     return feed
 
 
@@ -185,7 +196,13 @@ def hot_text(ds: Any, r: _Region, key: str) -> Callable[[str], list[dict[str, An
     def feed(text: str) -> list[dict[str, Any]]:
         c = ds._lag_char
         if not c or not text or c in text and ((t := ds._lag_test) is None or t(text) is not None):
-            return slow(text)  # (`_take` hands the lag on)
+            cut = cut_tail(ds, text) if c and text else None  # (as in `hot_feed`)
+            if cut is None:
+                return slow(text)  # (`_take` hands the lag on)
+            ds.feed = joined
+            if not cut:
+                return []
+            text = cut
         lag.append(text)  # (`_take`, inlined)
         if len(lag) >= _LAG_AT:
             unlag()
@@ -203,4 +220,5 @@ def hot_text(ds: Any, r: _Region, key: str) -> Callable[[str], list[dict[str, An
         sent.append(core)
         return [{key: core}]
 
+    joined = joined_feed(ds, feed)
     return feed

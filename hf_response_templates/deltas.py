@@ -116,9 +116,12 @@ class DeltaStream(ToolCallDeltas):
         self._lag: list[str] = []
         self._lag_char: str | None = None
         self._lag_test: Callable[[str], Any] | None = None  # (`ResponseParser.region_test`, with `_lag_char`)
+        # (`ResponseParser.region_holds`, with `_lag_char`; None: not asked yet, `delta_tail.cut_tail` asks)
+        self._lag_holds: frozenset[str] | None = None
+        self._tail = ""  # the sure beginning of a delimiter that ended the last piece, kept (`delta_tail.py`)
         if parser is not None and parser is not parser_or_template:
             self._region_take, self._region_char = parser.feed_region, parser.region_char
-            self._region_test = parser.region_test
+            self._region_test, self._region_holds = parser.region_test, parser.region_holds
             self._ptake = self._take
         self._tpl = tpl
         self._tools: ToolSchemas | None = schemas if schemas else None
@@ -233,6 +236,8 @@ class DeltaStream(ToolCallDeltas):
         return self._feed(text)
 
     def _feed(self, text: str) -> list[dict[str, Any]]:
+        if self._tail:  # (`delta_tail.joined_feed` takes it first; here for any other way in)
+            text, self._tail = self._tail + text, ""
         r = self._open
         if r is not None and self._started:
             # The hot paths, kept flat. `_ptake` is the parser's `feed_region`: True if all of the text went to
@@ -388,6 +393,7 @@ class DeltaStream(ToolCallDeltas):
             if c is None:
                 self._lag_char = self._region_char() or ""  # ("": not until the parser is fed again)
                 self._lag_test = self._region_test()
+                self._lag_holds = None
             return True
         self._lag_char = None  # (the caller feeds it: the parser may stand elsewhere then)
         return False
@@ -608,6 +614,8 @@ class DeltaStream(ToolCallDeltas):
         if self._parser is not None:
             if length and r is not None and r.kind == "tool":
                 r.length_cut = True
+            if self._tail:  # (`delta_tail.py`: as the parser would have held it)
+                out.extend(self._feed(""))
             if self._lag:
                 self._unlag()
             message, events = self._parser.finalize()

@@ -556,6 +556,15 @@ class ResponseParser:
         watch = self._watch
         return watch.lead_trigger if watch is not None else None
 
+    def region_holds(self) -> frozenset[str] | None:
+        """With `region_test`: the texts that `feed` holds for sure (`Watch.feed_holds`, beginnings of a delimiter)
+        when the test finds one of them ending the text and nothing before it: it then gives the text before it as
+        one ``region_chunk`` (none if empty), and reads the held text joined with the next one; None if not so."""
+        watch = self._watch
+        if watch is None or watch.lead_trigger is None or watch.feed_trigger is not watch.lead_trigger:
+            return None
+        return watch.feed_holds
+
     def _fast_route(self, fast: tuple, text: str) -> list[dict[str, Any]]:
         """`feed()`'s steady-state routing of `text` (not empty) with `fast` (`_fast_state`), as a call."""
         self._acc(text)

@@ -415,15 +415,17 @@ def test_a_piece_routed_after_a_held_start_that_completes_nothing_is_held(monkey
     """`<|` ends a piece (the parser holds it: `<|tool_response>` may start), the next piece ``"|`` cannot open
     the string value yet: it is kept, not read (the partial reader's `feed` is not called for it)."""
     template = get_template("gemma4")
+    calls: list[str] = []
+    feed = JsonDialectPartial.feed
+    # (before the region opens: its feed, `delta_hot.hot_feed`, binds the reader's `feed` there)
+    monkeypatch.setattr(JsonDialectPartial, "feed", lambda self, text: calls.append(text) or feed(self, text))
     ds = DeltaStream(template, prefix=GEMMA, id_seed=0)
     pieces = ["<|tool_call>call:f{", "a: 1, b: ", "<|", '"|', ">x", "y<|", '"|>}', "<tool_call|><turn|>"]
     for piece in pieces[:3]:
         ds.feed(piece)
     p = ds._open.partial
     assert ds._open.follow is not None and p.wait is not None
-    calls: list[str] = []
-    feed = JsonDialectPartial.feed
-    monkeypatch.setattr(JsonDialectPartial, "feed", lambda self, text: calls.append(text) or feed(self, text))
+    calls.clear()
     ds.feed(pieces[3])
     assert calls == []  # (held: it completes nothing)
     for piece in pieces[4:]:

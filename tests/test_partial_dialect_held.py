@@ -88,3 +88,49 @@ def test_a_bracket_in_a_quoted_string_value_opened_in_the_text_kept_is_no_list()
 
     body = '{k0: [true],k1: "a[b, c"}'
     _check({"k0": [True], "k1": "a[b, c"}, body, ["{", "k0: [true]", ',k1: "', "a[b,", ' c"}'])
+
+
+STRINGS = st.lists(st.sampled_from(["a", " b", "<", "<|", "x < y", '<|"', "é", '"', "\\", "\n", ",", "}"]),
+                   max_size=5).map("".join)  # fmt: skip
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(values=st.lists(st.one_of(STRINGS.map(lambda s: '<|"|>' + s + '<|"|>'), VALUES), min_size=1, max_size=8),
+       seps=st.lists(SEPS, min_size=8, max_size=8), data=st.data())  # fmt: skip
+def test_a_string_value_opening_in_held_text_gives_the_deltas_of_follow_members(values, seps, data) -> None:  # noqa: ANN001
+    """A member held back, completed by a string value's opening delimiter (`JsonDialectPartial._held_open`), and
+    the string's text after it read in the same step when it holds no character its close starts with: the
+    oracle is `_follow_members` reading it (`_held_open` None), piece by piece."""
+    body = "".join((seps[i] if i else "") + f"k{i}: {v}" for i, v in enumerate(values))
+    text = f"<|tool_call>call:f{{{body}}}<tool_call|><turn|>"
+    pieces = data.draw(chunkings(text))
+    new = _per_piece(pieces)
+    init = JsonDialectPartial.__init__
+
+    def old_init(self: JsonDialectPartial, *args: object) -> None:
+        init(self, *args)  # type: ignore[arg-type]
+        self._held_open = None
+
+    JsonDialectPartial.__init__ = old_init  # type: ignore[method-assign]
+    try:
+        old = _per_piece(pieces)
+    finally:
+        JsonDialectPartial.__init__ = init  # type: ignore[method-assign]
+    assert new == old
+
+
+def test_a_string_value_opening_in_held_text_is_read_without_custom_string(monkeypatch) -> None:  # noqa: ANN001
+    """Counts: ``, b: <|"|>xy`` completes the member held back (``, b: ``) and its text holds no ``<``: read in
+    `feed` itself, without `JsonDialectPartial._custom_string` (the old path called it)."""
+    calls: list[str] = []
+    custom = JsonDialectPartial._custom_string
+    monkeypatch.setattr(JsonDialectPartial, "_custom_string", lambda self, s, i: calls.append(s) or custom(self, s, i))
+    ds = DeltaStream(get_template("gemma4"), prefix=GEMMA, id_seed=0)
+    for piece in ["<|tool_call>call:f{", "a: 1", ", b: ", '<|"|>xy']:
+        out = ds.feed(piece)
+    assert out == [{"tool_calls": [{"index": 0, "function": {"arguments": ', "b": "xy'}}]}]
+    assert calls == []
+    for piece in [" z", '<|"|>}', "<tool_call|><turn|>"]:
+        ds.feed(piece)
+    ds.finish()
+    assert ds.message["tool_calls"][0]["function"]["arguments"] == {"a": 1, "b": "xy z"}

@@ -217,12 +217,12 @@ class JsonDialectPartial(JsonPartial):
                     return ""
                 elif (
                     wait is self._wake
-                    and self._wake_no_comma.isdisjoint(text)
-                    and '"' not in text
-                    and (
+                    and (  # (the rarest first: a member's end holds no `[`)
                         "[" in text and text.find("[") < text.find(",")
                         or self.pending and "[" in self.pending[-1]
                     )
+                    and self._wake_no_comma.isdisjoint(text)
+                    and '"' not in text
                     and '"' not in "".join(self.pending)
                 ):
                     # the member's value opened as a list (in the text kept, or before the text's first `,`; no
@@ -270,8 +270,21 @@ class JsonDialectPartial(JsonPartial):
                         self._is_key = False
                         chunks = self._chunks = []
                         out.append(f', "{key}": "')  # (a bare key needs no escaping: `_encode_string`'s)
-                        self._mode, self._close = _CSTR, self._members[2][m.group(2)]
-                        i = self._custom_string(text, m.end())
+                        close = self._members[2][m.group(2)]
+                        self._mode, self._close = _CSTR, close
+                        i = m.end()
+                        if text.find(close[0], i) < 0:  # `_custom_string` and the steps below, where the rest is
+                            if i < len(text):  # all the string's (no character its close starts with)
+                                rest = text[i:]
+                                chunks.append(rest)
+                                out.append(_encode_string(rest)[1:-1])
+                            self.wait = None
+                            if self._sink_close is None:
+                                self.sink, self.sink_stop = chunks, close[0]
+                            else:
+                                self.sink = None
+                            return out[0] if len(out) == 1 else "".join(out)
+                        i = self._custom_string(text, i)
                         if chunks:
                             out.append(_encode_string(chunks[0] if len(chunks) == 1 else "".join(chunks))[1:-1])
                         if self._mode == _CSTR:
