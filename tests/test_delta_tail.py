@@ -34,7 +34,7 @@ def old_path() -> Iterator[None]:
 
 def _per_piece(name: str, prefix: str, pieces: list[str], finish: str | None, own: bool = True) -> tuple:
     tpl = get_template(name)
-    ds = DeltaStream(tpl, prefix=prefix, id_seed=0) if own else DeltaStream(ResponseParser(tpl, prefix), id_seed=0)
+    ds = DeltaStream(tpl, prefix=prefix, id_seed=0) if own else DeltaStream(ResponseParser(tpl, prefix, trace=True), id_seed=0)
     out = [ds.feed(p) for p in pieces]
     out.append(ds.finish(finish))
     assert ds.warnings == []

@@ -34,6 +34,9 @@ def _watches() -> list[tuple[str, Watch, LeadScan]]:
 
 
 WATCHES = _watches()
+#: The watches used only once the stream has moved past offset 0 (`Watch.late`: a watch with delimiters that can
+#: match only at the start); the plan never asks them at 0, so neither do the tests.
+_LATE = {id(w.late) for _, w, _ in WATCHES if w.late is not None and w.late is not w}
 _NOISE = [" ", "\n", "{", "}", '"', "a", "x y", "[ARGS]", "[CALL_ID]", "get_weather", '{"a": 1}', "=", "<", ">",
           "[", "]", ":", "call:", "(", ")", "name", "{\"name\":", "[f(", "<|python_tag|>", ";", "```", "\n```json\n",
           " to=functions.f ", "<|channel|>commentary", "<|channel|>analysis", "<|message|>", "<|constrain|>json",
@@ -87,7 +90,7 @@ def test_lead_scan_equals_scan_end(script):
     n = len(text)
     finds = scan.fresh(text, 0)
     memo: dict = {}
-    pos, zw, fired = 0, -1, frozenset()
+    pos, zw, fired = (1 if id(watch) in _LATE and n else 0), -1, frozenset()
     regexes = watch.regexes
     for advance, event, pick in steps:
         pos = min(n, pos + advance)
