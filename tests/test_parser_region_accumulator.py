@@ -17,12 +17,14 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import re
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import merge_chunks, scaled
 
 from hf_response_templates import ResponseParser, get_template, load_template, parse_response
+from hf_response_templates.delimiters import MAX_DELIMITER_LENGTH
 
 
 def _dumps(message):
@@ -130,6 +132,8 @@ def test_parsers_from_the_cached_prefix_state_have_their_own_accumulator():
     assert second.finalize()[0]["reasoning_content"] == "uno dos tres"
 
 
+#: Llama 4 JSON's zero-width close after a call: its lookahead reads the whitespace before the next call.
+_LONG_LOOKAHEAD = re.compile(r"\}\s{" + str(MAX_DELIMITER_LENGTH - 1) + ",}")
 STEADY = ["hermes3", "kimi-k3", "cohere-command-r7b", "gpt-oss", "qwen3", "mistral-small-3.1", "llama4-json"]
 PREFIXES = {"kimi-k3": "<|open|>think<|sep|>", "cohere-command-r7b": "<|START_RESPONSE|>", "qwen3": "<think>\n"}
 #: Runs of one piece repeated (most of them steady chunks), and delimiters between them.
@@ -163,6 +167,9 @@ def test_long_steady_runs_stream_as_one_shot_for_any_chunking_copy_and_feed_regi
         else:
             chunks.append(piece)
     text = "".join(chunks)
+    if name == "llama4-json":  # the README's known limitation: a lookahead reading more than 512 characters after
+        # its match's start (`(?<=\})(?=\s*...\{"name"...)` past a run of whitespace) stops the match while streaming
+        assume(not _LONG_LOOKAHEAD.search(text))
     expected = parse_response(text, tpl, prefix=prefix, strict=False)
     copy_at = set(data.draw(st.lists(st.integers(0, len(chunks)), max_size=3)))
     use_region = data.draw(st.booleans())
