@@ -64,7 +64,7 @@ def lead_windows(
     anchor's text must start strictly after the head's), then the larger of `_PAIR_WINDOWS`; only those that decode
     fewer tokens than `plain` (the plan without a window) on success, and for the usual windows on failure. None
     (no hint) without a lead token or an occurrence. `context` stands for `_JOINT_TOKENS` (the head's tokens: fewer
-    where the tokenizer's decoding allows, `joint_context.joint_tokens`); `head` the window's head (`context` when
+    where the tokenizer's decoding allows, `joint_context.decode_context`); `head` the window's head (`context` when
     None; 0: no head, the window starts at the anchor's lead token, `joint_context.decode_context`)."""
     ids = _LEADS.get((id(backend), literal), _UNKNOWN)
     if ids is _UNKNOWN:

@@ -57,12 +57,3 @@ def decode_context(backend: Any) -> tuple[int, int]:
         return BYTE_LEVEL
     return DEFAULT
 
-
-def joint_tokens(backend: Any) -> int:
-    """The prompt tokens `joint_decode` decodes again with the response (and a window's head) for the
-    `tokenizers.Tokenizer` `backend`: `BYTE_LEVEL_TOKENS` when its decoder is exactly `ByteLevel`, else
-    `_JOINT_TOKENS`."""
-    decoder = getattr(backend, "decoder", None)
-    if decoder is not None and type(decoder) is (_byte_level or _byte_level_type()):
-        return BYTE_LEVEL_TOKENS
-    return _JOINT_TOKENS

@@ -238,7 +238,7 @@ def _joint_split(
     tail's text is not the end of the prompt's text (its first token decodes differently without what
     precedes it, e.g. the middle of a UTF-8 character). `whole`: `prompt_text` is the whole prompt's decode
     (not a window's), which the whole joint decode then reuses. `context`: the prompt tokens decoded again (fewer
-    where the tokenizer's decoding allows, `joint_context.joint_tokens`)."""
+    where the tokenizer's decoding allows, `joint_context.decode_context`)."""
     if len(prompt) > _SHORT_PROMPT:
         tail = prompt[-context:]
         tail_text = decode(tail)
@@ -297,7 +297,7 @@ def decode_one_pair(
     only a hint, `decode` still decides), a literal anchor starting with an added token has its windows chosen from
     the prompt's ids (`anchor_lead.lead_windows`: the smallest window holding it, each saving tokens on success).
     `context` stands for `_JOINT_TOKENS` throughout (the head, the tail decoded again): fewer where the tokenizer's
-    decoding depends on fewer tokens before (`joint_context.joint_tokens`). `head`: the tokens of a window's head
+    decoding depends on fewer tokens before (`joint_context.decode_context`). `head`: the tokens of a window's head
     (`context` when None); 0 where a window's text is the end of the whole prompt's as soon as it does not start
     with U+FFFD (a byte-level decoder, `joint_context.decode_context`): a window with no head, the anchor anywhere
     in its text."""

@@ -22,7 +22,6 @@ from hf_response_templates.joint_context import (
     BYTE_LEVEL_TOKENS,
     DEFAULT,
     decode_context,
-    joint_tokens,
 )
 from hf_response_templates.joint_decode import _JOINT_TOKENS
 from hf_response_templates.tokenizer import _DECODE_KWARGS, _split_point, install
@@ -69,13 +68,13 @@ def whole(tok, prompt: list[int], response: list[int]) -> tuple[str, str]:
 def test_the_decoder_decides() -> None:
     tok = byte_level_tokenizer()
     backend = tok.backend_tokenizer
-    assert joint_tokens(backend) == BYTE_LEVEL_TOKENS == 4
-    assert joint_tokens(metaspace_tokenizer().backend_tokenizer) == _JOINT_TOKENS == 8
+    assert decode_context(backend)[0] == BYTE_LEVEL_TOKENS == 4
+    assert decode_context(metaspace_tokenizer().backend_tokenizer)[0] == _JOINT_TOKENS == 8
     backend.decoder = decoders.Sequence([decoders.ByteLevel()])  # not the decoder alone
-    assert joint_tokens(backend) == _JOINT_TOKENS
+    assert decode_context(backend)[0] == _JOINT_TOKENS
     backend.decoder = decoders.ByteLevel()  # read at every call: seen at once
-    assert joint_tokens(backend) == BYTE_LEVEL_TOKENS
-    assert joint_tokens(object()) == _JOINT_TOKENS
+    assert decode_context(backend)[0] == BYTE_LEVEL_TOKENS
+    assert decode_context(object())[0] == _JOINT_TOKENS
     assert decode_context(backend) == BYTE_LEVEL == (4, 0)
     assert decode_context(metaspace_tokenizer().backend_tokenizer) == DEFAULT == (8, 8)
 
