@@ -47,7 +47,9 @@ class DeltaStream(ToolCallDeltas):
 
     Args:
         parser_or_template: a response template (dict or `ResponseTemplate`; then ``prefix`` is required and
-            the stream owns a `ResponseParser`), or an existing `ResponseParser` (its tools are used).
+            the stream owns a `ResponseParser`), or an existing `ResponseParser` (its tools are used; with
+            ``model_ids``, it traces delimiters from then on, as ``trace=True`` does: the call ids a model writes
+            are in them).
         prefix: the prompt, as for `ResponseParser` (``""`` opts out).
         tools: tool schemas or Python functions: typing of arguments, as in ``parse_response(tools=...)``.
         id_seed: seed for tool-call ids (and the completion id): same seed, same ids.
@@ -155,6 +157,10 @@ class DeltaStream(ToolCallDeltas):
         self._strip: dict[str, bool] = plan.strip.copy()
         self._shape: dict[str, _Shape] = plan.shape.copy()
         self._id_fields = plan.id_fields
+        if parser is parser_or_template and model_ids and self._id_fields and not parser._trace:
+            # The ids a model writes are in the text of its open delimiters, which only `delimiter` events carry: a
+            # caller's parser traces delimiters from here on, as the stream's own does (`trace=model_ids`)
+            parser._trace = True
         # fields whose content format has a partial parser: their compiled content args
         self._partial_args: dict[str, Any] = pargs
         self._text: dict[str, _TextState] = {name: _TextState() for name in plan.names}

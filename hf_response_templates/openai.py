@@ -78,8 +78,9 @@ still open is not dropped: it is announced (if its name was known) with the argu
 flagged with an ``error`` of type ``"length"``, and, if its body could not be parsed, its raw text is in an
 ``unparsed`` record.
 
-Two ways to feed it: text (`feed`: the stream owns a `ResponseParser`; exact in every respect), or events
-made elsewhere (`for_events` + `feed_events`, e.g. from a ``ResponseStreamer``). Events carry what is needed
+Two ways to feed it: text (`feed`: the stream owns a `ResponseParser`, or drives one the caller made, which
+then traces its delimiters for the call ids; exact in every respect), or events made elsewhere (`for_events` +
+`feed_events`, e.g. from a ``ResponseStreamer``). Events carry what is needed
 (``region_open``'s ``captures``, ``position`` and ``at_end`` on closes), so both give the same deltas, with
 two differences: model call ids need the producer's ``delimiter`` events (``ResponseParser(trace=True)``,
 ``ResponseStreamer(trace=True)``; without them every id is generated);

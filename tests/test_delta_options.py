@@ -198,6 +198,34 @@ def test_model_call_ids_are_kept_where_the_format_carries_them() -> None:
         assert all(c["id"].startswith("call_") for c in accumulate_deltas(_flat(per_feed))["tool_calls"])
 
 
+def test_a_callers_parser_keeps_model_call_ids_too() -> None:
+    # A `ResponseParser` made without trace=True, passed to DeltaStream: the stream switches it to tracing
+    # delimiters (the ids are in their text), so its ids are those of a stream owning its parser
+    kimi = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        '{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>'
+    )
+    mistral = '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}</s>'
+    for name, pre, text, ids in (
+        ("kimi-k2", KIMI_PREFIX, kimi, ["functions.get_weather:0"]),
+        ("mistral-small-3.2", "[INST]Hi[/INST]", mistral, ["a1B2c3D4e"]),
+    ):
+        for step in (1, 3, len(text)):
+            parser = ResponseParser(get_template(name), pre)
+            ds = DeltaStream(parser, id_seed=0)
+            deltas = [d for i in range(0, len(text), step) for d in ds.feed(text[i : i + step])] + ds.finish()
+            own = DeltaStream(get_template(name), prefix=pre, id_seed=0)
+            own_deltas = [d for i in range(0, len(text), step) for d in own.feed(text[i : i + step])] + own.finish()
+            assert [c["id"] for c in accumulate_deltas(deltas)["tool_calls"]] == ids
+            assert deltas == own_deltas
+        # model_ids=False: generated ids, and the caller's parser is left as it was made
+        parser = ResponseParser(get_template(name), pre)
+        ds = DeltaStream(parser, id_seed=0, model_ids=False)
+        deltas = ds.feed(text) + ds.finish()
+        assert all(c["id"].startswith("call_") for c in accumulate_deltas(deltas)["tool_calls"])
+        assert not parser._trace
+
+
 def test_a_repeated_model_id_is_replaced_to_keep_ids_unique() -> None:
     text = (
         '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}'
