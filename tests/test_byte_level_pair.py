@@ -194,3 +194,19 @@ def test_the_texts_equal_the_whole_decode_and_the_previous_plan(
     assert parse_response(text, template, prefix=prefix_text) == expected
     if anchor_kind != "none":
         assert tok.parse_response(response, prefix=prompt) == expected
+
+
+def test_lead_window_is_the_last_anchor_among_the_last_ids() -> None:
+    """`anchor_lead.lead_window`: the window from the last occurrence of the anchor's lead token followed by the rest
+    of the anchor's ids, among the prompt's last ids; a lead token followed by other ids, or none at all: None."""
+    from hf_response_templates.anchor_lead import lead_window
+
+    tok = byte_level_tokenizer()
+    backend = tok.backend_tokenizer
+    turn = "<|im_start|>user\nHi<|im_end|>\n"
+    ids = enc(tok, "Hello there " * 30 + ANCHOR + "ok" + turn + ANCHOR + "<think>\n")
+    assert lead_window(backend, ANCHOR, ids) == len(enc(tok, ANCHOR + "<think>\n"))
+    assert lead_window(backend, ANCHOR, enc(tok, "Hello there " * 30 + turn)) is None  # the lead, not the anchor
+    assert lead_window(backend, ANCHOR, enc(tok, "Hello there " * 30)) is None
+    far = enc(tok, ANCHOR + "Hello there " * 40)  # only before the last ids a window can use
+    assert lead_window(backend, ANCHOR, far) is None
