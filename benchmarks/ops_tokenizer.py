@@ -6,7 +6,8 @@ prefix=ids)`, for this checkout and another (deterministic, unlike time on a sha
 Per template, the benchmark's case of `bench_all.py --only tokenizer` (a ~300-token response, the prompt's last 40
 tokens, or 2,300 with `--long`): the lengths of the id sequences the path decodes (`_decoder`'s calls), their sum
 against the one joint decode of prompt + response the benchmark's floor makes, and the Python opcodes of the
-call, all frames and the token-id glue alone (frames of `tokenizer.py` and `joint_decode.py`). Each checkout is
+call, all frames and the token-id glue alone (frames of `tokenizer.py`, `joint_decode.py`, `joint_context.py`,
+`anchor_lead.py` and `byte_level_pair.py`). Each checkout is
 imported in turn (its modules dropped from `sys.modules` and imported again from its directory).
 """
 
@@ -24,6 +25,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _corpus  # noqa: E402
+
+#: the modules of the token-id glue (the frames counted as "glue")
+_GLUE = ("tokenizer.py", "joint_decode.py", "joint_context.py", "anchor_lead.py", "byte_level_pair.py")
 
 
 def _load(root: Path) -> Any:
@@ -81,7 +85,7 @@ def _count(module: Any, tok: Any, ids: list[int], pids: list[int]) -> tuple[list
         if frame.f_code.co_filename == __file__:
             return None
         frame.f_trace_opcodes = True
-        glue = frame.f_code.co_filename.endswith(("tokenizer.py", "joint_decode.py"))
+        glue = frame.f_code.co_filename.endswith(_GLUE)
 
         def local(frame: Any, event: str, arg: Any) -> Any:
             if event == "opcode":

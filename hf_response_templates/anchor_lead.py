@@ -86,6 +86,30 @@ def lead_windows(
             return _windows(at + head + 2 if head else at + 1, plain, context, head)
 
 
+def lead_window(backend: Any, literal: str, prompt: list[int]) -> int | None:
+    """The window starting at the last occurrence of the anchor `literal`'s lead added token of `backend` (followed
+    by the ids of the rest of the literal) among the prompt's last `_ANCHOR_WINDOW - _JOINT_TOKENS - 1` ids, or
+    None (no lead token, or no occurrence): the window with no head of a byte-level decoder
+    (`byte_level_pair.byte_level_texts`), `lead_windows`' first with `head=0`. A hint only: the window's text is
+    still checked."""
+    ids = _LEADS.get((id(backend), literal), _UNKNOWN)
+    if ids is _UNKNOWN:
+        ids = _learn(backend, literal)
+    if ids is None:
+        return None
+    lead, after = ids
+    tail = prompt[_SCAN:]
+    tail.reverse()
+    at = -1
+    while True:
+        try:
+            at = tail.index(lead, at + 1)
+        except ValueError:
+            return None
+        if after is None or tail[at - len(after) : at] == after:  # (the reversed tail: the ids after `lead`)
+            return at + 1
+
+
 @functools.lru_cache(maxsize=1024)
 def _windows(size: int, plain: int, context: int = _JOINT_TOKENS, head: int = _JOINT_TOKENS) -> tuple[int, ...]:
     """`size`, then the larger of `_PAIR_WINDOWS`, as far as each saves tokens over `plain`: a window the ids point

@@ -13,7 +13,8 @@ their text (`tokenizer.py` makes it from a tokenizer).
 * `decode_one_pair`: one prompt and one response (the one-sequence path of `tokenizer.parse_response`): the
   anchor's window is decoded alone and jointly with the response, so the window is the joint decode's context and
   its own text is where the split is (three decodes: the window, its head, window + response), with no decode of
-  the whole prompt nor of a separate tail.
+  the whole prompt nor of a separate tail. A byte-level backend's own decode goes through `byte_level_pair` first
+  (the response decoded alone, then a window); this plan is its fallback and every other decoder's.
 """
 
 from __future__ import annotations

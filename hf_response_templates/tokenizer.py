@@ -60,6 +60,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .byte_level_pair import byte_level_texts
 from .joint_context import DEFAULT as _DEFAULT_CONTEXT
 from .joint_context import decode_context
 from .joint_decode import (  # the decoding plan; re-exported: tests and tools read them here
@@ -502,9 +503,6 @@ def _backend_call(backend: Callable[[list[int], bool], str]) -> Callable[[list[i
     return decode
 
 
-_BACKEND_CALL = _backend_call(len).__code__  # how the one-sequence path tells the backend's decoder apart
-
-
 #: tokenizer class -> whether its decoding is exactly the `tokenizers` backend's (see `_backend_decoder`)
 _PLAIN_FAST_DECODE: dict[type, bool] = {}
 
@@ -614,9 +612,10 @@ def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: 
     """(prefix text, response text) of one non-empty list of ids and its non-empty prompt, with `_decode_pairs`'s
     padding rules and decodes, without the bookkeeping of `_normalize` / `_pair_up` / `_decode_pairs`; None where
     the ids are not all plain ints (the checked path then names the first bad id and its position). The prompt's
-    ids are checked in C (`_plain_ids`); the response's by the backend's decode (`_decoder`), which raises
+    ids are checked in C (`_plain_ids`); the response's by the backend's decode (`_backend_decoder`), which raises
     TypeError for an id that is not an integer (integer scalars of NumPy / torch convert as `_ids` converts
-    them), except trailing padding, never decoded, checked here; another decoder gets checked ids."""
+    them), except trailing padding, never decoded, checked here; another decoder gets checked ids. A byte-level
+    backend decodes the response alone (`byte_level_pair`), any other through `joint_decode.decode_one_pair`."""
     if type(prompt[0]) is not int:
         return None
     try:
@@ -624,30 +623,45 @@ def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: 
             return None
     except TypeError:
         return None
-    decode = _decoder(tokenizer)
-    backend = getattr(decode, "__code__", None) is _BACKEND_CALL  # the backend's (`_decoder`)
-    if not backend and not _plain_ids(response):
+    attrs = tokenizer.__dict__
+    rust = attrs.get("_tokenizer")
+    # the backend's `decode` (`_backend_decoder`, its cached case read here without the call)
+    if _PLAIN_FAST_DECODE.get(type(tokenizer)) and "batch_decode" not in attrs and "decode" not in attrs \
+            and "_decode" not in attrs:
+        backend = getattr(rust, "decode", None)
+        if not callable(backend):
+            backend = None
+    else:
+        backend = _backend_decoder(tokenizer)
+    if backend is None and not _plain_ids(response):
         return None
     try:
         # `_pad_ids` is skipped where Transformers 5's special-token map sets neither (nothing to strip)
-        special = tokenizer.__dict__.get("_special_tokens_map") if _SPECIAL_IDS_BY_MAP.get(type(tokenizer)) else None
+        special = attrs.get("_special_tokens_map") if _SPECIAL_IDS_BY_MAP.get(type(tokenizer)) else None
         if type(special) is not dict or special.get("pad_token") is not None or special.get("eos_token") is not None:
             pad, eos = _pad_ids(tokenizer)
             if prompt[0] == pad:
                 prompt = _strip_prefix_padding(prompt, pad)
             if response[-1] == pad or response[-1] == eos:
                 kept = _strip_response_padding(response, pad, eos)
-                if backend and not _plain_ids(response[len(kept) - len(response) - 1 :]):
+                if backend is not None and not _plain_ids(response[len(kept) - len(response) - 1 :]):
                     return None  # padding ids that are not integers
                 response = kept
+        if backend is None:
+            decode = _decoder(tokenizer)
+            if not prompt:
+                return "", decode(response)
+            return decode_one_pair(decode, prompt, response, anchor, rust, *_DEFAULT_CONTEXT)
         if not prompt:
-            return "", decode(response)
-        rust = tokenizer.__dict__.get("_tokenizer")
-        # the backend's own decode: as few prompt tokens of context as its decoder needs (`joint_context`)
-        context, head = decode_context(rust) if backend else _DEFAULT_CONTEXT
-        return decode_one_pair(decode, prompt, response, anchor, rust, context, head)
+            return "", backend(response, False)
+        # a byte-level decoder: the response decoded alone (`byte_level_pair`), else as few prompt tokens of
+        # context as the decoder needs (`joint_context`)
+        texts = byte_level_texts(backend, rust, prompt, response, anchor)
+        if texts is not None:
+            return texts
+        return decode_one_pair(_backend_call(backend), prompt, response, anchor, rust, *decode_context(rust))
     except TypeError:
-        if backend:  # an id the backend could not convert
+        if backend is not None:  # an id the backend could not convert
             return None
         raise
 

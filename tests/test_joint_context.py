@@ -81,9 +81,10 @@ def test_the_decoder_decides() -> None:
 
 @pytest.mark.parametrize("prefill", ["", "<think>\n"])
 def test_byte_level_window_starts_at_the_anchor(prefill: str) -> None:
-    """A 40-token prompt ending with the anchor (and a prefill): the window the ids point to starts at the anchor's
-    lead token, then the window again with the response: two decodes (the old code: a window 9 tokens larger, a
-    head of 8, then the window with the response)."""
+    """A 40-token prompt ending with the anchor (and a prefill): the response decoded alone (`byte_level_pair`),
+    then the window the ids point to, which starts at the anchor's lead token: two decodes (before: the window,
+    then the window again with the response; before that, a window 9 tokens larger, a head of 8, then the window
+    with the response)."""
     tok = byte_level_tokenizer()
     tok.response_template = verbatim_template()
     ids = enc(tok, "Hello there caf\u00e9 ok " * 20 + ANCHOR + prefill)[-40:]
@@ -91,21 +92,21 @@ def test_byte_level_window_starts_at_the_anchor(prefill: str) -> None:
     backend = counted(tok)
     message = tok.parse_response(response, prefix=ids)
     window = len(enc(tok, ANCHOR + prefill))
-    assert backend.seen == [window, window + len(response)]
+    assert backend.seen == [len(response), window]
     whole_prefix, whole_text = whole(tok, ids, response)
     assert message == parse_response(whole_text, verbatim_template(), prefix=whole_prefix)
 
 
 def test_byte_level_tail_of_four_without_an_anchor_window() -> None:
-    """No anchor in the prompt: the smallest window (no anchor in its text), the whole prompt, then its last 4
-    tokens alone and with the response."""
+    """No anchor in the prompt: the response alone, the smallest window (no anchor in its text), then the whole
+    prompt (before: the window, the whole prompt, then its last 4 tokens alone and with the response)."""
     tok = byte_level_tokenizer()
     tok.response_template = verbatim_template()
     ids = enc(tok, "Hello there caf\u00e9 ok " * 20)[-40:]
     response = enc(tok, "Hi there<|im_end|>")
     backend = counted(tok)
     tok.parse_response(response, prefix=ids)
-    assert backend.seen == [16, len(ids), BYTE_LEVEL_TOKENS, BYTE_LEVEL_TOKENS + len(response)]
+    assert backend.seen == [len(response), 16, len(ids)]
 
 
 def test_metaspace_keeps_eight() -> None:

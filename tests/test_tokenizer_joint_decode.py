@@ -63,12 +63,17 @@ def enc(tok, text: str) -> list[int]:
 
 
 def decoded_lengths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """From now on, the length of every id sequence the token-id path decodes."""
+    """From now on, the length of every id sequence the token-id path decodes, through the general plan
+    (`joint_decode.decode_one_pair` with `_JOINT_TOKENS` of context): the one-sequence path's own lookup of the
+    backend's decode is turned off (`_backend_decoder` None, the class cache empty), so `_decode_one` takes its
+    decode from `_decoder`, counted here, which still decodes with the backend (or the slow tokenizer)."""
     seen: list[int] = []
     real = hf_tok._decoder
+    backend_of = hf_tok._backend_decoder
 
     def counting(tokenizer):
-        decode = real(tokenizer)
+        backend = backend_of(tokenizer)
+        decode = real(tokenizer) if backend is None else (lambda ids: backend(ids, False))
 
         def counted(ids):
             seen.append(len(ids))
@@ -77,6 +82,8 @@ def decoded_lengths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return counted
 
     monkeypatch.setattr(hf_tok, "_decoder", counting)
+    monkeypatch.setattr(hf_tok, "_backend_decoder", lambda tokenizer: None)
+    monkeypatch.setattr(hf_tok, "_PLAIN_FAST_DECODE", {})
     return seen
 
 
