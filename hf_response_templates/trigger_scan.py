@@ -68,10 +68,11 @@ class TriggerScan:
         still the answer while it starts after `pos` (nothing matches between), or at `pos` unless a zero-width
         match may be skipped there. Raises `DelimiterTimeout` as `scan_end` does.
 
-        Past offset 0 (every call of the plan's loop but its first) this is `_search` with `_here` inlined:
-        one frame per call, the regex's try and the answer's checks in the candidate loop itself (Llama 4
-        JSON: ~40% of a one-shot parse's opcodes were these calls' frames and unpacking). Offset 0, a candidate
-        where a literal is, and a match with captures go to `_here` / `_search` as before."""
+        This is `_here` at offset 0, then `_search` with `_here` inlined: one frame per call, the regex's try
+        and the answer's checks in the candidate loop itself (these frames and their unpacking were ~100 of
+        Llama 4 JSON's ~1,900 opcodes a one-shot parse); a candidate where a literal is, or of a regex with
+        captures, goes to `_here`. A zero-width answer kept at `pos` that fired at `zw` is skipped without
+        trying it again."""
         if 0 <= nxt[0] <= pos:
             got = nxt[1]
             if got.__class__ is int or pos < got[0] or (pos == got[0] and zw != pos):
@@ -88,15 +89,21 @@ class TriggerScan:
         else:
             skipped = False  # (an answer that passed a zero-width match skipped at `zw` is not kept for another call)
             done = pos - 1  # every position up to here is tried, or no match can start there
-        if not pos:
-            return self._end0(window, zw, fired, timeout, nxt)
+        if not pos and done < 0:  # (every delimiter at offset 0: its alternatives anchored there have no candidates)
+            got = self._here(window, 0, zw, fired, timeout)
+            if got is _SKIPPED:
+                skipped = True
+            elif got is not None:
+                nxt[0] = 0
+                nxt[1] = got
+                return got
         n = len(window)
         kinds = self.kinds
         lits = self.lit_texts
         d, _, fast, span, timed = self.one
         caps = d.group_slots
         misses = 0
-        f = self.trigger(window, done)  # (a guard character may be right before `pos`)
+        f = self.trigger(window, done if done > 0 else 0)  # (a guard character may be right before `pos`)
         while f is not None:
             t = f.start()
             kind = kinds[f.lastindex - 1]
@@ -157,31 +164,10 @@ class TriggerScan:
             nxt[1] = n
         return n
 
-    def _end0(self, window: str, zw: int, fired: frozenset, timeout: float | None,
-              nxt: list[Any]) -> tuple[int, int, Any, dict | None] | int:
-        """`end` at offset 0 (its state not taken): every delimiter tried at 0 first (its alternatives anchored
-        there have no candidates), then `_search`."""
-        n = len(window)
-        skipped = False
-        got = self._here(window, 0, zw, fired, timeout)
-        if got is _SKIPPED:
-            skipped = True
-            got = None
-        if got is None:
-            got = self._search(window, 0, zw, fired, timeout, n)
-            if got.__class__ is list:  # ([answer]: it passed a zero-width match skipped at `zw`)
-                skipped = True
-                got = got[0]
-        if skipped:
-            nxt[0] = -1
-        else:
-            nxt[0] = 0
-            nxt[1] = got
-        return got
-
     def _search(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None, n: int) -> Any:
-        """The first match from the candidates at or after `pos` (`end`), or `n`; in a one-item list if it
-        passed a zero-width match skipped at `zw`."""
+        """The first match from the candidates at or after `pos`, or `n`; in a one-item list if it passed a
+        zero-width match skipped at `zw`. (`end` runs this loop inlined; this is its unfused form, which
+        `tests/test_trigger_scan.py` compares it with.)"""
         kinds = self.kinds
         skipped = False
         done = pos - 1  # every position up to here is tried, or no match can start there
