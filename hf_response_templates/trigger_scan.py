@@ -118,8 +118,10 @@ class TriggerScan:
             if lo <= done:
                 lo = done + 1
             while lo <= t:
-                if caps or lits and window.startswith(lits, lo):  # (`_here`'s rarer cases)
-                    best = self._here(window, lo, zw, fired, timeout)
+                if lits and window.startswith(lits, lo):  # (`_here`'s rarer cases: a literal there, captures)
+                    best = self._here(window, lo, zw, fired, timeout, True)
+                elif caps:
+                    best = self._here(window, lo, zw, fired, timeout, False)
                 else:  # `_here` of the one regex alone, without captures
                     try:
                         m = fast(window, lo) if n - lo <= span else timed(window, lo, None, None, False, timeout)
@@ -202,16 +204,19 @@ class TriggerScan:
             f = self.trigger(window, f.start() + 1)
         return [n] if skipped else n
 
-    def _here(self, window: str, i: int, zw: int, fired: frozenset, timeout: float | None) -> Any:
+    def _here(self, window: str, i: int, zw: int, fired: frozenset, timeout: float | None,
+              lit: Any = None) -> Any:
         """The best match at `i` of every delimiter (longest, then lowest rank); None if there is none,
         `_SKIPPED` if none but a zero-width one skipped at `zw`. (`lead_scan._match` and `LeadScan._best`,
         inlined: this runs at every candidate. The literals only when one of them is there, one
-        `str.startswith`; then the one regex.)"""
+        `str.startswith`; then the one regex. `lit`: whether a literal is at `i`, when the caller knows.)"""
         best: Any = None
-        if self.lit_texts and window.startswith(self.lit_texts, i):
-            for lit, d in self.lits:
-                if window.startswith(lit, i):
-                    end = i + len(lit)
+        if lit is None:
+            lit = self.lit_texts and window.startswith(self.lit_texts, i)
+        if lit:
+            for text, d in self.lits:
+                if window.startswith(text, i):
+                    end = i + len(text)
                     if best is None or end > best[1] or (end == best[1] and d.rank < best[2].rank):
                         best = (i, end, d, None)
         d, _, fast, span, timed = self.one
