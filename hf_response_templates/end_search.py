@@ -19,6 +19,10 @@ part of a one-shot parse of those templates.
   `(?<=\\})...`) starts right after one of them: that filters its forms' candidates with one character test,
   or gives its candidates alone when it has no forms (Gemma 3's `(?<=\\)\\s*\\])`).
 
+* an alternative whose fixed text (after its run) is followed by more that `_spaced_of` reads (internlm2's
+  `\\s*\\}\\s*<\\|action_end\\|>`: spaces then `<|action_`) has its text found only where that follows
+  (`_follow_of`, a lookahead in the trigger): the `}` of the call's arguments are not candidates.
+
 The finder then walks the fixed texts (`str.find` per first character, `_finders`) and the guard characters in
 order of position, and tries the whole regex (`match` at the candidate: the same match a search would find
 there) at each candidate in increasing order; the first match is the leftmost one, as every position where a
@@ -36,13 +40,17 @@ from functools import lru_cache
 from typing import Any
 
 from .regex_leads import (
+    _REPEATS,
     _lookbehind_ends,
     _multiline,
     _only_at_start,
+    _run_class,
     _spaced_of,
+    _sre_constants,
     _top_alternatives,
     _Unknown,
 )
+from .regex_safety import tolerant_parse
 
 __all__ = ["end_finder", "end_plan", "MAX_MISSES"]
 
@@ -96,6 +104,9 @@ def end_plan(source: str) -> tuple[str, tuple[Any, ...]] | None:
     if alternatives is None:
         return None
     texts: dict[str, set[str]] = {}  # fixed text -> the characters of the runs that may come before it
+    follows: dict[str, set[str] | None] = {}  # fixed text -> what must follow it (`_follow_of`; None: anything)
+    parsed = tolerant_parse(source)
+    caseless = parsed is None or bool(parsed.state.flags & _stdre.IGNORECASE)
     after: dict[frozenset[str], set[str]] = {}  # lookbehind characters -> what may follow them ("": anything)
     for alternative in alternatives:
         if _only_at_start(alternative):
@@ -114,6 +125,11 @@ def end_plan(source: str) -> tuple[str, tuple[Any, ...]] | None:
                     after.setdefault(frozenset(behind), set()).add(lead + _stdre.escape(text))
                 else:
                     texts.setdefault(text, set()).update(run or ())
+                    ahead = None if caseless or len(forms) != 1 else _follow_of(alternative, run, text)
+                    if ahead is None or follows.get(text, ()) is None:
+                        follows[text] = None
+                    else:
+                        follows.setdefault(text, set()).update(ahead)
         elif behind:
             after.setdefault(frozenset(behind), set()).add("")
         else:
@@ -134,11 +150,43 @@ def end_plan(source: str) -> tuple[str, tuple[Any, ...]] | None:
         for other in texts:
             if text.startswith(other):
                 run |= texts[other]
-        parts.append(_stdre.escape(text))
+        ahead = follows.get(text)
+        if ahead is not None and any(text.startswith(other) and other != text for other in texts):
+            ahead = None  # (its find holds a shorter text's candidates, which need not be followed so)
+        parts.append(_stdre.escape(text) + ("(?=" + "|".join(sorted(ahead)) + ")" if ahead else ""))
         kinds.append(frozenset(run) if run else _AT)
     # (each alternative marked by an empty group at its end, not wrapped in one: then every alternative starts
     # with a literal character and `re` skips to those characters in C, ~5x faster than trying every position)
     return "|".join(f"{p}()" for p in parts), tuple(kinds)
+
+
+def _follow_of(alternative: Any, run: frozenset[str] | None, text: str) -> set[str] | None:
+    """What must follow `text` in every match of `alternative` (parsed), whose one `_spaced_of` form is
+    `(run, text)`: lookahead sources of `_spaced_of`'s forms of the items after a plain leading run and the
+    text's literals (internlm2's `\\s*\\}\\s*<\\|action_end\\|>`: `}` followed by `[spaces]*<|action_`), so
+    the trigger finds only the `}` such a match can hold; None if the alternative is not that plain, or some
+    form of what follows has no fixed text."""
+    C = _sre_constants
+    items = list(alternative)
+    k = 0
+    if run is not None:
+        if not items or items[0][0] not in _REPEATS or _run_class(items[0][1]) != run:
+            return None
+        k = 1
+    for ch in text:
+        if k >= len(items) or items[k][0] is not C.LITERAL or chr(items[k][1]) != ch:
+            return None
+        k += 1
+    if k >= len(items):
+        return None
+    try:
+        forms = _spaced_of(items[k:])
+    except _Unknown:
+        return None
+    if not forms or any(not t for _r, t, _m in forms):
+        return None
+    return {("[" + "".join(_stdre.escape(c) for c in sorted(r)) + "]*" if r else "") + _stdre.escape(t)
+            for r, t, _m in forms}
 
 
 def end_finder(d: Any, match_at: Callable[..., Any], search_regex: Callable[..., Any]) -> Callable[..., Any] | None:

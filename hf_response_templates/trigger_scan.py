@@ -66,34 +66,110 @@ class TriggerScan:
         the first delimiter in `window[pos:]`, or `len(window)`. `nxt`: this text's state (`fresh`, then kept
         between calls on the same `window`, `pos` never going back): an answer found from `from <= pos` is
         still the answer while it starts after `pos` (nothing matches between), or at `pos` unless a zero-width
-        match may be skipped there. Raises `DelimiterTimeout` as `scan_end` does."""
+        match may be skipped there. Raises `DelimiterTimeout` as `scan_end` does.
+
+        This is `_here` at offset 0, then `_search` with `_here` inlined: one frame per call, the regex's try
+        and the answer's checks in the candidate loop itself (these frames and their unpacking were ~100 of
+        Llama 4 JSON's ~1,900 opcodes a one-shot parse); a candidate where a literal is, or of a regex with
+        captures, goes to `_here`. A zero-width answer kept at `pos` that fired at `zw` is skipped without
+        trying it again."""
         if 0 <= nxt[0] <= pos:
             got = nxt[1]
             if got.__class__ is int or pos < got[0] or (pos == got[0] and zw != pos):
                 return got
-        n = len(window)
-        skipped = False  # (an answer that passed a zero-width match skipped at `zw` is not kept for another call)
-        got = None
-        if not pos:  # (every delimiter at offset 0: its alternatives anchored there have no candidates)
+            if pos == got[0] == got[1] and got[2] in fired:  # (then `zw == pos`)
+                # the answer kept is a zero-width match at `pos`, the best there (nothing wider), and it fired at
+                # `zw`: skipped at `pos` now, without trying it again (the plan's close search right after a
+                # zero-width close and open at one position, Llama 4's `}{`); the search goes on past it
+                skipped = True
+                done = pos
+            else:
+                skipped = False
+                done = pos - 1
+        else:
+            skipped = False  # (an answer that passed a zero-width match skipped at `zw` is not kept for another call)
+            done = pos - 1  # every position up to here is tried, or no match can start there
+        if not pos and done < 0:  # (every delimiter at offset 0: its alternatives anchored there have no candidates)
             got = self._here(window, 0, zw, fired, timeout)
             if got is _SKIPPED:
                 skipped = True
-                got = None
-        if got is None:
-            got = self._search(window, pos, zw, fired, timeout, n)
-            if got.__class__ is list:  # ([answer]: it passed a zero-width match skipped at `zw`)
-                skipped = True
-                got = got[0]
+            elif got is not None:
+                nxt[0] = 0
+                nxt[1] = got
+                return got
+        n = len(window)
+        kinds = self.kinds
+        lits = self.lit_texts
+        d, _, fast, span, timed = self.one
+        caps = d.group_slots
+        misses = 0
+        f = self.trigger(window, done if done > 0 else 0)  # (a guard character may be right before `pos`)
+        while f is not None:
+            t = f.start()
+            kind = kinds[f.lastindex - 1]
+            if kind is _AT:
+                lo = t
+            elif kind is _AFTER:
+                lo = t = t + 1
+            else:  # a run of these characters may come before the text: every position of it
+                lo = t
+                while lo > pos and window[lo - 1] in kind:
+                    lo -= 1
+            if lo <= done:
+                lo = done + 1
+            while lo <= t:
+                if lits and window.startswith(lits, lo):  # (`_here`'s rarer cases: a literal there, captures)
+                    best = self._here(window, lo, zw, fired, timeout, True)
+                elif caps:
+                    best = self._here(window, lo, zw, fired, timeout, False)
+                else:  # `_here` of the one regex alone, without captures
+                    try:
+                        m = fast(window, lo) if n - lo <= span else timed(window, lo, None, None, False, timeout)
+                    except TimeoutError:
+                        raise DelimiterTimeout(d, window[lo:]) from None
+                    if m is None:
+                        best = None
+                    else:
+                        e = m.end()
+                        if e - lo > MAX_DELIMITER_LENGTH:
+                            best = None
+                        elif e == lo == zw and d in fired:
+                            best = _SKIPPED
+                        else:
+                            best = (lo, e, d, None)
+                if best is not None:
+                    if best is not _SKIPPED:
+                        if skipped:
+                            nxt[0] = -1
+                        else:
+                            nxt[0] = pos
+                            nxt[1] = best
+                        return best
+                    skipped = True
+                misses += 1
+                if misses >= MAX_MISSES:  # (a text full of guard characters: `scan_end` reads the rest)
+                    got = self.watch.scan_end(window, lo + 1, zw, fired, _NO_DISABLED, timeout, {}) if lo < n else n
+                    if skipped:
+                        nxt[0] = -1
+                    else:
+                        nxt[0] = pos
+                        nxt[1] = got
+                    return got
+                lo += 1
+            if t > done:
+                done = t
+            f = self.trigger(window, f.start() + 1)
         if skipped:
             nxt[0] = -1
         else:
             nxt[0] = pos
-            nxt[1] = got
-        return got
+            nxt[1] = n
+        return n
 
     def _search(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None, n: int) -> Any:
-        """The first match from the candidates at or after `pos` (`end`), or `n`; in a one-item list if it
-        passed a zero-width match skipped at `zw`."""
+        """The first match from the candidates at or after `pos`, or `n`; in a one-item list if it passed a
+        zero-width match skipped at `zw`. (`end` runs this loop inlined; this is its unfused form, which
+        `tests/test_trigger_scan.py` compares it with.)"""
         kinds = self.kinds
         skipped = False
         done = pos - 1  # every position up to here is tried, or no match can start there
@@ -128,16 +204,19 @@ class TriggerScan:
             f = self.trigger(window, f.start() + 1)
         return [n] if skipped else n
 
-    def _here(self, window: str, i: int, zw: int, fired: frozenset, timeout: float | None) -> Any:
+    def _here(self, window: str, i: int, zw: int, fired: frozenset, timeout: float | None,
+              lit: Any = None) -> Any:
         """The best match at `i` of every delimiter (longest, then lowest rank); None if there is none,
         `_SKIPPED` if none but a zero-width one skipped at `zw`. (`lead_scan._match` and `LeadScan._best`,
         inlined: this runs at every candidate. The literals only when one of them is there, one
-        `str.startswith`; then the one regex.)"""
+        `str.startswith`; then the one regex. `lit`: whether a literal is at `i`, when the caller knows.)"""
         best: Any = None
-        if self.lit_texts and window.startswith(self.lit_texts, i):
-            for lit, d in self.lits:
-                if window.startswith(lit, i):
-                    end = i + len(lit)
+        if lit is None:
+            lit = self.lit_texts and window.startswith(self.lit_texts, i)
+        if lit:
+            for text, d in self.lits:
+                if window.startswith(text, i):
+                    end = i + len(text)
                     if best is None or end > best[1] or (end == best[1] and d.rank < best[2].rank):
                         best = (i, end, d, None)
         d, _, fast, span, timed = self.one

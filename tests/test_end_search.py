@@ -33,11 +33,17 @@ HAND = [
     r"(?<=[;}])\s*(?=\{)|\s*</s>",
     r"x\s*y|\s*z",
     r"^x",  # nothing past offset 0: the finder never matches
+    r"\s*ab|\s*a\s*c",  # what follows a text (`_follow_of`): the shorter text's `a` must be followed by `[spaces]*c`
+    r"\s*x\s+y|\s*x<y",  # two alternatives of one text: either follower
+    r"\s*x\s*z|\s*x",  # one alternative of the text with nothing after it: no follower asked
+    r" *\}(?=\s*;)| *\}\s*(?:b|c)",
+    r"\s*\}\s*<\|action_end\|>",
 ]
 
 #: Pieces the texts are made of: the delimiters' fixed texts, their beginnings, spaces, brackets.
 PIECES = ["{", "}", ";", " ", "\n", "\t", '"name"', ":", "<|eot|>", "<|eom|>", "<|python_end|>", "<|py", "]", ")",
-          "<end_of_turn>", "<answer>", "助手：", "x", "y", "z", "a", "<a>", "<ab>", "</s>", "\\", '"']
+          "<end_of_turn>", "<answer>", "助手：", "x", "y", "z", "a", "<a>", "<ab>", "</s>", "\\", '"', "b", "c", "<|action_end|>",
+          "<|action"]
 
 
 def _shipped() -> list[str]:
@@ -122,3 +128,16 @@ def test_scan_end_takes_the_finder(monkeypatch):
     got = watch.scan_end(window, 46, -1, frozenset(), frozenset(), None)
     assert got[:2] == (len(window) - 8, len(window))
     assert searched == []
+
+
+def test_the_trigger_finds_a_text_only_where_what_must_follow_it_does():
+    """internlm2's close `\\s*\\}\\s*<\\|action_end\\|>`: the trigger finds the `}` followed by spaces and
+    `<|action_end|>` only, not every `}` of the call's arguments (each was a candidate tried by the regex)."""
+    source, kinds = end_plan(r"\s*\}\s*<\|action_end\|>")
+    import re
+    text = '{"name": "f", "parameters": {"a": {"b": 1}, "c": {}}} \n<|action_end|>'
+    finds = [m.start() for m in re.finditer(source, text)]
+    assert finds == [text.rindex("}")]
+    source, _ = end_plan(r"\s*ab|\s*a\s*c")
+    assert [m.start() for m in re.finditer(source, "a x a  c ab")] == [4, 9]
+    assert end_plan(r"\s*\}")[0] == r"\}()"  # (nothing after the text: every `}`)
