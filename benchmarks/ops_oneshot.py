@@ -8,6 +8,11 @@ parsed once untimed (caches filled on first use are not counted) and then once c
 
     python benchmarks/ops_oneshot.py --base /path/to/other/checkout --templates mistral-small-3.2,ministral-3
     python benchmarks/ops_oneshot.py --templates minimax-m2 --functions      # where the opcodes are
+    python benchmarks/ops_oneshot.py --trivial --base /path/to/other/checkout   # the fixed cost per call
+
+`--trivial`: one response per template, the family's content-only answer with its text replaced by "Hi" (the
+rendered generation with the prompt it came with, so its anchor and end token are the real ones): what every
+call pays whatever its response (entry, plan prologue and epilogue).
 
 Each checkout is counted in a child process (so both import as `hf_response_templates`). No result is
 asserted: this measures.
@@ -26,7 +31,20 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _count(names: list[str], count: int) -> dict[str, tuple[int, int, int, dict[str, int]]]:
+def _trivial(name: str) -> list:
+    """One content-only response of `name` whose answer is "Hi" (see the module docstring)."""
+    import random
+
+    import _corpus
+
+    case = _corpus.render(name, "content", 300, random.Random(_corpus.SEED))
+    if case is None:  # (a family that writes only tool calls at the end: its first short case)
+        return _corpus.short_cases(name, 1)
+    text = case.text.replace(case.message["content"], "Hi", 1)
+    return [_corpus.Case(name, "trivial", case.prefix, text, {**case.message, "content": "Hi"}, None)]
+
+
+def _count(names: list[str], count: int, trivial: bool = False) -> dict[str, tuple[int, int, int, dict[str, int]]]:
     os.environ["HF_RESPONSE_TEMPLATES_NO_PATCH"] = "1"
     sys.path.insert(0, str(HERE))
     import _corpus
@@ -36,7 +54,7 @@ def _count(names: list[str], count: int) -> dict[str, tuple[int, int, int, dict[
 
     out = {}
     for name in names:
-        cases = _corpus.short_cases(name, count)
+        cases = _trivial(name) if trivial else _corpus.short_cases(name, count)
         tpl = get_template(name)
         for c in cases:
             parse_response(c.text, tpl, prefix=c.prefix)
@@ -71,10 +89,11 @@ def main() -> int:
     ap.add_argument("--templates", default="", help="comma-separated (default: all shipped)")
     ap.add_argument("--responses", type=int, default=40, help="responses per template (default 40)")
     ap.add_argument("--functions", action="store_true", help="also list this checkout's costliest functions")
+    ap.add_argument("--trivial", action="store_true", help='one content-only "Hi" response per template (fixed cost)')
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(_count(args.templates.split(","), args.responses)))
+        print(json.dumps(_count(args.templates.split(","), args.responses, args.trivial)))
         return 0
     sys.path.insert(0, str(HERE))
     import _corpus
@@ -82,7 +101,7 @@ def main() -> int:
     names = _corpus.template_names([t for t in args.templates.split(",") if t] or None)
     import _checkouts
 
-    got = _checkouts.counts_by_checkout(__file__, names, args.base, ["--responses", str(args.responses)])
+    got = _checkouts.counts_by_checkout(__file__, names, args.base, ["--responses", str(args.responses), *(["--trivial"] if args.trivial else [])])
     print(f"{'template':22s} | {'opcodes':>8s} {'C calls':>8s} per response"
           + (" | base opcodes, C calls, ours/base" if args.base else ""))
     for name in names:

@@ -52,6 +52,8 @@ from .template import FieldSpec, ResponseTemplate, load_template
 from .template import _by_id as _loaded_by_id
 from .tools import tool_schemas
 
+_loaded_get = _loaded_by_id.get  # (`template._by_id` is never rebound: one name to load per call)
+
 __all__ = ["ResponseParser", "parse_response"]
 
 #: Where the state machine puts its events: a list, or None when nobody reads them (one-shot
@@ -1400,9 +1402,11 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
-    seen = _loaded_by_id.get(id(template)) if template.__class__ is dict else None  # (`load_template`'s first
-    if seen is not None and seen[0] is template and template == seen[1]._snapshot:  # look-up, inlined)
+    seen = _loaded_get(id(template)) if template.__class__ is dict else None  # (`load_template`'s first look-up,
+    if seen is not None and seen[0] is template:  # inlined: the dict it compiled, while it equals its snapshot)
         tpl = seen[1]
+        if not template == tpl._snapshot:
+            tpl = load_template(template)
     else:
         tpl = load_template(template)
     if (policy is None and regex_timeout is None and regex_budget is None and prefix.__class__ is str

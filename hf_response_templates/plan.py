@@ -59,6 +59,7 @@ _NO_DISABLED: frozenset = frozenset()
 _REGEX_GUARD = 3.0 * _content.DEFAULT_REGEX_TIMEOUT
 _TIMEOUT = _content.DEFAULT_REGEX_TIMEOUT
 _TIMEOUT_VAR = _content.REGEX_TIMEOUT
+_timeout_now = _TIMEOUT_VAR.get
 _EMPTY_TYPES = (str, list, dict)
 _WHOLE: Any = object()  # the open region's `vend` before its first scan, for `OneShotPlan._whole` fields
 
@@ -137,7 +138,14 @@ class OneShotPlan:
         self._loop = (self._idle, self._closes, self._implicit, self._hold_ws, self._by_name, ones,
                       self._defaults, self._timed, self._lates, self._whole)
         #: The two-state loop's constants (`_fast_run`), or None where the template's shape needs the general one.
-        self._fast = _fast_shape(self, tpl)
+        shape = _fast_shape(self, tpl)
+        if shape is not None:  # (and what `_fast_run` starts from: the anchor literal's end, the message skeleton,
+            # then `zw, fired, memo, pos, opened, start_at, kept, empties, more`: see `_fast_run`)
+            lit = self._anchor_lit
+            skeleton = None if self._defaults is None else dict(self._defaults)
+            shape = (*shape, lit, 0 if lit is None else len(lit), skeleton,
+                     -1, _NONE_FIRED, None, 0, False, 0, None, None, None)
+        self._fast = shape
         #: `parse_response`'s entry: the two-state loop where the template has its shape, else the general one.
         self.run = self._fast_run if self._fast is not None else self._general
 
@@ -392,10 +400,12 @@ class OneShotPlan:
         (the text before it is the implicit field's) or the implicit field's close (the message is over);
         an open starts its field's region, whose close watch finds where it ends. Same regions, messages and
         fallbacks as `_general`, with each watch's search and each field's store chosen at compile time."""
-        lit = self._anchor_lit
+        # (the loop's starting values come in the same tuple: one unpack sets every local it starts with)
+        (ik, ia, ib, opens, imp, hold_ws, timed, defaults, keep, required, late_idle, opens0, lit, lit_end, skeleton,
+         zw, fired, memo, pos, opened, start_at, kept, empties, more) = self._fast
         if lit is not None:  # (`_cut`, inlined for the usual literal anchor)
             i = prefix.rfind(lit)
-            cut = prefix if i < 0 else prefix[i + len(lit):]
+            cut = prefix if i < 0 else prefix[i + lit_end:]
         elif self._anchor_texts is not None and len(prefix) <= self._untimed:  # (`_cut` of fixed texts, inlined)
             i = -1
             for t in self._anchor_texts:
@@ -413,19 +423,14 @@ class OneShotPlan:
             cut = self._cut(prefix)
             if cut is None:
                 return None  # a timed anchor search: its time counts against the budget
-        if _TIMEOUT_VAR.get(_TIMEOUT) != _TIMEOUT:
+        if _timeout_now(_TIMEOUT) != _TIMEOUT:
             return None
-        ik, ia, ib, opens, imp, hold_ws, timed, defaults, keep, required, late_idle, opens0 = self._fast
         t0 = perf_counter() if timed else 0.0
         window = cut + text if cut else text
         n = len(window)
-        zw = -1
-        fired = _NONE_FIRED
         found = [*self._slots]
-        memo = None  # `Watch.scan_end`'s memo (made at its first call)
-        pos = 0
-        opened = False  # whether the implicit field's region is open (from `start_at`)
-        start_at = 0
+        # `memo`: `Watch.scan_end`'s memo (made at its first call); `opened`: whether the implicit field's region
+        # is open (from `start_at`)
         # (field info (`_fast_shape`), body start, body end, captures)
         regions: list[tuple[Any, int, int, dict | None]] = []
         while True:
@@ -746,22 +751,24 @@ class OneShotPlan:
         if opened:
             regions.append((imp, start_at, n, None))
 
-        message = dict(defaults) if defaults is not None else self._tpl.new_message()
+        message = skeleton.copy() if skeleton is not None else self._tpl.new_message()
         typing = schemas.type_tool_calls if schemas else None  # (`ToolSchemas.__bool__` once, not per region)
         # A field not in the defaults (store 0-2) is new in `message` until its first value; those of the
-        # defaults (3-5) are tracked in `kept`. Only a field whose first value is empty can end empty (a value
-        # that is not stays so: a second one is dropped if "", merged, or sends the response to the state
-        # machine), so only those (`empties`) are looked at once merged.
-        kept: set[str] | None = None
-        empties: list[str] | None = None
-        more: dict[str, list[str]] | None = None
+        # defaults (3-5) are tracked in `kept` (a set, made at the first). Only a field whose first value is
+        # empty can end empty (a value that is not stays so: a second one is dropped if "", merged, or sends
+        # the response to the state machine), so only those (`empties`, a list) are looked at once merged;
+        # `more`: the parts joined to a value at the end. (All three start as None, from `self._fast`.)
         for (name, parse, store, sep), a, b, caps in regions:
             if parse is None:  # (a plain text field: `_strip_text`)
                 value = window[a:b].strip()
-                if not value and store == 0:
-                    # a one-value text field's "": replaced by any later value when first, dropped when later,
-                    # deleted at the end when alone; so the same as no region at all
-                    continue
+                if not store:  # one value (the usual text field: its first value stored here)
+                    if not value:
+                        # a one-value text field's "": replaced by any later value when first, dropped when later,
+                        # deleted at the end when alone; so the same as no region at all
+                        continue
+                    if name not in message:
+                        message[name] = value
+                        continue
             else:
                 try:
                     value = parse(window[a:b], caps)
@@ -833,20 +840,20 @@ class OneShotPlan:
                 more.setdefault(name, []).extend(("\n", value))
             else:
                 return None  # a second value the field cannot merge: reported by the state machine
-        if required:  # (none of the defaults: `_fast_shape`)
-            for name in required:
-                if name not in message:
-                    return None
         if timed and perf_counter() - t0 >= _REGEX_GUARD:
             return None
-        if more:
-            for name, parts in more.items():
-                message[name] = "".join([message[name], *parts])
-        if empties is not None:
-            for name in empties:
-                value = message[name]
-                if not value and (value is None or isinstance(value, _EMPTY_TYPES)):  # (`_is_empty`)
-                    del message[name]
+        if required or more or empties is not None:  # (rare: one test for all three)
+            for name in required:  # (none of the defaults: `_fast_shape`)
+                if name not in message:
+                    return None
+            if more:
+                for name, parts in more.items():
+                    message[name] = "".join([message[name], *parts])
+            if empties is not None:
+                for name in empties:
+                    value = message[name]
+                    if not value and (value is None or isinstance(value, _EMPTY_TYPES)):  # (`_is_empty`)
+                        del message[name]
         return message
 
 
