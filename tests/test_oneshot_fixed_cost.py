@@ -11,6 +11,7 @@ same messages as the general loop and the state machine (bounded hypothesis).
 from __future__ import annotations
 
 import copy
+import gc
 import sys
 
 import pytest
@@ -69,11 +70,16 @@ def _opcodes(call) -> int:
             count[0] += 1
         return tracer
 
+    # (the collector off: a collection inside the call would run other objects' finalizers, traced too; the
+    # full suite met one)
+    gc.collect()
+    gc.disable()
     sys.settrace(tracer)
     try:
         call()
     finally:
         sys.settrace(None)
+        gc.enable()
     return count[0]
 
 
