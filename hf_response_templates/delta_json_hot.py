@@ -15,9 +15,9 @@ own fragment, decoded once, and the string is sunk again).
 
 The stream's ``feed`` is the function of the state the region is in: `sink_feed` while a string argument is sunk
 (`_Region.sink`), `held_feed` while a member is held back, else `feed` (the region's feed, which the stream installs,
-with all the branches). Each of the first two keeps only its state's common pieces, one set test each (the stops
-below include the stream's lag character, `DeltaStream._lag_char`, cached with them); any other piece puts `feed`
-back first, then takes `feed`'s steps. They are installed only where their state and that lag character are known,
+with all the branches). Each of the first two keeps only its state's common pieces, told by a few one-character
+`in` tests (the stops include the stream's lag character, `DeltaStream._lag_char`, cached); any other piece goes to
+a function of its own (`sink_exit`, `held_exit`), which puts `feed` back first, then takes `feed`'s steps. They are installed only where their state and that lag character are known,
 and both can change only in steps that put `feed` back before they run. A piece in which the region's end may start
 (the lag character, and the parser's test) goes to the parser directly (`sink_parse`, `sink_resume`: the steps of
 `DeltaStream._feed` and `_take` for it, and `DeltaStream._route`'s common case for its chunk).
@@ -76,30 +76,30 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     pending_append = pending.append
     join = "".join
     first_member, next_member, string_ends = _FIRST_HELD.match, _NEXT_HELD.match, _STRING_ENDS.match
-    # The stream's lag character (`DeltaStream._lag_char`) when `sink_stops` and `held_stops` were made (see
-    # `first`): while it is still that one, a piece holding none of `sink_stops` (a sunk string's piece needing no
-    # escaping and not ending the region) or of `held_stops` (a piece held between members, quotes aside) takes
-    # `feed`'s first branches, one set test each
+    # The stream's lag character (`DeltaStream._lag_char`, one character) when `feed` last saw it (see `first`):
+    # while it is still that one, a piece holding none of '"', a backslash and it (a sunk string's piece needing
+    # no escaping and not ending the region), or none of '"', "}", "]" and it (a piece held between members, quotes
+    # aside), takes `feed`'s first branches
     lag_c: Any = _UNSET
-    sink_stops: frozenset[str] = frozenset()
-    held_stops: frozenset[str] = frozenset()
-    quote_stops: frozenset[str] = frozenset()  # (`held_feed`: a piece with a quote and none of these)
-    # The call whose string `sink_feed` appends to, whose member `held_feed` holds (set as either is installed)
+    # The call whose string `sink_feed` appends to (with its pieces' `append` and its index), whose member
+    # `held_feed` holds (set as either is installed: `sink_on`, `held_on`)
     scall: Any = None
+    sappend: Any = None
+    sidx: Any = None
     fcall: Any = None
+    unlag_lag = ds._unlag
 
     def feed(text: str) -> _Deltas:
         # (the region's close, or the stream's finish, puts `_feed` back: `DeltaStream._on_close`)
-        nonlocal scall, fcall
+        nonlocal fcall
         if ds._lag_char is not lag_c or not text:
             return first(text)
         call = r.sink
         if call is not None:
-            if sink_stops.isdisjoint(text) and text.isprintable():
+            if '"' not in text and "\\" not in text and lag_c not in text and text.isprintable():
                 # the next piece of the string the partial parser sits in, needing no JSON escaping, and its fragment
                 # (in `call.parts` later: `_Call.run`); the next pieces go to `sink_feed`
-                scall = call
-                ds.feed = r.hot = sink_feed
+                sink_on(call)
                 lag_append(text)  # (`DeltaStream._take`, inlined)
                 if len(lag) >= _LAG_AT:
                     unlag(call)
@@ -107,7 +107,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
             return sink_other(call, text)
         if p.wait is _WAIT_MEMBER and (call := r.follow) is not None:  # between members
-            if held_stops.isdisjoint(text):
+            if '"' not in text and "}" not in text and "]" not in text and lag_c not in text:
                 # a piece that can neither complete the member held back nor open its string value (no quote: the
                 # quotes still to come stay as they are): `JsonPartial.hold`, inlined; the next pieces go to
                 # `held_feed`
@@ -138,14 +138,23 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     # known (`feed`, `member_end`, `unsink`), and the state can change only in the steps that put `feed` back first
     # (the lag character, `DeltaStream._lag_char`, only in `DeltaStream._feed` and `_take`)
 
+    # Their common pieces are told by `in` tests (a C search each, for one character), not by a set's
+    # `isdisjoint`, which iterates the piece and hashes each of its characters (about twice the machine
+    # instructions for a 4-character piece); their other pieces by functions of their own (`sink_exit`,
+    # `held_exit`), so that the cells a call copies into its frame are few
+
     def sink_feed(text: str) -> _Deltas:
         """`feed` while the stream sinks the string of `scall`."""
-        if text and sink_stops.isdisjoint(text) and text.isprintable():
+        if text and '"' not in text and "\\" not in text and lag_c not in text and text.isprintable():
             lag_append(text)  # (`DeltaStream._take`, inlined)
             if len(lag) >= _LAG_AT:
-                unlag(scall)
-            scall.str_chunks.append(text)
-            return [{"tool_calls": [{"index": scall.index, "function": {"arguments": text}}]}]
+                sink_unlag()
+            sappend(text)  # (`scall.str_chunks.append`)
+            return [{"tool_calls": [{"index": sidx, "function": {"arguments": text}}]}]
+        return sink_exit(text)
+
+    def sink_exit(text: str) -> _Deltas:
+        """`sink_feed` of another piece: `feed` back, and its steps."""
         ds.feed = r.hot = feed
         if text and lag_c not in text:  # a quote, a backslash or a character that needs escaping (`sink_other`)
             lag_append(text)
@@ -154,22 +163,28 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
             return unsink(scall, text)
         return sink_other(scall, text) if text else feed(text)  # (`feed`'s step for it)
 
+    def sink_unlag() -> None:
+        """`unlag` of `scall`."""
+        unlag(scall)
+
+    def sink_on(call: Any) -> None:
+        """Install `sink_feed` for the string of `call` (sunk: `_Region.sink`)."""
+        nonlocal scall, sappend, sidx
+        scall = call
+        sappend = call.str_chunks.append  # (the list is only appended to and joined in place while sunk)
+        sidx = call.index
+        ds.feed = r.hot = sink_feed
+
     def held_feed(text: str) -> _Deltas:
         """`feed` while the followed arguments of `fcall` hold a member back (`JsonPartial.wait` is
         `_WAIT_MEMBER`)."""
-        if not text:
-            ds.feed = r.hot = feed
-            return feed(text)
-        if held_stops.isdisjoint(text):
+        if text and "}" not in text and "]" not in text and lag_c not in text:
             lag_append(text)
             if len(lag) >= _LAG_AT:
-                ds._unlag()
-            pending_append(text)
-            return []
-        if quote_stops.isdisjoint(text):  # a quote, and none of "}", "]" and the lag character (`feed`'s steps)
-            lag_append(text)
-            if len(lag) >= _LAG_AT:
-                ds._unlag()
+                unlag_lag()
+            if '"' not in text:  # (the quotes still to come stay as they are: no count)
+                pending_append(text)
+                return []
             q = p.quotes  # (at least 1 while `wait` is `_WAIT_MEMBER`)
             n = text.count('"')
             if n < q:
@@ -177,7 +192,11 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                 pending_append(text)
                 return []
             return member_end(fcall, text)  # (which puts `feed` back unless it installs a feed itself)
-        if lag_c not in text:  # ("}" or "]")
+        return held_exit(text)
+
+    def held_exit(text: str) -> _Deltas:
+        """`held_feed` of another piece (`feed`'s steps)."""
+        if text and lag_c not in text:  # ("}" or "]")
             lag_append(text)
             if len(lag) >= _LAG_AT:
                 ds._unlag()
@@ -186,19 +205,15 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         return feed(text)
 
     def first(text: str) -> _Deltas:
-        """`feed` of a piece while the lag character is not the one the stop sets were made for (it changed, or is
-        unknown: a piece then goes to `_feed`), or of an empty piece: the sets are made again for the new one."""
-        nonlocal lag_c, sink_stops, held_stops, quote_stops
+        """`feed` of a piece while the lag character is not the one `feed` last saw (it changed, or is unknown: a
+        piece then goes to `_feed`), or of an empty piece: `lag_c` becomes the new one."""
+        nonlocal lag_c
         c = ds._lag_char
-        if not c or not text:
+        if not c or not text or len(c) != 1:  # (one character: `ResponseParser.region_char`)
             if c is None and text and (call := r.sink) is not None and r.follow is call and not lag:
                 return sink_resume(call, text)
             return slow(text)
-        if c is not lag_c:
-            lag_c = c
-            sink_stops = frozenset(('"', "\\", c))
-            held_stops = frozenset(('"', "}", "]", c))
-            quote_stops = frozenset(("}", "]", c))
+        lag_c = c
         call = r.sink
         if call is not None:
             return sink_other(call, text)
@@ -207,7 +222,6 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     def sink_other(call: Any, text: str) -> _Deltas:
         """A piece of the sunk string that may end the region, needs escaping or ends the string (`hot_feed`'s
         steps); `feed` is the stream's ``feed``, the lag character `lag_c`."""
-        nonlocal scall
         c = ds._lag_char
         if c in text and ((t := ds._lag_test) is None or t(text) is not None):
             return slow(text) if t is None else sink_parse(call, text)
@@ -215,8 +229,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         if len(lag) >= _LAG_AT:
             unlag(call)
         if '"' not in text and "\\" not in text and text.isprintable():  # (the lag character, with no delimiter)
-            scall = call
-            ds.feed = r.hot = sink_feed
+            sink_on(call)
             call.str_chunks.append(text)
             return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
         return unsink(call, text)
@@ -304,7 +317,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     def unsink(call: Any, text: str) -> _Deltas:
         """A piece of the sunk string that needs escaping, or ends it (`hot_feed`'s steps, with the common end read
         here: see `string_end`); `feed` is the stream's ``feed``."""
-        nonlocal scall, fcall
+        nonlocal fcall
         if r.follow is None:
             return ds._partial_chunk(r, text)
         m = string_ends(text)
@@ -401,8 +414,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
             r.sink = call
             call.str_chunks = chunks
             call.run = len(chunks)
-            scall = call
-            ds.feed = r.hot = sink_feed
+            sink_on(call)
             parts = call.parts
             if len(parts) < _COMPACT_AT:
                 parts.append(text)
@@ -435,7 +447,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         """A piece that may complete the member held back: `JsonPartial._follow_held`, with the common member read
         here (see the module docs). It installs the feed of the state it leaves (`held_feed`, `sink_feed`), or
         `feed`."""
-        nonlocal scall, fcall
+        nonlocal fcall
         if pending:
             s = join(pending) + text
             pending.clear()
@@ -460,8 +472,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     r.sink = call
                     call.str_chunks = chunks
                     call.run = len(chunks)
-                    scall = call
-                    ds.feed = r.hot = sink_feed
+                    sink_on(call)
                 else:
                     ds.feed = r.hot = feed
             else:  # (followed by nothing, or by the next member cut before its value: held)

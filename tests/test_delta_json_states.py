@@ -149,3 +149,26 @@ def test_an_escape_in_a_sunk_string_is_read_in_place_and_the_string_sunk_again()
         assert new[3] == [{"tool_calls": [{"index": 0, "function": {"arguments": middle}}]}] or middle in (
             "\\u00e9", "\\/", "a\\", "\\u12"
         )
+
+
+def test_the_state_feeds_test_a_piece_by_one_character_searches_with_few_cells() -> None:
+    """Fails on the old code (`frozenset.isdisjoint` of the piece, which iterates it and hashes each character;
+    11 and 12 cells copied into every call's frame): `sink_feed` and `held_feed` tell their common pieces by `in`
+    tests, `sink_feed` appends a sunk piece with the call's cached `append`, and they close over at most 7 and 9
+    cells; what they leave goes to `sink_exit` / `held_exit`."""
+    rng = random.Random(3)
+    text = _bench_text(30, rng)
+    template = get_template("hermes3")
+    ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+    seen = {}
+    for piece in _token_pieces(text, rng):
+        f = ds.feed
+        seen[getattr(f, "__qualname__", "").rsplit(".", 1)[-1]] = f
+        ds.feed(piece)
+    ds.finish()
+    assert ds.message == parse_response(text, template, prefix=CHATML, strict=False)
+    for name, exit_name in (("sink_feed", "sink_exit"), ("held_feed", "held_exit")):
+        code = seen[name].__code__
+        assert "isdisjoint" not in code.co_names and "str_chunks" not in code.co_names, (name, code.co_names)
+        assert len(code.co_freevars) <= (7 if name == "sink_feed" else 9), (name, code.co_freevars)
+        assert exit_name in code.co_freevars
