@@ -66,24 +66,12 @@ def lead_windows(
     (no hint) without a lead token or an occurrence. `context` stands for `_JOINT_TOKENS` (the head's tokens: fewer
     where the tokenizer's decoding allows, `joint_context.decode_context`); `head` the window's head (`context` when
     None; 0: no head, the window starts at the anchor's lead token, `joint_context.decode_context`)."""
-    ids = _LEADS.get((id(backend), literal), _UNKNOWN)
-    if ids is _UNKNOWN:
-        ids = _learn(backend, literal)
-    if ids is None:
+    at = _lead_at(backend, literal, prompt)
+    if at is None:
         return None
-    lead, after = ids
-    tail = prompt[_SCAN:]
-    tail.reverse()
-    at = -1
-    while True:
-        try:
-            at = tail.index(lead, at + 1)
-        except ValueError:
-            return None
-        if after is None or tail[at - len(after) : at] == after:  # (the reversed tail: the ids after `lead`)
-            if head is None:
-                head = context
-            return _windows(at + head + 2 if head else at + 1, plain, context, head)
+    if head is None:
+        head = context
+    return _windows(at + head + 2 if head else at + 1, plain, context, head)
 
 
 def lead_window(backend: Any, literal: str, prompt: list[int]) -> int | None:
@@ -92,6 +80,14 @@ def lead_window(backend: Any, literal: str, prompt: list[int]) -> int | None:
     None (no lead token, or no occurrence): the window with no head of a byte-level decoder
     (`byte_level_pair.byte_level_texts`), `lead_windows`' first with `head=0`. A hint only: the window's text is
     still checked."""
+    at = _lead_at(backend, literal, prompt)
+    return None if at is None else at + 1
+
+
+def _lead_at(backend: Any, literal: str, prompt: list[int]) -> int | None:
+    """How many ids from the end of `prompt` the last occurrence of the anchor `literal`'s lead added token of
+    `backend` (followed by the ids of the rest of the literal) stands, counting it as 0, among the prompt's last
+    `_ANCHOR_WINDOW - _JOINT_TOKENS - 1` ids; None without a lead token or an occurrence."""
     ids = _LEADS.get((id(backend), literal), _UNKNOWN)
     if ids is _UNKNOWN:
         ids = _learn(backend, literal)
@@ -107,7 +103,7 @@ def lead_window(backend: Any, literal: str, prompt: list[int]) -> int | None:
         except ValueError:
             return None
         if after is None or tail[at - len(after) : at] == after:  # (the reversed tail: the ids after `lead`)
-            return at + 1
+            return at
 
 
 @functools.lru_cache(maxsize=1024)

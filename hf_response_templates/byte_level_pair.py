@@ -32,21 +32,8 @@ from typing import Any
 from .joint_decode import _PAIR_WINDOWS, _anchor_test  # (first: it imports `anchor_lead`, which reads it)
 
 # isort: split
+from . import joint_context as _jc  # (its `_byte_level`: `tokenizers.decoders.ByteLevel` once imported)
 from .anchor_lead import lead_window
-
-_byte_level: type | None = None
-
-
-def _byte_level_type() -> type | None:
-    """`tokenizers.decoders.ByteLevel`, imported on first use (None without `tokenizers`)."""
-    global _byte_level
-    if _byte_level is None:
-        try:
-            from tokenizers.decoders import ByteLevel
-        except ImportError:  # pragma: no cover - the backend path needs `tokenizers`
-            return None
-        _byte_level = ByteLevel
-    return _byte_level
 
 
 def byte_level_texts(
@@ -59,7 +46,7 @@ def byte_level_texts(
     not apply: another decoder (read at every call), or a response whose decode starts with U+FFFD (its first
     bytes may finish a character the prompt began: `joint_decode.decode_one_pair` then)."""
     decoder = getattr(backend, "decoder", None)
-    if decoder is None or type(decoder) is not (_byte_level or _byte_level_type()):
+    if decoder is None or type(decoder) is not (_jc._byte_level or _jc._byte_level_type()):
         return None
     text = decode(response, False)
     if text[:1] == "\ufffd":
