@@ -188,3 +188,46 @@ def char_slow_tokenizer():
         pad_token="<|endoftext|>",
         additional_special_tokens=[t for t in CHATML_SPECIALS if t not in ("<|im_end|>", "<|endoftext|>")],
     )
+
+
+# --------------------------------------------------------------------------- token-id path helpers
+
+
+def enc(tok, text: str) -> list[int]:
+    """The ids of `text`, without the tokenizer's own special tokens."""
+    return tok.encode(text, add_special_tokens=False)
+
+
+def whole(tok, prompt: list[int], response: list[int]) -> tuple[str, str]:
+    """The reference of the token-id path: decode prompt + response in one piece, split where the prompt's own text
+    ends."""
+    from hf_response_templates.tokenizer import _DECODE_KWARGS, _split_point
+
+    full = tok.decode(prompt + response, **_DECODE_KWARGS)
+    cut = _split_point(full, tok.decode(prompt, **_DECODE_KWARGS))
+    return full[:cut], full[cut:]
+
+
+class CountedBackend:
+    """A `tokenizers.Tokenizer` whose `decode` calls are counted (everything else forwarded)."""
+
+    def __init__(self, backend) -> None:
+        self.backend = backend
+        self.seen: list[int] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self.backend, name)
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        self.seen.append(len(ids))
+        return self.backend.decode(ids, skip_special_tokens)
+
+
+def counted(tok) -> CountedBackend:
+    """Wrap `tok`'s backend in a `CountedBackend` (the token-id path still takes the backend's own decode)."""
+    from hf_response_templates import tokenizer as hf_tok
+
+    wrapper = CountedBackend(tok.__dict__["_tokenizer"])
+    tok.__dict__["_tokenizer"] = wrapper
+    assert hf_tok._backend_decoder(tok) is not None  # still the backend's own decode
+    return wrapper

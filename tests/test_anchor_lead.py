@@ -6,14 +6,14 @@ are counted (not timed)."""
 from __future__ import annotations
 
 import pytest
-from _tokenizers import byte_level_tokenizer, metaspace_tokenizer, verbatim_template
+from _tokenizers import byte_level_tokenizer, enc, metaspace_tokenizer, verbatim_template, whole
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_response_templates import anchor_lead, joint_decode, parse_response
 from hf_response_templates import tokenizer as hf_tok
 from hf_response_templates.joint_decode import _JOINT_TOKENS, _PAIR_WINDOWS, decode_one_pair
-from hf_response_templates.tokenizer import _DECODE_KWARGS, _split_point, install
+from hf_response_templates.tokenizer import install
 
 install()
 
@@ -22,16 +22,6 @@ PROMPT = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start
 FILLER = "<|im_start|>user\n" + "Olá, café! ok " * 20 + "<|im_end|>\n"
 WORDS = ["Hello", " there", "\N{GRINNING FACE}", "\u00e9", " ", "<|im_end|>", "ok", "\n", "a", "<think>", "</think>",
          "<|im_start|>", "<|im_start|>user\n", "<|im_start|>assist", ANCHOR]
-
-
-def enc(tok, text: str) -> list[int]:
-    return tok.encode(text, add_special_tokens=False)
-
-
-def whole(tok, prompt: list[int], response: list[int]) -> tuple[str, str]:
-    full = tok.decode(prompt + response, **_DECODE_KWARGS)
-    cut = _split_point(full, tok.decode(prompt, **_DECODE_KWARGS))
-    return full[:cut], full[cut:]
 
 
 def after_anchor(text: str) -> str | None:

@@ -10,7 +10,7 @@ character split over byte tokens, inside the anchor, mid-word)."""
 from __future__ import annotations
 
 import pytest
-from _tokenizers import byte_level_tokenizer, metaspace_tokenizer, verbatim_template
+from _tokenizers import byte_level_tokenizer, counted, enc, metaspace_tokenizer, verbatim_template, whole
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import decoders
@@ -24,45 +24,13 @@ from hf_response_templates.joint_context import (
     decode_context,
 )
 from hf_response_templates.joint_decode import _JOINT_TOKENS
-from hf_response_templates.tokenizer import _DECODE_KWARGS, _split_point, install
+from hf_response_templates.tokenizer import install
 
 install()
 
 ANCHOR = "<|im_start|>assistant\n"
 WORDS = ["Hello", " there", "\N{GRINNING FACE}", "\u00e9", " ", "<|im_end|>", "ok", "\n", "\u2615", "a", "<think>",
          "</think>", "caf\u00e9", " \u00e7a", "\U0001f9ea\U0001f9ea", ANCHOR]
-
-
-class CountedBackend:
-    """A `tokenizers.Tokenizer` whose `decode` calls are counted (everything else forwarded)."""
-
-    def __init__(self, backend) -> None:
-        self.backend = backend
-        self.seen: list[int] = []
-
-    def __getattr__(self, name: str):
-        return getattr(self.backend, name)
-
-    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
-        self.seen.append(len(ids))
-        return self.backend.decode(ids, skip_special_tokens)
-
-
-def counted(tok) -> CountedBackend:
-    wrapper = CountedBackend(tok.__dict__["_tokenizer"])
-    tok.__dict__["_tokenizer"] = wrapper
-    assert hf_tok._backend_decoder(tok) is not None  # still the backend's own decode
-    return wrapper
-
-
-def enc(tok, text: str) -> list[int]:
-    return tok.encode(text, add_special_tokens=False)
-
-
-def whole(tok, prompt: list[int], response: list[int]) -> tuple[str, str]:
-    full = tok.decode(prompt + response, **_DECODE_KWARGS)
-    cut = _split_point(full, tok.decode(prompt, **_DECODE_KWARGS))
-    return full[:cut], full[cut:]
 
 
 def test_the_decoder_decides() -> None:

@@ -7,14 +7,21 @@ decodes are the ones the plan states (counted, not timed)."""
 from __future__ import annotations
 
 import pytest
-from _tokenizers import byte_level_tokenizer, char_slow_tokenizer, metaspace_tokenizer, verbatim_template
+from _tokenizers import (
+    byte_level_tokenizer,
+    char_slow_tokenizer,
+    enc,
+    metaspace_tokenizer,
+    verbatim_template,
+    whole,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_response_templates import parse_response
 from hf_response_templates import tokenizer as hf_tok
 from hf_response_templates.joint_decode import _JOINT_TOKENS, _PAIR_WINDOWS, _SHORT_PROMPT, decode_one_pair
-from hf_response_templates.tokenizer import _DECODE_KWARGS, _split_point, install
+from hf_response_templates.tokenizer import install
 
 install()
 
@@ -22,17 +29,6 @@ TOKENIZERS = {"byte_level": byte_level_tokenizer, "metaspace": metaspace_tokeniz
 ANCHOR = "<|im_start|>assistant\n"
 WORDS = ["Hello", " there", "\N{GRINNING FACE}", "\u00e9", " ", "<|im_end|>", "ok", "\n", "\u2615", "a", "<think>",
          "</think>", "caf\u00e9", " \u00e7a", ANCHOR]
-
-
-def enc(tok, text: str) -> list[int]:
-    return tok.encode(text, add_special_tokens=False)
-
-
-def whole(tok, prompt: list[int], response: list[int]) -> tuple[str, str]:
-    """The reference: decode prompt + response in one piece, split where the prompt's own text ends."""
-    full = tok.decode(prompt + response, **_DECODE_KWARGS)
-    cut = _split_point(full, tok.decode(prompt, **_DECODE_KWARGS))
-    return full[:cut], full[cut:]
 
 
 def counting_decoder(tok) -> tuple[list[int], object]:
