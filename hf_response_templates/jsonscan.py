@@ -44,7 +44,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["ValueEnd", "MORE", "HOLD", "IN_LIST", "IN_STRING", "FLIP"]
+__all__ = ["ValueEnd", "MORE", "HOLD", "IN_LIST", "IN_STRING", "FLIP", "whole_sequence_end", "whole_value_end"]
 
 #: `ValueEnd.scan` results that are not an index.
 MORE = -1
@@ -300,3 +300,40 @@ def whole_value_end(s: str, pos: int, stop: int) -> tuple[int, Any] | None:
         if e <= stop:
             return e, value
     return None
+
+
+def whole_sequence_end(separator: str, s: str, pos: int, stop: int) -> tuple[int, list[Any]] | None:
+    """`whole_value_end` of a sequence: a fresh `ValueEnd(separator)` asked about `s[pos:stop]` with
+    `closed=True`, when every value in it is one whole JSON object, list or string the C decoder reads before
+    `stop`: `(k, values)`, where `scan` would return `k` (an index, or `MORE` when the sequence runs to `stop`)
+    and `decoded()` then `(values,)`; None when that scanner must decide (a value that does not decode whole
+    before `stop`, a top-level number or literal, no value at all or none after a separator), with nothing
+    read. Llama 3's `{...}; {...}`
+    calls: one decode per value and no scanner built."""
+    values = []
+    i = _WS.match(s, pos, stop).end()
+    if i == stop or s[i] not in '{["':
+        return None  # (no value: `scan` gives up or waits; a scalar: tracked)
+    width = len(separator)
+    first = separator[0]
+    while True:
+        try:
+            value, e = _decode(s, i)
+        except (ValueError, RecursionError):
+            return None
+        if e > stop:
+            return None
+        values.append(value)
+        i = _WS.match(s, e, stop).end()  # (`_AFTER`)
+        if i == stop:
+            return MORE, values
+        if s[i] != first:
+            return i, values
+        at = i  # (`_SEPARATOR`: all of it, or the sequence ends before it)
+        if stop - i < width or s[i : i + width] != separator:
+            return at, values
+        i = _WS.match(s, i + width, stop).end()  # (`_NEXT`)
+        if i == stop:
+            return MORE, values
+        if s[i] not in '{["':
+            return None  # (a scalar: tracked; no value after the separator: not all values decoded)

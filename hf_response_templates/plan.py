@@ -519,7 +519,7 @@ class OneShotPlan:
                     d, end, act = ib
                     end += start
                     groups = None
-            else:
+            elif ik == 4:
                 if memo is None:
                     memo = {}
                 try:
@@ -530,6 +530,33 @@ class OneShotPlan:
                     d = None
                 else:
                     start, end, d, groups = r
+                    act = opens[d]
+            else:  # a `LeadScan` with one regex that matches at offset 0 only (`plan_shape._start`: Llama 3's
+                # `^\s*(?=\{...)`): tried there inline, first; if it does not match, the late idle watch (the same
+                # delimiters but that one) reads from offset 0 on; anything else is `LeadScan.end`'s (as kind 2)
+                d, fast, span, texts, scan = ia
+                if pos or zw >= 0 or n > span or window.startswith(texts):
+                    finds = found[ib]
+                    if finds is None:
+                        finds = found[ib] = scan.fresh(window, pos)
+                    try:
+                        r = scan.end(window, pos, zw, fired, _TIMEOUT, finds)
+                    except DelimiterTimeout:
+                        return None
+                    if r.__class__ is int:
+                        d = None
+                    else:
+                        start, end, d, groups = r
+                        act = opens[d]
+                else:
+                    m = fast(window, 0)
+                    if m is None or m.end() > _MAX_WIDTH:  # no match at offset 0: none anywhere
+                        ik, ia, ib = late_idle
+                        late_idle = None
+                        continue
+                    start = 0
+                    end = m.end()
+                    groups = None
                     act = opens[d]
             if d is None:  # no more delimiters: the rest is the implicit field's text
                 if not opened and pos < n and not (hold_ws and window[pos:].isspace()):
@@ -718,24 +745,27 @@ class OneShotPlan:
                 if d is None:
                     cs = n
                 field, whole, dinfo = cb
-                if whole:  # one value: `jsonscan.whole_value_end` when it is all there
-                    got = whole_value_end(window, pos, cs)
-                    if got is not None:  # (the decoded value in the captures' place: see `_fast_shape`'s `dinfo`)
+                # `whole`: `jsonscan.whole_value_end` (one value) or `whole_sequence_end` (values and separators)
+                # when it is all there: `(end or MORE, value)`, or None for the `ValueEnd` scanner
+                if whole is not None and (got := whole(window, pos, cs)) is not None:
+                    if got[0] != -1:  # (the decoded value in the captures' place: see `_fast_shape`'s `dinfo`)
                         regions.append((dinfo, pos, pos, (got[1], groups)))
                         pos = got[0]
                         continue
-                vend = field.value_end()
-                got = vend.scan(window, pos, cs, 0, True)
-                decoded = vend.decoded()
-                if got != -1:  # the value ends before the delimiter (`jsonscan.MORE`: it does not)
-                    if got == -2:  # `jsonscan.HOLD`: not at the end of a stream
-                        return None
-                    regions.append((dinfo, pos, pos, (decoded[0], groups)) if decoded is not None else (
-                        info, pos, got, groups))
-                    pos = got
-                    continue
-                if decoded is not None:
-                    info = _decoded(info, field, decoded[0])
+                    info = _decoded(info, field, got[1])  # (a sequence that runs to the close)
+                else:
+                    vend = field.value_end()
+                    got = vend.scan(window, pos, cs, 0, True)
+                    decoded = vend.decoded()
+                    if got != -1:  # the value ends before the delimiter (`jsonscan.MORE`: it does not)
+                        if got == -2:  # `jsonscan.HOLD`: not at the end of a stream
+                            return None
+                        regions.append((dinfo, pos, pos, (decoded[0], groups)) if decoded is not None else (
+                            info, pos, got, groups))
+                        pos = got
+                        continue
+                    if decoded is not None:
+                        info = _decoded(info, field, decoded[0])
                 if d is None:
                     regions.append((info, pos, n, groups))
                     break

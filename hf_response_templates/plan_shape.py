@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from .delimiters import OPEN
+from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
 from .lead_scan import _EMPTY, LeadScan, LeadSearch
 from .template import _strip_text
 
@@ -20,6 +21,19 @@ __all__: list[str] = []
 
 def _reshape_decoded(reshape: Any, body: str, decoded: tuple[Any, dict | None]) -> Any:
     return reshape(*decoded)
+
+
+def _whole_of(plan: Any, f: Any) -> Any:
+    """How `_fast_run` reads JSON field `f`'s values when they are all there, before any `ValueEnd`:
+    `jsonscan.whole_value_end` for one value (`OneShotPlan._whole`), `whole_sequence_end` with the separator
+    for a sequence (Llama 3's `;`), None for the scanner alone."""
+    if f.name in plan._whole:
+        return whole_value_end
+    args = getattr(f.value_end, "args", ())
+    if f.value_end.__class__ is partial and f.value_end.func is ValueEnd and args[:1] and args[0].__class__ is str \
+            and args[0] and set(f.value_end.keywords) <= {"also"}:
+        return partial(whole_sequence_end, args[0])
+    return None
 
 
 def _scanner(plan: Any, watch: Any) -> tuple[int, Any, Any]:
@@ -76,6 +90,22 @@ def _alone(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     return (8, scan, slot) if scan.__class__ is LeadScan and scan.alone else scanner
 
 
+def _start(scanner: tuple[int, Any, Any], watch: Any, late: Any) -> tuple[int, Any, Any]:
+    """An idle watch's `_scanner` answer, with a `LeadScan` whose one `start` regex (a match at offset 0 only,
+    no captures: Llama 3's `^\\s*(?=\\{...)`) `_fast_run` tries there itself: `(5, (delimiter, match, untimed
+    span, texts, LeadScan), slot)`. Where it does not match (and no text of the scan is at offset 0), the
+    watch's answer from offset 0 is its late watch's (`late`: the same delimiters but that regex), which the
+    loop then reads on."""
+    kind, scan, slot = scanner
+    if kind != 2 or not isinstance(scan, LeadScan) or len(scan.start) != 1 or late is None:
+        return scanner
+    d, _, fast, span, _ = scan.start[0]
+    early, kept = set(watch.delimiters), set(late.delimiters)
+    if d.group_slots or kept - early or early - kept != {d}:
+        return scanner
+    return 5, (d, fast, span, scan.texts, scan), slot
+
+
 def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     """`OneShotPlan._fast_run`'s constants, or None if the template needs the general loop: a JSON field read
     to its value's end, `report_as`, no idle watch, a close watch with an open in it, or a required field
@@ -107,7 +137,7 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
         # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
         name, _, store, sep = info(f)
         dinfo = (name, partial(_reshape_decoded, f.reshape), store, sep)
-        return info(f), 5, _sure(_scanner(plan, w)), (f, f.name in plan._whole, dinfo)
+        return info(f), 5, _sure(_scanner(plan, w)), (f, _whole_of(plan, f), dinfo)
 
     opens: dict = {}
     opens0: dict = {}
@@ -131,8 +161,9 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
             return 1, a, {text: (d, len(text), opens.get(d)) for text, d in b.items()}
         return kind, a, b
 
-    idle = _alone(idle_of(idle_watch))
     late_idle = _alone(idle_of(lates[idle_watch])) if idle_watch in lates else None
+    idle = _start(_alone(idle_of(idle_watch)), idle_watch, lates.get(idle_watch)) if late_idle is not None else (
+        _alone(idle_of(idle_watch)))
     implicit = tpl.implicit_field
     acts = {d: opens.get(d) for d in idle_watch.delimiters}  # (the implicit field's close: None)
     return (*idle, acts, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,
