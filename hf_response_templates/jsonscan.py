@@ -59,6 +59,9 @@ _SCALAR_START = frozenset("-0123456789tfnNI")
 _SCALAR_VALUE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|NaN|-?Infinity")
 _MAX_SCALAR = 1_000
 _decode = json.JSONDecoder().raw_decode
+#: The C scanner behind `_decode`, for a value known to start at the position asked (`raw_decode` first skips
+#: whitespace, and turns the scanner's `StopIteration` into a `ValueError`): one Python-level call less.
+_scan_once = json.JSONDecoder().scan_once
 
 # States.
 _BEFORE, _NESTED, _STRING, _ESCAPE, _SCALAR_TOP, _AFTER, _SEPARATOR, _NEXT, _FAILED, _DONE = range(10)
@@ -318,8 +321,8 @@ def whole_sequence_end(separator: str, s: str, pos: int, stop: int) -> tuple[int
     first = separator[0]
     while True:
         try:
-            value, e = _decode(s, i)
-        except (ValueError, RecursionError):
+            value, e = _scan_once(s, i)  # (`_decode(s, i)`: `s[i]` starts a value)
+        except (StopIteration, ValueError, RecursionError):
             return None
         if e > stop:
             return None
