@@ -347,8 +347,12 @@ def lead_scan(watch: Any) -> Any:
 def fixed_scan(watch: Any) -> LeadScan | None:
     """The `LeadScan` of `watch`, or None when some delimiter of it may match where no fixed text of it
     starts (a regex without leads that can match past offset 0, `\\G`, a reverse search), it has no fixed
-    text, or it has no regex (the plan reads literals itself)."""
-    if watch is None or not watch.regexes:
+    text, or it has no regex and one search finds its literals (one `str.find`, or one compiled alternation
+    of literals sharing their first character: the plan reads those itself). A watch of literals with
+    different first characters (Mistral Small 3.1's idle `[TOOL_CALLS]` / `</s>`, Phi-4-mini's `functools` /
+    `<|end|>` / `<|endoftext|>` closes) is one: its finds are kept as a regex watch's are, where
+    `Watch.scan_end` would take `_literal_end`'s memo and finder tuples."""
+    if watch is None or (not watch.regexes and len(watch.lit_finders) < 2):
         return None
     by_text: dict[str, list[tuple[Any, ...]]] = {}
     start: list[tuple[Any, ...]] = []

@@ -50,6 +50,24 @@ def test_the_mistral_family_and_others_have_lead_scans():
     assert len(WATCHES) >= 40
 
 
+def test_a_watch_of_literals_with_different_first_characters_has_a_lead_scan():
+    """Mistral Small 3.1's idle `[TOOL_CALLS]` / `</s>` (literals only, two `str.find` finders): a `LeadScan`,
+    which the plan reads (not `Watch.scan_end`'s `_literal_end`), and which the tests below compare with
+    `scan_end`; a watch of one literal or of literals one alternation finds keeps the plan's own search."""
+    tpl = load_template(get_template("mistral-small-3.1"))
+    idle = tpl.idle_watch
+    assert idle.only_literals and len(idle.lit_finders) == 2
+    scan = lead_scan(idle)
+    assert isinstance(scan, LeadScan) and set(scan.texts) == {"[TOOL_CALLS]", "</s>"}
+    assert any(w is idle for _, w, _ in WATCHES)
+    assert plan_for(tpl)._ones[idle][2] is not None
+    for name in list_templates():
+        t = load_template(get_template(name))
+        for w in (t.idle_watch, *t.close_watches):
+            if w is not None and w.only_literals and len(w.lit_finders) < 2:
+                assert lead_scan(w) is None
+
+
 def test_a_watch_with_a_regex_without_fixed_leading_text_has_no_lead_scan_but_a_trigger_scan():
     """Llama 4's `\\s*<|eot|>`-led delimiters can start with any space: no `LeadScan` (`fixed_scan`), a
     `TriggerScan` (`lead_scan`), whose answers the tests below compare with `scan_end`'s."""
