@@ -59,6 +59,9 @@ _SCALAR_START = frozenset("-0123456789tfnNI")
 _SCALAR_VALUE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|NaN|-?Infinity")
 _MAX_SCALAR = 1_000
 _decode = json.JSONDecoder().raw_decode
+#: `raw_decode` without its Python frame (what it calls: `(value, end)`, `StopIteration` for no value where a
+#: value must start, `ValueError` / `RecursionError` as `raw_decode`'s): `whole_value_end`, once per tool call
+_scan_once = json.JSONDecoder().scan_once
 
 # States.
 _BEFORE, _NESTED, _STRING, _ESCAPE, _SCALAR_TOP, _AFTER, _SEPARATOR, _NEXT, _FAILED, _DONE = range(10)
@@ -294,8 +297,8 @@ def whole_value_end(s: str, pos: int, stop: int) -> tuple[int, Any] | None:
     i = _WS.match(s, pos, stop).end()
     if i < stop and s[i] in '{["':
         try:
-            value, e = _decode(s, i)
-        except (ValueError, RecursionError):
+            value, e = _scan_once(s, i)
+        except (StopIteration, ValueError, RecursionError):
             return None
         if e <= stop:
             return e, value
