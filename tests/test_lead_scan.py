@@ -307,3 +307,13 @@ def test_a_regex_anchored_at_offset_0_is_tried_there_alone(name, text, want):
         again = scan.end(text, 0, 0, frozenset({got[2]}), 1.0, scan.fresh(text, 0))
         assert again == watch.scan_end(text, 0, 0, frozenset({got[2]}), frozenset(), 1.0, {})
         assert again.__class__ is int or again[2] is not got[2]
+
+
+@given(st.lists(st.sampled_from(["<a>", "[B]", "</s>", "x", "{c}", "<|d|>", " "]), max_size=12).map("".join),
+       st.integers(0, 30), st.integers(1, 6))
+def test_fresh_is_each_texts_first_find_whatever_the_width(text, pos, width):
+    # `fresh` searches one to three texts without its loop: the loop's answer
+    texts = ("<a>", "[B]", "</s>", "{c}", "<|d|>", "x")[:width]
+    scan = LeadScan(texts, tuple(((None, len(t)),) for t in texts))
+    pos = min(pos, len(text))
+    assert scan.fresh(text, pos) == [text.find(t, pos) if text.find(t, pos) >= 0 else len(text) for t in texts]
