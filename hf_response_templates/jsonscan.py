@@ -59,8 +59,9 @@ _SCALAR_START = frozenset("-0123456789tfnNI")
 _SCALAR_VALUE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|NaN|-?Infinity")
 _MAX_SCALAR = 1_000
 _decode = json.JSONDecoder().raw_decode
-#: The C scanner behind `_decode`, for a value known to start at the position asked (`raw_decode` first skips
-#: whitespace, and turns the scanner's `StopIteration` into a `ValueError`): one Python-level call less.
+#: The C scanner behind `_decode` (`raw_decode` without its Python frame: `(value, end)` for a value known to start at
+#: the position asked, `StopIteration` for no value there, `ValueError` / `RecursionError` as `raw_decode`'s):
+#: `whole_value_end` and `whole_sequence_end`, once per value.
 _scan_once = json.JSONDecoder().scan_once
 
 # States.
@@ -297,8 +298,8 @@ def whole_value_end(s: str, pos: int, stop: int) -> tuple[int, Any] | None:
     i = _WS.match(s, pos, stop).end()
     if i < stop and s[i] in '{["':
         try:
-            value, e = _decode(s, i)
-        except (ValueError, RecursionError):
+            value, e = _scan_once(s, i)
+        except (StopIteration, ValueError, RecursionError):
             return None
         if e <= stop:
             return e, value

@@ -119,7 +119,7 @@ class OneShotPlan:
         for w in (tpl.idle_watch, *tpl.close_watches, *lates.values()):
             if w is None:
                 continue
-            if not w.only_literals:
+            if not w.only_literals or len(w.lit_finders) > 1:  # (literals with different first characters too)
                 scan = lead_scan(w)
                 if scan is not None:
                     ones[w] = (None, None, scan, slots)

@@ -136,7 +136,7 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
         # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
         # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
         name, _, store, sep = info(f)
-        dinfo = (name, partial(_reshape_decoded, f.reshape), store, sep)
+        dinfo = (name, getattr(f.reshape, "decoded", None) or partial(_reshape_decoded, f.reshape), store, sep)
         return info(f), 5, _sure(_scanner(plan, w)), (f, _whole_of(plan, f), dinfo)
 
     opens: dict = {}

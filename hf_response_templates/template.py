@@ -807,6 +807,22 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
     if apply is None and parse_content is parse_text and "remove_pattern" not in args:
         # the common `text` field: one call, not three
         parse = _strip_text if args.get("strip", True) else _keep_text
+    elif apply is not None and not transform_each:
+        # the usual transformed field (every tool call's): `parse` and `reshape` as above, one call each (not
+        # `parse` calling `reshape`), and `reshape.decoded(body, (value, captures))`, the one-shot plan's
+        # parse of a region whose JSON value its scan decoded (`plan_shape`'s `dinfo`), one call too
+        def parse(body: str, captures: dict | None) -> Any:
+            value = parse_content(body, args)
+            return apply({**captures, "content": value} if captures else {"content": value})
+
+        def reshape(value: Any, captures: dict | None) -> Any:
+            return apply({**captures, "content": value} if captures else {"content": value})
+
+        def decoded(body: str, pair: tuple[Any, dict | None]) -> Any:
+            value, captures = pair
+            return apply({**captures, "content": value} if captures else {"content": value})
+
+        reshape.decoded = decoded  # type: ignore[attr-defined]
 
     return FieldSpec(
         name=name,

@@ -50,6 +50,24 @@ def test_the_mistral_family_and_others_have_lead_scans():
     assert len(WATCHES) >= 40
 
 
+def test_a_watch_of_literals_with_different_first_characters_has_a_lead_scan():
+    """Mistral Small 3.1's idle `[TOOL_CALLS]` / `</s>` (literals only, two `str.find` finders): a `LeadScan`,
+    which the plan reads (not `Watch.scan_end`'s `_literal_end`), and which the tests below compare with
+    `scan_end`; a watch of one literal or of literals one alternation finds keeps the plan's own search."""
+    tpl = load_template(get_template("mistral-small-3.1"))
+    idle = tpl.idle_watch
+    assert idle.only_literals and len(idle.lit_finders) == 2
+    scan = lead_scan(idle)
+    assert isinstance(scan, LeadScan) and set(scan.texts) == {"[TOOL_CALLS]", "</s>"}
+    assert any(w is idle for _, w, _ in WATCHES)
+    assert plan_for(tpl)._ones[idle][2] is not None
+    for name in list_templates():
+        t = load_template(get_template(name))
+        for w in (t.idle_watch, *t.close_watches):
+            if w is not None and w.only_literals and len(w.lit_finders) < 2:
+                assert lead_scan(w) is None
+
+
 def test_a_watch_with_a_regex_without_fixed_leading_text_has_no_lead_scan_but_a_trigger_scan():
     """Llama 4's `\\s*<|eot|>`-led delimiters can start with any space: no `LeadScan` (`fixed_scan`), a
     `TriggerScan` (`lead_scan`), whose answers the tests below compare with `scan_end`'s."""
@@ -289,3 +307,13 @@ def test_a_regex_anchored_at_offset_0_is_tried_there_alone(name, text, want):
         again = scan.end(text, 0, 0, frozenset({got[2]}), 1.0, scan.fresh(text, 0))
         assert again == watch.scan_end(text, 0, 0, frozenset({got[2]}), frozenset(), 1.0, {})
         assert again.__class__ is int or again[2] is not got[2]
+
+
+@given(st.lists(st.sampled_from(["<a>", "[B]", "</s>", "x", "{c}", "<|d|>", " "]), max_size=12).map("".join),
+       st.integers(0, 30), st.integers(1, 6))
+def test_fresh_is_each_texts_first_find_whatever_the_width(text, pos, width):
+    # `fresh` searches one to three texts without its loop: the loop's answer
+    texts = ("<a>", "[B]", "</s>", "{c}", "<|d|>", "x")[:width]
+    scan = LeadScan(texts, tuple(((None, len(t)),) for t in texts))
+    pos = min(pos, len(text))
+    assert scan.fresh(text, pos) == [text.find(t, pos) if text.find(t, pos) >= 0 else len(text) for t in texts]

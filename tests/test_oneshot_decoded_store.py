@@ -51,3 +51,36 @@ def test_decoded_values_keep_their_captures(text):
 def test_a_decoded_value_and_its_captures():
     got = parse_response('<u1>{"a": 1}</u><u2> [1] x</u>', _U, prefix="")
     assert got == {"u": [{"v": {"a": 1}, "k": "1"}, {"v": [1], "k": "2"}], "content": "</u>\nx</u>"}
+
+
+def _old_reshape(apply, value, captures):
+    """A transformed field's `reshape` before it had a `decoded` twin: the transform of `{**captures,
+    "content": value}`."""
+    return apply({**captures, "content": value} if captures else {"content": value})
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_a_transformed_fields_parse_reshape_and_decoded_are_one_transform(name):
+    """Every transformed field (not `transform_each`) reshapes in one call, `reshape.decoded(body, (value,
+    captures))` (the plan's `dinfo` parse) too: each gives what `reshape` gave, errors (a missing capture) alike."""
+    from hf_response_templates.transform import compile_transform
+
+    tpl = load_template(TEMPLATES[name])
+    for f in tpl.fields:
+        raw = TEMPLATES[name]["fields"][f.name]
+        if "transform" not in raw or raw.get("transform_each"):
+            assert not hasattr(f.reshape, "decoded")
+            continue
+        apply = compile_transform(raw["transform"], field=f.name)
+        for value in ({"city": "Paris"}, [1, 2], "s", None, {}):
+            for caps in (None, {}, {"name": "f"}, {"name": "g", "content": "x"}, {"other": "y"}):
+                try:
+                    want = _old_reshape(apply, value, caps)
+                except Exception as exc:  # noqa: BLE001 - compared
+                    want = type(exc)
+                for fn, args in ((f.reshape, (value, caps)), (f.reshape.decoded, ("", (value, caps)))):
+                    try:
+                        got = fn(*args)
+                    except Exception as exc:  # noqa: BLE001 - compared
+                        got = type(exc)
+                    assert got == want, (name, f.name, value, caps)

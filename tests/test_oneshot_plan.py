@@ -232,6 +232,28 @@ def test_whole_value_end_is_the_scanner_s_first_answer(text, pos, cut):
         assert vend.scan(text, pos, stop, 0, True) == got[0]
         assert vend.decoded() == (got[1],)
 
+@given(st.lists(_JSON_BITS, max_size=12).map("".join), st.integers(0, 3), st.integers(0, 40))
+def test_whole_value_end_reads_what_raw_decode_reads(text, pos, cut):
+    # `whole_value_end` calls the decoder's `scan_once` (no `raw_decode` frame): the answer `raw_decode` gave
+    import json
+
+    from hf_response_templates.jsonscan import _WS, whole_value_end
+
+    pos, stop = min(pos, len(text)), max(min(pos, len(text)), len(text) - cut)
+    want = None
+    i = _WS.match(text, pos, stop).end()
+    if i < stop and text[i] in '{["':
+        try:
+            value, e = json.JSONDecoder().raw_decode(text, i)
+            if e <= stop:
+                want = (e, value)
+        except (ValueError, RecursionError):
+            pass
+    assert whole_value_end(text, pos, stop) == want
+    assert whole_value_end('  {"a": [1, {"b": "c"}]} x', 0, 26) == (24, {"a": [1, {"b": "c"}]})
+    assert whole_value_end('{"a": ', 0, 6) is None and whole_value_end("[x]", 0, 3) is None
+
+
 def _both(tpl: dict, prefix: str, text: str) -> tuple[dict | None, dict, dict]:
     """The plan's message, the streaming parser's (the text fed whole) and the streaming parser's fed one
     character at a time (which moves to the late watches after the first character)."""
