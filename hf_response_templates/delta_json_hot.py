@@ -40,7 +40,6 @@ from hf_response_templates.partial.json_reader import (
     _AFTER,
     _CUT_MEMBER,
     _LITERALS,
-    _MEMBER,
     _STR,
     _STR_RUN,
     _WAIT_MEMBER,
@@ -54,13 +53,27 @@ _ESCAPED_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\[nrtbf"\\])*')
 _scanstring = json.decoder.scanstring  # (the C scanner: the rest of a JSON string after its opening quote)
 # A followed member (`json_reader._MEMBER`, first or next) that the text held back and the piece, joined, hold whole
 # (in `member_end`), followed by nothing or by the next member cut before its value (`json_reader._CUT_MEMBER`, in
-# a lookahead: the match ends with the member; the quotes the cut holds, counted, are those its groups saw)
-_CUT_AHEAD = r'(?=(?:,(?: (?:"[^"]*(?:"(?::(?: )?)?)?)?)?)?\Z)'
-_FIRST_HELD = re.compile(f"(?:{_MEMBER}){_CUT_AHEAD}")
-_NEXT_HELD = re.compile(f", (?:{_MEMBER}){_CUT_AHEAD}")
+# a lookahead: the match ends with the member; the quotes the cut holds, counted, are those its groups saw).
+# `_HELD_MEMBER` is `json_reader._MEMBER` with possessive runs (a run of characters that cannot be the one after it
+# gives nothing back: the same matches, without the backtracking of a failed alternative), and `_CUT_AHEAD` is
+# `_CUT_MEMBER` (or nothing) written as alternatives that each start with a literal or the end, instead of nested
+# optional groups (the regex engine enters an optional group as a repeat): the same language, about a third fewer
+# machine instructions per match (callgrind: ~5,900 -> ~4,100 for `_NEXT_HELD`). tests/test_delta_json_hot.py
+# compares them with the plain patterns
+_S_RUN = r'[^"\\\x00-\x1f]*+'
+_SCALAR_P = rf'(?:0|-?[1-9][0-9]*+|true|false|null|"{_S_RUN}")'
+_HELD_MEMBER = (
+    rf'"({_S_RUN})": (?:(0|-?[1-9][0-9]*+)(?=[,}}])|(true|false|null)(?=[,}}])|"({_S_RUN})"'
+    rf"|(\[(?:{_SCALAR_P}(?:, {_SCALAR_P})*)?\])"
+    rf'|"({_S_RUN})\Z)'
+)
+_CUT_TAIL = r'(?:\Z| \Z| "[^"]*+(?:\Z|"(?:\Z|:(?:\Z| \Z))))'  # (after the cut's comma)
+_CUT_AHEAD = rf"(?=\Z|,{_CUT_TAIL})"
+_FIRST_HELD = re.compile(f"(?:{_HELD_MEMBER}){_CUT_AHEAD}")
+_NEXT_HELD = re.compile(f", (?:{_HELD_MEMBER}){_CUT_AHEAD}")
 # The end of a JSON string without escapes (its last characters, group 1, and its quote), followed by nothing or by
 # the next member cut before its value (`json_reader._CUT_MEMBER`)
-_STRING_ENDS = re.compile(r'([^"\\\x00-\x1f]*)"(?:,(?: (?:"[^"]*(?:"(?::(?: )?)?)?)?)?)?\Z')
+_STRING_ENDS = re.compile(rf'({_S_RUN})"(?:\Z|,{_CUT_TAIL})')
 _UNSET = object()  # (`json_hot_feed`'s lag character before the first piece)
 
 

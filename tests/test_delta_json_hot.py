@@ -180,3 +180,95 @@ def test_hot_feed_dispatches_plain_json_only() -> None:
         assert r is not None and r.hot is not None
         assert r.hot.__qualname__.split(".")[0] == qual
         assert hot_feed(ds, r).__qualname__.split(".")[0] == qual
+
+
+# --------------------------------------------------------------------------- the held-member patterns (possessive)
+
+# The patterns as they were written before (`json_reader._MEMBER`, nested optional groups for the cut): the oracle
+_PLAIN_AHEAD = r'(?=(?:,(?: (?:"[^"]*(?:"(?::(?: )?)?)?)?)?)?\Z)'
+_PLAIN = {
+    "_FIRST_HELD": f"(?:{json_reader._MEMBER}){_PLAIN_AHEAD}",
+    "_NEXT_HELD": f", (?:{json_reader._MEMBER}){_PLAIN_AHEAD}",
+    "_STRING_ENDS": r'([^"\\\x00-\x1f]*)"(?:,(?: (?:"[^"]*(?:"(?::(?: )?)?)?)?)?)?\Z',
+}
+# (the characters the patterns tell apart, and a few others)
+_PATTERN_TEXT = st.text(st.sampled_from('"\\:, {}[]-0123456789truefalsnk\x01é'), max_size=40)
+_MEMBER_PARTS = st.lists(
+    st.sampled_from(['"', '"k"', '"k0": ', ": ", ", ", ",", '"ab c', "12", "-3", "0", "01", "true", "nul", "null",
+                     "[1, 2, 3]", '["a", 1, true]', "[", "]", "}", "\\n", "\x01", "é", '"k', '": "', " "]),
+    max_size=9,
+).map("".join)
+
+
+def _same_match(a, b) -> bool:  # noqa: ANN001 - re.Match | None
+    if a is None or b is None:
+        return a is b
+    return a.span() == b.span() and a.groups() == b.groups() and a.lastindex == b.lastindex and all(
+        a.span(g) == b.span(g) for g in range(1, (a.re.groups or 0) + 1)
+    )
+
+
+@settings(max_examples=600, **SETTINGS)
+@given(text=st.one_of(_PATTERN_TEXT, _MEMBER_PARTS, _MEMBER_PARTS.map(lambda t: ", " + t)))
+def test_held_patterns_match_as_the_plain_patterns(text) -> None:
+    import re
+
+    for name, plain in _PLAIN.items():
+        new = getattr(delta_json_hot, name)
+        assert _same_match(new.match(text), re.compile(plain).match(text)), (name, text)
+
+
+def test_held_patterns_match_as_the_plain_patterns_on_the_common_members() -> None:
+    import re
+
+    rng = random.Random(7)
+    values = ['"the model writes"', '"a lon', "123456", "0", "-12", "true", "null", "[1, 2, 3]", '["x", 2]', "01", "1.5"]
+    cuts = ["", ",", ", ", ', "', ', "k1', ', "k1"', ', "k1":', ', "k1": ', ', "k1": 1', "}", ', "k1": "a']
+    for _ in range(3000):
+        text = rng.choice(["", ", "]) + f'"k{rng.randint(0, 99)}": ' + rng.choice(values) + rng.choice(cuts)
+        text = text[: rng.randint(0, len(text))] if rng.random() < 0.3 else text
+        for name, plain in _PLAIN.items():
+            new = getattr(delta_json_hot, name)
+            assert _same_match(new.match(text), re.compile(plain).match(text)), (name, text)
+            if text.startswith(", "):
+                assert _same_match(new.match(text, 2), re.compile(plain).match(text, 2)), (name, text)
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(n=st.integers(1, 40), data=st.data())
+def test_token_sized_pieces_give_the_deltas_of_the_plain_patterns(n, data) -> None:
+    import re
+
+    rng = random.Random(data.draw(st.integers(0, 10**6)))
+    parts = []
+    for i in range(n):
+        kind = rng.randrange(4)
+        value = (json.dumps("the x < y é \n"[: rng.randint(0, 13)], ensure_ascii=False) if kind == 0
+                 else str(rng.randint(-10**6, 10**6)) if kind == 1 else "[1, 2, 3]" if kind == 2
+                 else rng.choice(["true", "null", '["a", 1]', "{}", "1.5"]))
+        parts.append(f'"k{i}": {value}')
+    text = '<tool_call>\n{"name": "f", "arguments": {' + ", ".join(parts) + "}}\n</tool_call><|im_end|>"
+    chunks = []
+    i = 0
+    while i < len(text):
+        k = rng.randint(1, 7)
+        chunks.append(text[i : i + k])
+        i += k
+    tpl = get_template("hermes3")
+
+    def run() -> list:
+        ds = DeltaStream(tpl, prefix=CHATML, id_seed=0)
+        out = [ds.feed(c) for c in chunks]
+        out.append(ds.finish())
+        return out
+
+    new = run()
+    saved = {name: getattr(delta_json_hot, name) for name in _PLAIN}
+    try:
+        for name, plain in _PLAIN.items():
+            setattr(delta_json_hot, name, re.compile(plain))
+        old = run()
+    finally:
+        for name, pattern in saved.items():
+            setattr(delta_json_hot, name, pattern)
+    assert new == old
