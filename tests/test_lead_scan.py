@@ -59,7 +59,8 @@ def test_a_watch_of_literals_with_different_first_characters_has_a_lead_scan():
     assert idle.only_literals and len(idle.lit_finders) == 2
     scan = lead_scan(idle)
     assert isinstance(scan, LeadScan) and set(scan.texts) == {"[TOOL_CALLS]", "</s>"}
-    assert any(w is idle for _, w, _ in WATCHES)
+    # (by name and texts: WATCHES was compiled at collection, and the template cache may hold another object now)
+    assert any(n == "mistral-small-3.1" and set(s.texts) == {"[TOOL_CALLS]", "</s>"} for n, _, s in WATCHES)
     assert plan_for(tpl)._ones[idle][2] is not None
     for name in list_templates():
         t = load_template(get_template(name))
