@@ -533,31 +533,20 @@ class OneShotPlan:
                     act = opens[d]
             else:  # a `LeadScan` with one regex that matches at offset 0 only (`plan_shape._start`: Llama 3's
                 # `^\s*(?=\{...)`): tried there inline, first; if it does not match, the late idle watch (the same
-                # delimiters but that one) reads from offset 0 on; anything else is `LeadScan.end`'s (as kind 2)
+                # delimiters but that one) reads from offset 0 on; anything else is the scan's as kind 2 from here on
                 d, fast, span, texts, scan = ia
                 if pos or zw >= 0 or n > span or window.startswith(texts):
-                    finds = found[ib]
-                    if finds is None:
-                        finds = found[ib] = scan.fresh(window, pos)
-                    try:
-                        r = scan.end(window, pos, zw, fired, _TIMEOUT, finds)
-                    except DelimiterTimeout:
-                        return None
-                    if r.__class__ is int:
-                        d = None
-                    else:
-                        start, end, d, groups = r
-                        act = opens[d]
-                else:
-                    m = fast(window, 0)
-                    if m is None or m.end() > _MAX_WIDTH:  # no match at offset 0: none anywhere
-                        ik, ia, ib = late_idle
-                        late_idle = None
-                        continue
-                    start = 0
-                    end = m.end()
-                    groups = None
-                    act = opens[d]
+                    ik, ia = 2, scan
+                    continue
+                m = fast(window, 0)
+                if m is None or m.end() > _MAX_WIDTH:  # no match at offset 0: none anywhere
+                    ik, ia, ib = late_idle
+                    late_idle = None
+                    continue
+                start = 0
+                end = m.end()
+                groups = None
+                act = opens[d]
             if d is None:  # no more delimiters: the rest is the implicit field's text
                 if not opened and pos < n and not (hold_ws and window[pos:].isspace()):
                     if imp is None:  # text outside every region (not the prompt's): the state machine's
