@@ -1402,22 +1402,18 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
-    seen = _loaded_get(id(template)) if template.__class__ is dict else None  # (`load_template`'s first look-up,
-    if seen is not None and seen[0] is template:  # inlined: the dict it compiled, while it equals its snapshot)
-        tpl = seen[1]
-        if not template == tpl._snapshot:
-            tpl = load_template(template)
-    else:
+    # `load_template`'s first look-up, inlined: the dict it compiled, while it equals its snapshot. (An entry keeps
+    # its dict alive, so no other object has that id: an entry found is this very dict, a plain `dict`.)
+    seen = _loaded_get(id(template))
+    if seen is None or not template == (tpl := seen[1])._snapshot:
         tpl = load_template(template)
     if (policy is None and regex_timeout is None and regex_budget is None and prefix.__class__ is str
-            and (tools is None or tools.__class__ is list or tools.__class__ is tuple)):  # (read once: no iterator)
-        plan = tpl.oneshot_plan
-        if plan is None:
-            plan = plan_for(tpl)
-        if plan:  # the flat one-shot reading (plan.py); None: this response needs the state machine
-            message = plan.run(text, prefix, tool_schemas(tools) if tools else None)
-            if message is not None:
-                return message
+            and (tools is None or tools.__class__ is list or tools.__class__ is tuple)  # (read once: no iterator)
+            and (plan := tpl.oneshot_plan or plan_for(tpl))):  # (False: no plan for this template)
+        # the flat one-shot reading (plan.py); None: this response needs the state machine
+        message = plan.run(text, prefix, tool_schemas(tools) if tools else None)
+        if message is not None:
+            return message
     parser = ResponseParser.__new__(ResponseParser)
     cut = parser._setup(tpl, prefix, tools, False, regex_timeout, regex_budget, policy)
     if cut:
