@@ -75,7 +75,7 @@ class OneShotPlan:
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_anchor_texts", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
                  "_required", "_timed", "_by_name", "_ones", "_slots", "_defaults", "_lates", "_whole", "_loop",
                  "_fast", "run",
-                 "_anchor_free", "_untimed")
+                 "_anchor_free", "_untimed", "_anchor_ends")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -89,6 +89,10 @@ class OneShotPlan:
         #: prompt whose anchor search is not timed (`_cut` defers past it)
         self._anchor_free = tpl.anchor_prefix_free
         self._untimed = tpl.start_anchor.untimed_search if lits is None else sys.maxsize
+        #: `_anchor_texts` where a prompt that ends with one of them has nothing after the anchor's last match (no
+        #: cut), else None: no text can start inside another (`ResponseTemplate.anchor_texts`), so the one that ends
+        #: the prompt starts the last match, and the match there is that text (`_anchor_free`)
+        self._anchor_ends = self._anchor_texts if self._anchor_free else None
         # In one-shot parsing the whole text is one end-of-stream scan, and the parser keeps the watches it
         # starts with (the early ones) for all of it; the plan moves to the late ones past offset 0 (`_lates`),
         # which find the same delimiters there, as the streaming parser's do.
@@ -143,8 +147,11 @@ class OneShotPlan:
             # then `zw, fired, memo, pos, opened, start_at, kept, empties, more`: see `_fast_run`)
             lit = self._anchor_lit
             skeleton = None if self._defaults is None else dict(self._defaults)
-            shape = (*shape, lit, 0 if lit is None else len(lit), skeleton,
-                     -1, _NONE_FIRED, None, 0, False, 0, None, None, None)
+            # (`_fast_run` does not read the defaults and default keys of `_fast_shape` (7 and 8): their places carry
+            # `fresh`, which makes the message (the skeleton's `copy` where the defaults are flat), and the starting
+            # `tail`, the one test of the epilogue's rare work: whether there are required fields)
+            shape = (*shape[:7], tpl.new_message if skeleton is None else skeleton.copy, bool(shape[9]), *shape[9:],
+                     lit, 0 if lit is None else len(lit), skeleton, -1, _NONE_FIRED, None, 0, False, 0, None, None, None)
         self._fast = shape
         #: `parse_response`'s entry: the two-state loop where the template has its shape, else the general one.
         self.run = self._fast_run if self._fast is not None else self._general
@@ -401,32 +408,43 @@ class OneShotPlan:
         an open starts its field's region, whose close watch finds where it ends. Same regions, messages and
         fallbacks as `_general`, with each watch's search and each field's store chosen at compile time."""
         # (the loop's starting values come in the same tuple: one unpack sets every local it starts with)
-        (ik, ia, ib, opens, imp, hold_ws, timed, defaults, keep, required, late_idle, opens0, lit, lit_end, skeleton,
+        (ik, ia, ib, opens, imp, hold_ws, timed, fresh, tail, required, late_idle, opens0, lit, lit_end, skeleton,
          zw, fired, memo, pos, opened, start_at, kept, empties, more) = self._fast
         if lit is not None:  # (`_cut`, inlined for the usual literal anchor)
-            i = prefix.rfind(lit)
-            cut = prefix if i < 0 else prefix[i + lit_end:]
-        elif self._anchor_texts is not None and len(prefix) <= self._untimed:  # (`_cut` of fixed texts, inlined)
-            i = -1
-            for t in self._anchor_texts:
-                j = prefix.rfind(t)
-                if j > i:
-                    i = j
-                    found = t
-            if i < 0:
-                cut = prefix
-            elif self._anchor_free:  # (`ResponseTemplate.cut_prefix`: the text found there is the match)
-                cut = prefix[i + len(found):]
+            if prefix.endswith(lit):  # (the usual prompt, which ends with the anchor: no cut, the text is the window)
+                cut = ""
+                window = text
             else:
-                cut = prefix[self._anchor.fast.match(prefix, i).end():]
-        else:
-            cut = self._cut(prefix)
-            if cut is None:
+                i = prefix.rfind(lit)
+                cut = prefix if i < 0 else prefix[i + lit_end:]
+                window = cut + text if cut else text
+        elif self._anchor_texts is not None and len(prefix) <= self._untimed:  # (`_cut` of fixed texts, inlined)
+            if self._anchor_ends is not None and prefix.endswith(self._anchor_ends):  # (see `_anchor_ends`)
+                cut = ""
+                window = text
+            else:
+                i = -1
+                for t in self._anchor_texts:
+                    j = prefix.rfind(t)
+                    if j > i:
+                        i = j
+                        found = t
+                if i < 0:
+                    cut = prefix
+                elif self._anchor_free:  # (`ResponseTemplate.cut_prefix`: the text found there is the match)
+                    cut = prefix[i + len(found):]
+                else:
+                    cut = prefix[self._anchor.fast.match(prefix, i).end():]
+                window = cut + text if cut else text
+        else:  # (`_cut` past its first tests: a regex anchor of no fixed texts, or a prompt past `_untimed`)
+            if len(prefix) > self._untimed:
                 return None  # a timed anchor search: its time counts against the budget
+            cut = self._tpl.cut_prefix(prefix)
+            window = cut + text if cut else text
         if _timeout_now(_TIMEOUT) != _TIMEOUT:
             return None
-        t0 = perf_counter() if timed else 0.0
-        window = cut + text if cut else text
+        if timed:  # (`t0` is read only when `timed`)
+            t0 = perf_counter()
         n = len(window)
         found = [*self._slots]
         # `memo`: `Watch.scan_end`'s memo (made at its first call); `opened`: whether the implicit field's region
@@ -770,7 +788,7 @@ class OneShotPlan:
         if opened:
             regions.append((imp, start_at, n, None))
 
-        message = skeleton.copy() if skeleton is not None else self._tpl.new_message()
+        message = fresh()  # (`skeleton.copy` or `ResponseTemplate.new_message`: see `__init__`)
         typing = schemas.type_tool_calls if schemas else None  # (`ToolSchemas.__bool__` once, not per region)
         # A field not in the defaults (store 0-2) is new in `message` until its first value; those of the
         # defaults (3-5) are tracked in `kept` (a set, made at the first). Only a field whose first value is
@@ -807,6 +825,7 @@ class OneShotPlan:
                     if not value:
                         if empties is None:
                             empties = []
+                            tail = True
                         empties.append(name)
                     continue
             elif store == 2:  # join
@@ -817,10 +836,12 @@ class OneShotPlan:
                     if not value:
                         if empties is None:
                             empties = []
+                            tail = True
                         empties.append(name)
                 else:
                     if more is None:
                         more = {}
+                        tail = True
                     more.setdefault(name, []).extend((sep, value))
                 continue
             else:  # a field of the defaults (`ResponseParser`'s first value of one: merged with the default)
@@ -846,6 +867,7 @@ class OneShotPlan:
                 if store == 4:
                     if more is None:
                         more = {}
+                        tail = True
                     more.setdefault(name, []).extend((sep, value))
                     continue
             # a second value of a one-value field
@@ -856,12 +878,13 @@ class OneShotPlan:
             elif isinstance(value, str) and isinstance(message[name], str):
                 if more is None:
                     more = {}
+                    tail = True
                 more.setdefault(name, []).extend(("\n", value))
             else:
                 return None  # a second value the field cannot merge: reported by the state machine
         if timed and perf_counter() - t0 >= _REGEX_GUARD:
             return None
-        if required or more or empties is not None:  # (rare: one test for all three)
+        if tail:  # (rare: required fields, joined parts or empty values; one test for all three)
             for name in required:  # (none of the defaults: `_fast_shape`)
                 if name not in message:
                     return None

@@ -128,3 +128,117 @@ def test_parse_response_equals_the_general_loop_and_the_state_machine(c, copied)
     assert _without_ids(got) == _without_ids(streamed)
     if general is not None:
         assert _without_ids(got) == _without_ids(general)
+
+
+class _NoSearch(str):
+    """A prompt whose `rfind` fails: the cut's search must not run (the prompt ends with the anchor)."""
+
+    def rfind(self, *args):  # type: ignore[override]
+        raise AssertionError("searched")
+
+
+def _plans_with_ends() -> list[str]:
+    return [n for n in list_templates() if oneshot_plan(TEMPLATES[n]).run == oneshot_plan(TEMPLATES[n])._fast_run
+            and (oneshot_plan(TEMPLATES[n])._anchor_lit is not None or oneshot_plan(TEMPLATES[n])._anchor_ends)]
+
+
+def test_the_anchor_ends_are_the_prefix_free_anchor_texts():
+    assert oneshot_plan(TEMPLATES["deepseek-r1"])._anchor_ends == ("<｜Assistant｜>", "<｜tool▁outputs▁end｜>")
+    assert oneshot_plan(TEMPLATES["mistral-small-3.2"])._anchor_ends == ("[/INST]", "[/TOOL_RESULTS]")
+    # `<｜Assistant｜>` is a prefix of `<｜Assistant｜></think>`: where a prompt ends with it, the regex decides the match
+    assert oneshot_plan(TEMPLATES["deepseek-v3.1"])._anchor_ends is None
+    assert oneshot_plan(TEMPLATES["hermes3"])._anchor_ends is None  # (one literal: `_anchor_lit`)
+    assert len(_plans_with_ends()) > 30
+
+
+@pytest.mark.parametrize("name", _plans_with_ends())
+def test_a_prompt_ending_with_the_anchor_is_not_searched_and_reads_the_same(name):
+    plan = oneshot_plan(TEMPLATES[name])
+    ends = (plan._anchor_lit,) if plan._anchor_lit is not None else plan._anchor_ends
+    text = "Hi there<tool_call>[/INST]</think>"
+    for end in ends:
+        for head in ("", "user: Hi\n", end, f"{end}x{ends[-1]}", f"{ends[0]}{end}"):
+            prefix = head + end
+            expected = plan._general(text, prefix, None)
+            assert plan._fast_run(text, _NoSearch(prefix), None) == expected, (name, prefix)  # (not searched)
+            # the prompt not ending with the anchor (searched), and one without it
+            for other in (prefix + "\n", prefix + "<think>\n", prefix[:-1], "", "x"):
+                assert plan._fast_run(text, other, None) == plan._general(text, other, None), (name, other)
+                assert parse_response(text, TEMPLATES[name], prefix=other, strict=False) == _streamed(
+                    TEMPLATES[name], other, [text])[0]
+
+
+def test_the_fast_entry_takes_only_what_the_plan_reads():
+    """`parse_response`'s entry (one look-up and one comparison for a reused dict): every other call goes the long way,
+    with the same results and errors."""
+    tpl = copy.deepcopy(get_template("hermes3"))
+    text, expected = "Hi<|im_end|>", {"role": "assistant", "content": "Hi"}
+    assert parse_response(text, tpl, prefix="") == expected
+    assert parse_response(text, load_template(tpl), prefix="") == expected  # a compiled template
+    assert parse_response(type("S", (str,), {})(text), tpl, prefix="") == expected  # a `str` subclass
+    assert parse_response(text, tpl, prefix="", tools=iter([])) == expected  # an iterator (the state machine)
+    assert parse_response(text, tpl, prefix="", tools=[]) == expected
+    with pytest.raises(TypeError, match="one generated text"):
+        parse_response(b"Hi", tpl, prefix="")
+    with pytest.raises(ValueError, match="prefix"):
+        parse_response(text, tpl)
+    # a nested dict replaced by an equal copy (still a hit), then that copy edited in place (seen)
+    tpl["fields"] = copy.deepcopy(tpl["fields"])
+    assert parse_response(text, tpl, prefix="") == expected
+    tpl["fields"]["content"]["close"] = "<|eot|>"
+    assert parse_response("Hi<|eot|>x", tpl, prefix="") == expected
+    tpl["fields"]["content"]["close"] = ["<|eot|>", "<e>"]
+    assert parse_response("Hi<e>x", tpl, prefix="") == expected
+    tpl["fields"]["content"]["close"].append("<f>")  # a nested list edited in place
+    assert parse_response("Hi<f>x", tpl, prefix="") == expected
+    # a template without a plan (a `"policy"` key), passed again: the state machine each time
+    tpl = {**get_template("qwen3"), "policy": {"text_after_tool_calls": "unparsed"}}
+    for _ in range(2):
+        assert parse_response("Hi<|im_end|>", tpl, prefix="") == expected
+    assert load_template(tpl).oneshot_plan is False
+
+
+@pytest.mark.parametrize("fields, text", [
+    # a join (`more`), an empty first value (`empties`), a required field present: each sets `tail`
+    ({"c": {"close": "<e>"}, "j": {"open": "<j>", "close": "</j>", "repeats": True, "join": "+"}},
+     "a<j></j><j>x</j><j>y</j><e>"),
+    ({"c": {"close": "<e>"}, "j": {"open": "<j>", "close": "</j>", "content": "json"}}, "a<j>\"\"</j><e>"),
+    ({"c": {"close": "<e>"}, "j": {"open": "<j>", "close": "</j>", "content": "json", "optional": False}},
+     "a<j>{}</j><e>"),
+    ({"c": {"close": "<e>"}, "j": {"open": "<j>", "close": "</j>", "content": "json", "optional": False}}, "a<e>"),
+    ({"c": {"close": "<e>"}, "j": {"open": "<j>", "close": "</j>"}}, "a<j>x</j><j>y</j><e>"),
+])
+def test_the_epilogue_tail_agrees_with_the_general_loop(fields, text):
+    from engine_helpers import assert_fast_loop_agrees
+
+    tpl = {"start_anchor": "A:", "defaults": {"role": "assistant"}, "fields": fields}
+    assert oneshot_plan(tpl)._fast is not None
+    for prefix in ("", "A:", "x A:", "A: "):
+        assert_fast_loop_agrees(tpl, text, prefix)
+
+
+#: The same, counted as `_opcodes` does (with its lambda): 299 and 375 before the entry, the anchor cut and the
+#: epilogue were cut again, 264 and 341 after (a few more allowed).
+_TRIVIAL_NOW = {"hermes3": 270, "llama3": 347}
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="opcode counts are CPython 3.11's")
+@pytest.mark.parametrize("name", sorted(_TRIVIAL_NOW))
+def test_a_trivial_response_runs_fewer_opcodes_still(name):
+    prefix, text, _ = _TRIVIAL[name]
+    tpl = get_template(name)
+    assert parse_response(text, tpl, prefix=prefix) == {"role": "assistant", "content": "Hi"}
+    assert _opcodes(lambda: parse_response(text, tpl, prefix=prefix)) <= _TRIVIAL_NOW[name]
+
+
+def test_a_regex_anchor_of_no_fixed_texts_is_cut_by_the_template_unless_timed():
+    plan = oneshot_plan(TEMPLATES["granite-3.3"])
+    assert plan.run == plan._fast_run and plan._anchor_lit is None and plan._anchor_texts is None
+    anchor = "<|start_of_role|>assistant<|end_of_role|>"
+    text = "Hi<|end_of_text|>"
+    for prefix in ("", anchor, "x" + anchor + "y", anchor + "<think>", "x" * 4000 + anchor, "x" * 5000 + anchor):
+        got = plan._fast_run(text, prefix, None)
+        assert got == plan._general(text, prefix, None)
+        assert (got is None) == (len(prefix) > 4096)  # (a timed search: the state machine's, budget counted)
+        assert parse_response(text, TEMPLATES["granite-3.3"], prefix=prefix) == _streamed(
+            TEMPLATES["granite-3.3"], prefix, [text])[0]
