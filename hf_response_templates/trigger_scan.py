@@ -107,11 +107,15 @@ class TriggerScan:
                 nxt[0] = 0
                 nxt[1] = got
                 return got
+        f = self.trigger(window, done)  # (a guard character may be right before `pos`; `re` reads -1 as 0)
         n = len(window)
+        if f is None:  # (no candidate: the usual last call of a response, set up for nothing)
+            nxt[0] = keep
+            nxt[1] = n
+            return n
         kinds, lits, caps = self.hot
         d, _, fast, span, timed = self.one
         misses = 0
-        f = self.trigger(window, done)  # (a guard character may be right before `pos`; `re` reads -1 as 0)
         while f is not None:
             t = f.start()
             kind = kinds[f.lastindex]
