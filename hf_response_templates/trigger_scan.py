@@ -16,8 +16,8 @@ longer than `MAX_DELIMITER_LENGTH`, no zero-width match at `zw` of a delimiter t
 position where one matches gives the longest, then the highest-priority, match there. Every match of every
 delimiter starts at such a position (`end_plan` reads nothing otherwise), and positions come in increasing
 order (`end_plan` checks that no run character is a guard or a text's first character), so that is
-`Watch.scan_end`'s answer. At offset 0 every delimiter is tried first (the alternatives anchored there, Llama
-4's `^\\s*(?=\\{...)`, have no candidates). After `end_search.MAX_MISSES` positions without a match (a text
+`Watch.scan_end`'s answer. At offset 0 every delimiter is tried first when some alternative is anchored there
+(Llama 4's `^\\s*(?=\\{...)` has no candidates; `end_search.start_only`). After `end_search.MAX_MISSES` positions without a match (a text
 full of `}`), the rest goes to `Watch.scan_end`, so it never costs much more than that.
 `tests/test_lead_scan.py` compares it with `Watch.scan_end`.
 """
