@@ -41,6 +41,7 @@ from typing import Any
 
 from .regex_leads import (
     _REPEATS,
+    _START_ANCHORS,
     _lookbehind_ends,
     _multiline,
     _only_at_start,
@@ -52,7 +53,13 @@ from .regex_leads import (
 )
 from .regex_safety import tolerant_parse
 
-__all__ = ["end_finder", "end_plan", "MAX_MISSES"]
+__all__ = ["end_finder", "end_plan", "start_only", "MAX_MISSES"]
+
+#: `sre` ops with nothing nested (characters, classes, group references): `start_only` reads past them.
+_FLAT_OPS = frozenset(
+    getattr(_sre_constants, n) for n in ("LITERAL", "NOT_LITERAL", "ANY", "IN", "CATEGORY", "GROUPREF")
+    if getattr(_sre_constants, n, None) is not None
+)
 
 #: Candidates that do not match before a finder hands the rest of the text to the plain search.
 MAX_MISSES = 8
@@ -158,6 +165,36 @@ def end_plan(source: str) -> tuple[str, tuple[Any, ...]] | None:
     # (each alternative marked by an empty group at its end, not wrapped in one: then every alternative starts
     # with a literal character and `re` skips to those characters in C, ~5x faster than trying every position)
     return "|".join(f"{p}()" for p in parts), tuple(kinds)
+
+
+@lru_cache(maxsize=1024)
+def start_only(source: str) -> bool:
+    """Whether some way of matching regex `source` is anchored at offset 0 (`^`, `\\A` anywhere in it):
+    `end_plan` leaves those paths out (`_spaced_of`), so its trigger gives every position where a match may
+    start but offset 0 for them. False lets a scan from offset 0 use the trigger alone (Llama 4's close watch,
+    `(?<=\\})(?=...)|\\s*<\\|eot\\|>|...`: no anchor; a lookbehind matches nothing at offset 0). True where
+    unsure (the pattern does not parse, a construct the walk does not read)."""
+    parsed = tolerant_parse(source)
+    if parsed is None:
+        return True
+    C = _sre_constants
+    stack = [list(parsed)]
+    while stack:
+        for op, av in stack.pop():
+            if op is C.AT:
+                if av in _START_ANCHORS:
+                    return True
+            elif op is C.SUBPATTERN:
+                stack.append(list(av[3]))
+            elif op is C.BRANCH:
+                stack.extend(list(alt) for alt in av[1])
+            elif op in _REPEATS:
+                stack.append(list(av[2]))
+            elif op is C.ASSERT or op is C.ASSERT_NOT:
+                stack.append(list(av[1]))
+            elif op not in _FLAT_OPS:
+                return True  # (an atomic group, a conditional...: not read)
+    return False
 
 
 def _follow_of(alternative: Any, run: frozenset[str] | None, text: str) -> set[str] | None:

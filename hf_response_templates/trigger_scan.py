@@ -16,8 +16,8 @@ longer than `MAX_DELIMITER_LENGTH`, no zero-width match at `zw` of a delimiter t
 position where one matches gives the longest, then the highest-priority, match there. Every match of every
 delimiter starts at such a position (`end_plan` reads nothing otherwise), and positions come in increasing
 order (`end_plan` checks that no run character is a guard or a text's first character), so that is
-`Watch.scan_end`'s answer. At offset 0 every delimiter is tried first (the alternatives anchored there, Llama
-4's `^\\s*(?=\\{...)`, have no candidates). After `end_search.MAX_MISSES` positions without a match (a text
+`Watch.scan_end`'s answer. At offset 0 every delimiter is tried first when some alternative is anchored there
+(Llama 4's `^\\s*(?=\\{...)` has no candidates; `end_search.start_only`). After `end_search.MAX_MISSES` positions without a match (a text
 full of `}`), the rest goes to `Watch.scan_end`, so it never costs much more than that.
 `tests/test_lead_scan.py` compares it with `Watch.scan_end`.
 """
@@ -28,21 +28,23 @@ import re as _stdre
 from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH, DelimiterTimeout
-from .end_search import _AFTER, _AT, MAX_MISSES, end_plan
+from .end_search import _AFTER, _AT, MAX_MISSES, end_plan, start_only
 from .lead_scan import _SKIPPED
 
 __all__ = ["TriggerScan", "trigger_scan"]
 
 _NO_DISABLED: frozenset = frozenset()
+#: `fresh`'s "from": past every position, so no answer is kept yet.
+_NOWHERE = 1 << 62
 
 
 class TriggerScan:
     """`Watch.scan_end` of one eligible watch (see the module docstring and `trigger_scan`). Immutable; the
     per-text state lives in a list the caller keeps for one text (`fresh`)."""
 
-    __slots__ = ("watch", "trigger", "kinds", "lits", "regexes", "lit_texts", "one")
+    __slots__ = ("watch", "trigger", "kinds", "lits", "regexes", "lit_texts", "one", "hot", "at0")
 
-    def __init__(self, watch: Any, trigger: Any, kinds: tuple[Any, ...]) -> None:
+    def __init__(self, watch: Any, trigger: Any, kinds: tuple[Any, ...], at0: bool = True) -> None:
         self.watch = watch
         #: The `re` search of `end_plan`'s alternation, and how each alternative's find gives positions.
         self.trigger = trigger
@@ -55,10 +57,17 @@ class TriggerScan:
         #: candidates none of them is at), and the one regex's try (`trigger_scan` takes one regex only).
         self.lit_texts = tuple(lit for lit, _ in self.lits)
         (self.one,) = self.regexes
+        #: What `end` reads per call, in one unpack: the kinds by group number (`f.lastindex`, from 1), the
+        #: literals' texts, whether the regex has captures.
+        self.hot = ((None, *kinds), self.lit_texts, bool(self.one[0].group_slots))
+        #: Whether a delimiter may match at offset 0 where no candidate is (an alternative anchored there,
+        #: `end_search.start_only`): then `end` tries every delimiter there first.
+        self.at0 = at0
 
     def fresh(self, window: str, pos: int) -> list[Any]:
-        """The state list for `window`: `[from, answer]`, the last answer and where it was asked; nothing yet."""
-        return [-1, None]
+        """The state list for `window`: `[from, answer]`, the last answer and the first position it holds
+        from (see `end`); nothing yet (no position is that far)."""
+        return [_NOWHERE, None]
 
     def end(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None,
             nxt: list[Any]) -> tuple[int, int, Any, dict | None] | int:
@@ -68,49 +77,52 @@ class TriggerScan:
         still the answer while it starts after `pos` (nothing matches between), or at `pos` unless a zero-width
         match may be skipped there. Raises `DelimiterTimeout` as `scan_end` does.
 
-        This is `_here` at offset 0, then `_search` with `_here` inlined: one frame per call, the regex's try
-        and the answer's checks in the candidate loop itself (these frames and their unpacking were ~100 of
-        Llama 4 JSON's ~1,900 opcodes a one-shot parse); a candidate where a literal is, or of a regex with
-        captures, goes to `_here`. A zero-width answer kept at `pos` that fired at `zw` is skipped without
-        trying it again."""
-        if 0 <= nxt[0] <= pos:
-            got = nxt[1]
+        This is `_here` at offset 0 (only where some alternative matches nowhere else: `at0`), then `_search`
+        with `_here` inlined: one frame per call, the regex's try and the answer's checks in the candidate loop
+        itself (these frames and their unpacking were ~100 of Llama 4 JSON's ~1,900 opcodes a one-shot parse);
+        a candidate where a literal is, or of a regex with captures, goes to `_here`. A zero-width answer kept
+        at `pos` that fired at `zw` is skipped without trying it again. An answer found past a zero-width match
+        skipped at `pos` is kept from `pos + 1` (`keep`): past `pos` that skip no longer matters, and at `pos`
+        itself it may not hold (Llama 4's close after `}{`: each such answer was searched for twice)."""
+        frm, got = nxt
+        keep = pos  # (where the answer found here holds from: `pos + 1` once it passed a skipped match at `pos`)
+        if frm <= pos:
             if got.__class__ is int or pos < got[0] or (pos == got[0] and zw != pos):
                 return got
             if pos == got[0] == got[1] and got[2] in fired:  # (then `zw == pos`)
                 # the answer kept is a zero-width match at `pos`, the best there (nothing wider), and it fired at
                 # `zw`: skipped at `pos` now, without trying it again (the plan's close search right after a
                 # zero-width close and open at one position, Llama 4's `}{`); the search goes on past it
-                skipped = True
+                keep = pos + 1
                 done = pos
             else:
-                skipped = False
                 done = pos - 1
         else:
-            skipped = False  # (an answer that passed a zero-width match skipped at `zw` is not kept for another call)
             done = pos - 1  # every position up to here is tried, or no match can start there
-        if not pos and done < 0:  # (every delimiter at offset 0: its alternatives anchored there have no candidates)
-            got = self._here(window, 0, zw, fired, timeout)
+        if not pos and done < 0 and self.at0:  # (every delimiter at offset 0: its alternatives anchored there
+            got = self._here(window, 0, zw, fired, timeout)  # have no candidates)
             if got is _SKIPPED:
-                skipped = True
+                keep = 1
             elif got is not None:
                 nxt[0] = 0
                 nxt[1] = got
                 return got
+        f = self.trigger(window, done)  # (a guard character may be right before `pos`; `re` reads -1 as 0)
         n = len(window)
-        kinds = self.kinds
-        lits = self.lit_texts
+        if f is None:  # (no candidate: the usual last call of a response, set up for nothing)
+            nxt[0] = keep
+            nxt[1] = n
+            return n
+        kinds, lits, caps = self.hot
         d, _, fast, span, timed = self.one
-        caps = d.group_slots
         misses = 0
-        f = self.trigger(window, done if done > 0 else 0)  # (a guard character may be right before `pos`)
         while f is not None:
             t = f.start()
-            kind = kinds[f.lastindex - 1]
-            if kind is _AT:
-                lo = t
-            elif kind is _AFTER:
+            kind = kinds[f.lastindex]
+            if kind is _AFTER:
                 lo = t = t + 1
+            elif kind is _AT:
+                lo = t
             else:  # a run of these characters may come before the text: every position of it
                 lo = t
                 while lo > pos and window[lo - 1] in kind:
@@ -127,43 +139,33 @@ class TriggerScan:
                         m = fast(window, lo) if n - lo <= span else timed(window, lo, None, None, False, timeout)
                     except TimeoutError:
                         raise DelimiterTimeout(d, window[lo:]) from None
-                    if m is None:
-                        best = None
-                    else:
+                    best = None
+                    if m is not None:
                         e = m.end()
-                        if e - lo > MAX_DELIMITER_LENGTH:
-                            best = None
-                        elif e == lo == zw and d in fired:
-                            best = _SKIPPED
-                        else:
-                            best = (lo, e, d, None)
+                        if e - lo <= MAX_DELIMITER_LENGTH:
+                            if e != lo or lo != zw or d not in fired:
+                                best = nxt[1] = lo, e, d, None
+                                nxt[0] = keep
+                                return best
+                            keep = lo + 1  # (zero width at `zw`, fired there: skipped)
                 if best is not None:
                     if best is not _SKIPPED:
-                        if skipped:
-                            nxt[0] = -1
-                        else:
-                            nxt[0] = pos
-                            nxt[1] = best
+                        nxt[0] = keep
+                        nxt[1] = best
                         return best
-                    skipped = True
+                    keep = lo + 1
                 misses += 1
                 if misses >= MAX_MISSES:  # (a text full of guard characters: `scan_end` reads the rest)
-                    got = self.watch.scan_end(window, lo + 1, zw, fired, _NO_DISABLED, timeout, {}) if lo < n else n
-                    if skipped:
-                        nxt[0] = -1
-                    else:
-                        nxt[0] = pos
-                        nxt[1] = got
+                    got = nxt[1] = self.watch.scan_end(window, lo + 1, zw, fired, _NO_DISABLED, timeout, {}) if (
+                        lo < n) else n
+                    nxt[0] = keep
                     return got
                 lo += 1
             if t > done:
                 done = t
             f = self.trigger(window, f.start() + 1)
-        if skipped:
-            nxt[0] = -1
-        else:
-            nxt[0] = pos
-            nxt[1] = n
+        nxt[0] = keep
+        nxt[1] = n
         return n
 
     def _search(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None, n: int) -> Any:
@@ -260,4 +262,4 @@ def trigger_scan(watch: Any) -> TriggerScan | None:
         return None
     if plan is None or not plan[0]:
         return None
-    return TriggerScan(watch, _stdre.compile(plan[0]).search, plan[1])
+    return TriggerScan(watch, _stdre.compile(plan[0]).search, plan[1], start_only("|".join(parts)))
