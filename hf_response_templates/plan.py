@@ -489,13 +489,63 @@ class OneShotPlan:
                             groups = m.groupdict() if d.group_slots else None
                             if groups and None in groups.values():  # (only the groups that took part)
                                 groups = {k: v for k, v in groups.items() if v is not None}
-                    if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find
-                        try:
-                            r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
-                        except DelimiterTimeout:
-                            return None
-                        if r.__class__ is not int:
-                            start, end, d, groups = r
+                    if d is None:
+                        if not t[1] and n - start <= t[3]:  # an open read with its close (`plan_shape._fused`)
+                            m = t[2](window, start)
+                            if m is not None and start < m.end() <= start + _MAX_WIDTH:
+                                d = t[0]
+                                end = m.end()
+                                groups = m.groupdict() if d.group_slots else None
+                                if groups and None in groups.values():
+                                    groups = {k: v for k, v in groups.items() if v is not None}
+                                # the close's two texts from the idle finds (stale ones searched again from the
+                                # body's start; no zero-width skip: the close starts past `zw`)
+                                fk, info, whole, a, da, wa, b, db, wb = t[5]
+                                cs = finds[a]
+                                if cs < end:
+                                    cs = window.find(ia.texts[a], end)
+                                    finds[a] = cs = cs if cs >= 0 else n
+                                ce = finds[b]
+                                if ce < end:
+                                    ce = window.find(ia.texts[b], end)
+                                    finds[b] = ce = ce if ce >= 0 else n
+                                if cs > ce:
+                                    cs = ce
+                                    da, wa = db, wb
+                                if fk == 5:  # a JSON value read whole before the close: the region is its value
+                                    got = whole(window, end, cs)
+                                    if got is not None and got[0] != -1:
+                                        if opened:  # (the implicit region ends where the open is)
+                                            regions.append((imp, start_at, start, None))
+                                            opened = False
+                                        elif start > pos and not (hold_ws and window[pos:start].isspace()):
+                                            regions.append((imp, pos, start, None))
+                                        regions.append((info, end, end, (got[1], groups)))
+                                        pos = got[0]
+                                        continue
+                                else:  # a region to the close (or to the end)
+                                    if opened:
+                                        regions.append((imp, start_at, start, None))
+                                        opened = False
+                                    elif start > pos and not (hold_ws and window[pos:start].isspace()):
+                                        regions.append((imp, pos, start, None))
+                                    regions.append((info, end, cs, groups))
+                                    if cs == n:
+                                        break
+                                    if not wa:  # (zero width: as the loop's close below)
+                                        fired = (fired if cs == zw else _NONE_FIRED) | {da}
+                                        zw = cs
+                                        if memo is not None:
+                                            memo.clear()
+                                    pos = cs + wa
+                                    continue
+                        if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find
+                            try:
+                                r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
+                            except DelimiterTimeout:
+                                return None
+                            if r.__class__ is not int:
+                                start, end, d, groups = r
                     if d is not None:
                         act = opens[d]
             elif ik == 2:
