@@ -43,7 +43,8 @@ from typing import Any
 from . import content as _content
 from .delimiters import MAX_DELIMITER_LENGTH as _MAX_WIDTH
 from .delimiters import OPEN, DelimiterTimeout
-from .jsonscan import whole_value_end
+from .jsonscan import _WS as _JSON_WS
+from .jsonscan import _scan_once, whole_value_end
 from .lead_scan import lead_scan
 from .plan_shape import _fast_shape
 from .template import _strip_text
@@ -60,6 +61,7 @@ _REGEX_GUARD = 3.0 * _content.DEFAULT_REGEX_TIMEOUT
 _TIMEOUT = _content.DEFAULT_REGEX_TIMEOUT
 _TIMEOUT_VAR = _content.REGEX_TIMEOUT
 _timeout_now = _TIMEOUT_VAR.get
+_json_ws = _JSON_WS.match
 _EMPTY_TYPES = (str, list, dict)
 _WHOLE: Any = object()  # the open region's `vend` before its first scan, for `OneShotPlan._whole` fields
 
@@ -513,16 +515,22 @@ class OneShotPlan:
                                     cs = ce
                                     da, wa = db, wb
                                 if fk == 5:  # a JSON value read whole before the close: the region is its value
-                                    got = whole(window, end, cs)
-                                    if got is not None and got[0] != -1:
-                                        if opened:  # (the implicit region ends where the open is)
-                                            regions.append((imp, start_at, start, None))
-                                            opened = False
-                                        elif start > pos and not (hold_ws and window[pos:start].isspace()):
-                                            regions.append((imp, pos, start, None))
-                                        regions.append((info, end, end, (got[1], groups)))
-                                        pos = got[0]
-                                        continue
+                                    # (`jsonscan.whole_value_end`, inlined: where it answers None, the usual path)
+                                    i = _json_ws(window, end, cs).end()
+                                    if i < cs and window[i] in '{["':
+                                        try:
+                                            value, e = _scan_once(window, i)
+                                        except (StopIteration, ValueError, RecursionError):
+                                            e = n + 1
+                                        if e <= cs:
+                                            if opened:  # (the implicit region ends where the open is)
+                                                regions.append((imp, start_at, start, None))
+                                                opened = False
+                                            elif start > pos and not (hold_ws and window[pos:start].isspace()):
+                                                regions.append((imp, pos, start, None))
+                                            regions.append((info, end, end, (value, groups)))
+                                            pos = e
+                                            continue
                                 else:  # a region to the close (or to the end)
                                     if opened:
                                         regions.append((imp, start_at, start, None))

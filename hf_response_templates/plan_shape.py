@@ -128,7 +128,7 @@ def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict 
         close = ca if ck == 5 else (ck, ca, cb)
         if close[0] != 6 or len(close[2][1]) != 2 or not set(close[1].texts) <= set(scan.texts):
             continue
-        if ck == 5 and (cb[1] is None or cb[1].__class__ is partial):  # (one value: `whole_value_end`)
+        if ck == 5 and cb[1] is not whole_value_end:  # (one value: `whole_value_end`, which the loop inlines)
             continue
         (da, wa), (db, wb) = close[2][1]
         a, b = (scan.texts.index(text) for text in close[1].texts)

@@ -101,3 +101,44 @@ _MISTRAL = ["[TOOL_CALLS]", "[TOOL_CALLS]f[ARGS]", "[TOOL_CALLS]g", "[TOOL_CALLS
        st.lists(st.sampled_from(_MISTRAL), max_size=14).map("".join), st.sampled_from(["[/INST]", "", "[/INST] "]))
 def test_the_mistral_family_equals_the_general_loop_and_the_state_machine(name, text, prefix):
     assert_fast_loop_agrees(TEMPLATES[name], text, prefix)
+
+
+#: A tool call's transform of the common shape (`transform.constants_and_two_lookups`): the field's parse, reshape
+#: and `reshape.decoded` read the name from the captures in place (`template._compile_field`).
+_CALL = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+
+
+@pytest.mark.parametrize("captures", [None, {}, {"name": "f"}, {"name": "f", "content": "x"}, {"other": "o"},
+                                      {"name": None}, {"other": "o", "name": "g"}])
+@pytest.mark.parametrize("body", ['{"a": 1}', "[1, 2]", '"s"', "{", ""])
+def test_a_call_transform_reads_the_name_in_place(captures, body):
+    import json
+
+    from hf_response_templates import load_template
+    from hf_response_templates.transform import compile_transform
+
+    field = load_template({"start_anchor": "<s>", "fields": {
+        "t": {"open_pattern": r"\[T\](?P<name>[a-z]*)", "close": "</t>", "content": "json", "transform": _CALL},
+        "content": {"close": "<e>"}}}).by_name["t"]
+    apply = compile_transform(_CALL, field="t")
+    assert getattr(apply, "parts", None) is not None  # (the shape the fast path reads)
+
+    def want(value):
+        return apply({**captures, "content": value} if captures else {"content": value})
+
+    def outcome(f, *a):
+        try:
+            return "ok", f(*a)
+        except Exception as e:  # (the same error, or the same value)
+            return type(e), str(e)
+
+    try:
+        value = json.loads(body)
+    except ValueError:
+        value = None
+    if value is not None:
+        assert outcome(field.parse, body, captures) == outcome(want, value)
+    assert outcome(field.reshape, value, captures) == outcome(want, value)
+    assert outcome(field.reshape.decoded, body, (value, captures)) == outcome(want, value)
+    if value is None:
+        assert outcome(field.parse, body, captures)[0] is ValueError
