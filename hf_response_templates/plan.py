@@ -494,15 +494,14 @@ class OneShotPlan:
                     if d is None:
                         if not t[1] and n - start <= t[3]:  # an open read with its close (`plan_shape._fused`)
                             m = t[2](window, start)
-                            if m is not None and start < m.end() <= start + _MAX_WIDTH:
+                            if m is not None and start < (end := m.end()) <= start + _MAX_WIDTH:
                                 d = t[0]
-                                end = m.end()
                                 groups = m.groupdict() if d.group_slots else None
                                 if groups and None in groups.values():
                                     groups = {k: v for k, v in groups.items() if v is not None}
                                 # the close's two texts from the idle finds (stale ones searched again from the
                                 # body's start; no zero-width skip: the close starts past `zw`)
-                                fk, info, whole, a, da, wa, b, db, wb = t[5]
+                                fk, info, a, b, wa, da, wb, db = t[5]
                                 cs = finds[a]
                                 if cs < end:
                                     cs = window.find(ia.texts[a], end)

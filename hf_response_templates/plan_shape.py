@@ -112,8 +112,8 @@ def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict 
     (`_sure`'s kind 6 close, as a JSON value read whole (kind 5) or a plain region: Mistral Small 3.2's and
     Ministral 3's `[TOOL_CALLS]NAME[ARGS]{...}` closed by `(?=\\[TOOL_CALLS\\])|</s>`): `(8, LeadScan, slot)` with
     those opens' tries marked (width 0, which `LeadScan.end` reads as a regex to match, as -1) and carrying
-    `(kind, info, whole, a, da, wa, b, db, wb)`: the close's two texts' indices in the idle finds, their
-    delimiters and widths. `_fast_run` then reads the open, its close (from the idle finds, which hold the
+    `(kind, info, a, b, wa, da, wb, db)`: the close's two texts' indices in the idle finds, their widths and
+    delimiters. `_fast_run` then reads the open, its close (from the idle finds, which hold the
     same texts: one list, so each text is searched about once) and the value in one loop turn, where the
     region is an ordinary one (see there); anything else takes the loop's usual path from the open."""
     kind, scan, slot = idle
@@ -132,8 +132,7 @@ def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict 
             continue
         (da, wa), (db, wb) = close[2][1]
         a, b = (scan.texts.index(text) for text in close[1].texts)
-        only[j] = (t[0], 0, *t[2:5], (ck, cb[2] if ck == 5 else info, cb[1] if ck == 5 else None,
-                                      a, da, wa, b, db, wb))
+        only[j] = (t[0], 0, *t[2:5], (ck, cb[2] if ck == 5 else info, a, b, wa, da, wb, db))
     if only == list(scan.only):
         return idle
     fused = copy.copy(scan)
