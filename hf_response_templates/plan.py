@@ -43,7 +43,8 @@ from typing import Any
 from . import content as _content
 from .delimiters import MAX_DELIMITER_LENGTH as _MAX_WIDTH
 from .delimiters import OPEN, DelimiterTimeout
-from .jsonscan import whole_value_end
+from .jsonscan import _WS as _JSON_WS
+from .jsonscan import _scan_once, whole_value_end
 from .lead_scan import lead_scan
 from .plan_shape import _fast_shape
 from .template import _strip_text
@@ -60,6 +61,7 @@ _REGEX_GUARD = 3.0 * _content.DEFAULT_REGEX_TIMEOUT
 _TIMEOUT = _content.DEFAULT_REGEX_TIMEOUT
 _TIMEOUT_VAR = _content.REGEX_TIMEOUT
 _timeout_now = _TIMEOUT_VAR.get
+_json_ws = _JSON_WS.match
 _EMPTY_TYPES = (str, list, dict)
 _WHOLE: Any = object()  # the open region's `vend` before its first scan, for `OneShotPlan._whole` fields
 
@@ -507,13 +509,68 @@ class OneShotPlan:
                             groups = m.groupdict() if d.group_slots else None
                             if groups and None in groups.values():  # (only the groups that took part)
                                 groups = {k: v for k, v in groups.items() if v is not None}
-                    if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find
-                        try:
-                            r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
-                        except DelimiterTimeout:
-                            return None
-                        if r.__class__ is not int:
-                            start, end, d, groups = r
+                    if d is None:
+                        if not t[1] and n - start <= t[3]:  # an open read with its close (`plan_shape._fused`)
+                            m = t[2](window, start)
+                            if m is not None and start < (end := m.end()) <= start + _MAX_WIDTH:
+                                d = t[0]
+                                groups = m.groupdict() if d.group_slots else None
+                                if groups and None in groups.values():
+                                    groups = {k: v for k, v in groups.items() if v is not None}
+                                # the close's two texts from the idle finds (stale ones searched again from the
+                                # body's start; no zero-width skip: the close starts past `zw`)
+                                fk, info, a, b, wa, da, wb, db = t[5]
+                                cs = finds[a]
+                                if cs < end:
+                                    cs = window.find(ia.texts[a], end)
+                                    finds[a] = cs = cs if cs >= 0 else n
+                                ce = finds[b]
+                                if ce < end:
+                                    ce = window.find(ia.texts[b], end)
+                                    finds[b] = ce = ce if ce >= 0 else n
+                                if cs > ce:
+                                    cs = ce
+                                    da, wa = db, wb
+                                if fk == 5:  # a JSON value read whole before the close: the region is its value
+                                    # (`jsonscan.whole_value_end`, inlined: where it answers None, the usual path)
+                                    i = _json_ws(window, end, cs).end()
+                                    if i < cs and window[i] in '{["':
+                                        try:
+                                            value, e = _scan_once(window, i)
+                                        except (StopIteration, ValueError, RecursionError):
+                                            e = n + 1
+                                        if e <= cs:
+                                            if opened:  # (the implicit region ends where the open is)
+                                                regions.append((imp, start_at, start, None))
+                                                opened = False
+                                            elif start > pos and not (hold_ws and window[pos:start].isspace()):
+                                                regions.append((imp, pos, start, None))
+                                            regions.append((info, end, end, (value, groups)))
+                                            pos = e
+                                            continue
+                                else:  # a region to the close (or to the end)
+                                    if opened:
+                                        regions.append((imp, start_at, start, None))
+                                        opened = False
+                                    elif start > pos and not (hold_ws and window[pos:start].isspace()):
+                                        regions.append((imp, pos, start, None))
+                                    regions.append((info, end, cs, groups))
+                                    if cs == n:
+                                        break
+                                    if not wa:  # (zero width: as the loop's close below)
+                                        fired = (fired if cs == zw else _NONE_FIRED) | {da}
+                                        zw = cs
+                                        if memo is not None:
+                                            memo.clear()
+                                    pos = cs + wa
+                                    continue
+                        if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find
+                            try:
+                                r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
+                            except DelimiterTimeout:
+                                return None
+                            if r.__class__ is not int:
+                                start, end, d, groups = r
                     if d is not None:
                         act = opens[d]
             elif ik == 2:

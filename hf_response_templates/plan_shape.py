@@ -8,6 +8,7 @@ message starts from. Kept apart from `plan.py`, which runs the loop: this module
 
 from __future__ import annotations
 
+import copy
 from functools import partial
 from typing import Any
 
@@ -106,6 +107,39 @@ def _start(scanner: tuple[int, Any, Any], watch: Any, late: Any) -> tuple[int, A
     return 5, (d, fast, span, scan.texts, scan), slot
 
 
+def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict | None) -> tuple[int, Any, Any]:
+    """An `_alone` idle scan (kind 8) whose regex opens each start a field closed by two of its own fixed texts
+    (`_sure`'s kind 6 close, as a JSON value read whole (kind 5) or a plain region: Mistral Small 3.2's and
+    Ministral 3's `[TOOL_CALLS]NAME[ARGS]{...}` closed by `(?=\\[TOOL_CALLS\\])|</s>`): `(8, LeadScan, slot)` with
+    those opens' tries marked (width 0, which `LeadScan.end` reads as a regex to match, as -1) and carrying
+    `(kind, info, a, b, wa, da, wb, db)`: the close's two texts' indices in the idle finds, their widths and
+    delimiters. `_fast_run` then reads the open, its close (from the idle finds, which hold the
+    same texts: one list, so each text is searched about once) and the value in one loop turn, where the
+    region is an ordinary one (see there); anything else takes the loop's usual path from the open."""
+    kind, scan, slot = idle
+    if kind != 8 or implicit is None or opens0:
+        return idle
+    only = list(scan.only)
+    for j, t in enumerate(scan.only):
+        act = opens.get(t[0])
+        if t[1] != -1 or act is None:
+            continue
+        info, ck, ca, cb = act
+        close = ca if ck == 5 else (ck, ca, cb)
+        if close[0] != 6 or len(close[2][1]) != 2 or not set(close[1].texts) <= set(scan.texts):
+            continue
+        if ck == 5 and cb[1] is not whole_value_end:  # (one value: `whole_value_end`, which the loop inlines)
+            continue
+        (da, wa), (db, wb) = close[2][1]
+        a, b = (scan.texts.index(text) for text in close[1].texts)
+        only[j] = (t[0], 0, *t[2:5], (ck, cb[2] if ck == 5 else info, a, b, wa, da, wb, db))
+    if only == list(scan.only):
+        return idle
+    fused = copy.copy(scan)
+    fused.only = tuple(only)
+    return 8, fused, slot
+
+
 def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     """`OneShotPlan._fast_run`'s constants, or None if the template needs the general loop: a JSON field read
     to its value's end, `report_as`, no idle watch, a close watch with an open in it, or a required field
@@ -165,6 +199,8 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     idle = _start(_alone(idle_of(idle_watch)), idle_watch, lates.get(idle_watch)) if late_idle is not None else (
         _alone(idle_of(idle_watch)))
     implicit = tpl.implicit_field
+    if late_idle is None:
+        idle = _fused(idle, opens, implicit, opens0)
     acts = {d: opens.get(d) for d in idle_watch.delimiters}  # (the implicit field's close: None)
     return (*idle, acts, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,
             tpl._defaults_simple, keep, tuple(tpl.required), late_idle, opens0 or None)

@@ -822,6 +822,35 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
             value, captures = pair
             return apply({**captures, "content": value} if captures else {"content": value})
 
+        parts = getattr(apply, "parts", None)
+        if parts is not None and parts[5] == "content" != parts[3]:
+            # {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}} (every Mistral call):
+            # the scope's two values read where they are, not from a scope dict made per region
+            base, k0, a0, m0, a1, _ = parts
+
+            def parse(body: str, captures: dict | None) -> Any:
+                value = parse_content(body, args)
+                if captures and m0 in captures:
+                    out = base.copy()
+                    out[k0] = {a0: captures[m0], a1: value}
+                    return out
+                return apply({**captures, "content": value} if captures else {"content": value})
+
+            def reshape(value: Any, captures: dict | None) -> Any:
+                if captures and m0 in captures:
+                    out = base.copy()
+                    out[k0] = {a0: captures[m0], a1: value}
+                    return out
+                return apply({**captures, "content": value} if captures else {"content": value})
+
+            def decoded(body: str, pair: tuple[Any, dict | None]) -> Any:
+                value, captures = pair
+                if captures and m0 in captures:
+                    out = base.copy()
+                    out[k0] = {a0: captures[m0], a1: value}
+                    return out
+                return apply({**captures, "content": value} if captures else {"content": value})
+
         reshape.decoded = decoded  # type: ignore[attr-defined]
 
     return FieldSpec(

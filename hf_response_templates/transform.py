@@ -231,6 +231,8 @@ def _level(items: tuple[tuple[str, int, Any], ...], general: Applier | None) -> 
                     raise
                 return general(scope)
 
+        # (its parts, for a caller that has the scope's values at hand: `template._compile_field`'s `decoded`)
+        constants_and_two_lookups.parts = (base, k0, a0, m0, a1, m1)  # type: ignore[attr-defined]
         return constants_and_two_lookups
     inner_getters = getattr(getters[0][1], "getters", None) if constants and len(getters) == 1 else None
     if inner_getters is not None and len(inner_getters) == 2:
