@@ -511,15 +511,7 @@ class OneShotPlan:
                 else:
                     start, end, d, groups = r
                     act = opens[d]
-            elif ik == 0:
-                start = window.find(ia, pos)
-                if start < 0:
-                    d = None
-                else:
-                    d, end, act = ib
-                    end += start
-                    groups = None
-            elif ik == 4:
+            elif ik == 4:  # (gpt-oss's `here_scan.HereScan`, every turn; before kind 0: only late watches, one turn)
                 if memo is None:
                     memo = {}
                 try:
@@ -531,6 +523,14 @@ class OneShotPlan:
                 else:
                     start, end, d, groups = r
                     act = opens[d]
+            elif ik == 0:
+                start = window.find(ia, pos)
+                if start < 0:
+                    d = None
+                else:
+                    d, end, act = ib
+                    end += start
+                    groups = None
             else:  # a `LeadScan` with one regex that matches at offset 0 only (`plan_shape._start`: Llama 3's
                 # `^\s*(?=\{...)`): tried there inline, first; if it does not match, the late idle watch (the same
                 # delimiters but that one) reads from offset 0 on; anything else is the scan's as kind 2 from here on

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from .delimiters import OPEN
+from .here_scan import here_scan
 from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
 from .lead_scan import _EMPTY, LeadScan, LeadSearch
 from .template import _strip_text
@@ -159,6 +160,10 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
             return 0, a, (b, len(a), opens.get(b))
         if kind == 1:
             return 1, a, {text: (d, len(text), opens.get(d)) for text, d in b.items()}
+        if kind == 4:  # (`Watch.scan_end`: tried at the position first where the watch allows, `here_scan.py`)
+            here = here_scan(watch)
+            if here is not None:
+                return 4, here.scan_end, None
         return kind, a, b
 
     late_idle = _alone(idle_of(lates[idle_watch])) if idle_watch in lates else None
