@@ -449,8 +449,8 @@ class OneShotPlan:
                     end += start
                     groups = None
             elif ik > 7:  # fixed texts with one try each (`plan_shape._alone`): `LeadScan.end`'s first find, inlined
-                finds = found[ib]
                 if ik == 8:  # (a `LeadScan`'s finds: one per text)
+                    finds = found[ib]
                     if finds is None:
                         finds = found[ib] = ia.fresh(window, pos)
                     start = min(finds)
@@ -461,19 +461,15 @@ class OneShotPlan:
                         start = min(finds)
                     if start < n:
                         j = finds.index(start)
-                else:  # (a `LeadSearch`'s: `[at, j]`, the last search's find and its text)
-                    if finds is None:
-                        finds = found[ib] = [-1, 0]
-                    start = finds[0]
-                    if start < pos:  # stale: searched again from `pos`
-                        m = ia.search(window, pos)
-                        if m is None:
-                            start = finds[0] = n
-                        else:
-                            start = finds[0] = m.start()
-                            j = finds[1] = m.lastindex - 1
+                else:  # (a `LeadSearch`'s search from `pos`, each time: every find the loop takes is passed before the
+                    # next scan (an open moves `pos` past its start; the close, or a zero-width open's, does not go back)
+                    # and the search from `pos` finds the same while it is not, so its finds list would not be read)
+                    m = ia.search(window, pos)
+                    if m is None:
+                        start = n
                     else:
-                        j = finds[1]
+                        start = m.start()
+                        j = m.lastindex - 1
                 d = None
                 if start < n:
                     t = ia.only[j]
@@ -491,7 +487,7 @@ class OneShotPlan:
                                 groups = {k: v for k, v in groups.items() if v is not None}
                     if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find
                         try:
-                            r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
+                            r = ia.end(window, pos, zw, fired, _TIMEOUT, finds if ik == 8 else [start, j])
                         except DelimiterTimeout:
                             return None
                         if r.__class__ is not int:
