@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from .delimiters import OPEN
+from .group_search import group_search
 from .here_scan import here_scan
 from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
 from .lead_scan import _EMPTY, LeadScan, LeadSearch
@@ -88,7 +89,10 @@ def _alone(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
         return scanner
     if scan.__class__ is LeadSearch:
         return 9, scan, slot
-    return (8, scan, slot) if scan.__class__ is LeadScan and scan.alone else scanner
+    if scan.__class__ is LeadScan and scan.alone:  # (most texts sharing a first character: `group_search.py`)
+        grouped = group_search(scan)
+        return (8, scan, slot) if grouped is None else (9, grouped, slot)
+    return scanner
 
 
 def _start(scanner: tuple[int, Any, Any], watch: Any, late: Any) -> tuple[int, Any, Any]:
