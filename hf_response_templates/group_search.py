@@ -50,11 +50,18 @@ class GroupSearch(LeadSearch):
         self.lead = _stdre.compile("|".join(marked[:len(group)])).search
         self.others = texts[len(group):]
         self.full = _stdre.compile("|".join(marked)).match
-        self.search = self._search
+        self.search = self._search_one if len(self.others) == 1 else self._search
 
     def fresh(self, window: str, pos: int) -> list[int]:
         """The finds list for `window`: nothing searched yet (`LeadSearch.fresh`)."""
         return [-1, 0]
+
+    def _search_one(self, window: str, pos: int) -> Any:
+        """`_search` of one other text (MiniMax's `[e~[`), without the loop."""
+        m = self.lead(window, pos)
+        other = self.others[0]
+        k = window.find(other, pos, (m.start() if m is not None else len(window)) + len(other) - 1)
+        return m if k < 0 else self.full(window, k)
 
     def _search(self, window: str, pos: int) -> Any:
         """The `re.Match` of the first text in `window[pos:]` (`lastindex`: 1 + its index), or None."""

@@ -33,11 +33,13 @@ def test_minimax_idle_watch_is_a_group_search_read_by_the_loop():
 
 @settings(max_examples=800, deadline=None)
 @given(st.lists(st.sampled_from([*_TEXTS, "<", "[", "{", "<b", "x", " ", "<|"]), max_size=14).map("".join),
-       st.integers(0, 40))
-def test_search_finds_the_first_text(text, pos):
-    scan = GroupSearch(_TEXTS, tuple(((None, len(t)),) for t in _TEXTS))
+       st.integers(0, 40), st.sampled_from([_TEXTS, _TEXTS[:3]]))
+def test_search_finds_the_first_text(text, pos, texts):
+    # (two other texts: `_search`'s loop; one: `_search_one`)
+    scan = GroupSearch(texts, tuple(((None, len(t)),) for t in texts))
+    assert scan.search == (scan._search_one if len(texts) == 3 else scan._search)
     pos = min(pos, len(text))
-    finds = [(text.find(t, pos), t) for t in _TEXTS if text.find(t, pos) >= 0]
+    finds = [(text.find(t, pos), t) for t in texts if text.find(t, pos) >= 0]
     m = scan.search(text, pos)
     if not finds:
         assert m is None
