@@ -461,6 +461,7 @@ class OneShotPlan:
                         start = min(finds)
                     if start < n:
                         j = finds.index(start)
+                        t = ia.only[j]
                 else:  # (a `LeadSearch`'s search from `pos`, each time: every find the loop takes is passed before the
                     # next scan (an open moves `pos` past its start; the close, or a zero-width open's, does not go back)
                     # and the search from `pos` finds the same while it is not, so its finds list would not be read)
@@ -470,9 +471,9 @@ class OneShotPlan:
                     else:
                         start = m.start()
                         j = m.lastindex - 1
+                        t = ib[j]  # (its `only`, a text with several tries `(None, 0)`: `LeadSearch.end` decides)
                 d = None
                 if start < n:
-                    t = ia.only[j]
                     if t[1] > 0:  # a literal
                         d = t[0]
                         end = start + t[1]

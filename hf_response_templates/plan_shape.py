@@ -83,16 +83,23 @@ def _alone(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     literal, or its regex's match there when untimed and not zero-width, and asks `end` for everything else
     (from the same finds)."""
     kind, scan, slot = scanner
-    if kind != 2 or not isinstance(scan, LeadScan) or scan.start or None in scan.only:
+    if kind != 2 or not isinstance(scan, LeadScan) or scan.start or (None in scan.only and scan.__class__ is not LeadSearch):
         return scanner
-    if any(t[1] < 0 and t[1] != -1 for t in scan.only):  # (`_EMPTY`: a zero-width match, `LeadScan.end`'s)
+    if any(t is not None and t[1] < 0 and t[1] != -1 for t in scan.only):  # (`_EMPTY`: zero width, `LeadScan.end`'s)
         return scanner
     if scan.__class__ is LeadSearch:
-        return 9, scan, slot
+        return 9, scan, _only(scan)
     if scan.__class__ is LeadScan and scan.alone:  # (most texts sharing a first character: `group_search.py`)
         grouped = group_search(scan)
-        return (8, scan, slot) if grouped is None else (9, grouped, slot)
+        return (8, scan, slot) if grouped is None else (9, grouped, _only(grouped))
     return scanner
+
+
+def _only(scan: LeadSearch) -> tuple[tuple[Any, ...], ...]:
+    """A kind-9 idle scan's table (`_alone`): its `only` tries, `(None, 0)` for a text found where several
+    delimiters start (Kimi K2's `<|tool_calls_section_begin|>` and the longer close it begins), which the loop
+    takes for neither a literal nor a regex: `LeadSearch.end` reads those (`_best`)."""
+    return tuple(t if t is not None else (None, 0) for t in scan.only)
 
 
 def _start(scanner: tuple[int, Any, Any], watch: Any, late: Any) -> tuple[int, Any, Any]:

@@ -3,7 +3,9 @@ every scan, without the `[at, j]` finds list `LeadSearch.end` keeps: every find 
 next scan, except after a zero-width open whose close is zero-width too (then the search from the same position
 finds the same text, as the kept find would). These compare the loop with the general one and the streaming
 parser where that happens (a zero-width open `(?=<z>)...` with a zero-width close `(?=<)`), and on Kimi K3's
-delimiters (its idle watch is one, read at every turn).
+delimiters (its idle watch is one, read at every turn). And Kimi K2's, whose `<|tool_calls_section_begin|>` begins
+a longer text (an empty section, the content's close): where that is found, several delimiters start, and the loop
+hands the find to `LeadSearch.end` (its table has `(None, 0)` there: `plan_shape._only`).
 """
 
 from __future__ import annotations
@@ -52,3 +54,21 @@ _KIMI_K3 = ["<|open|>think<|sep|>", "<|close|>think<|sep|>", "<|open|>response<|
 def test_kimi_k3_equals_the_general_loop_and_the_state_machine(text):
     assert oneshot_plan(TEMPLATES["kimi-k3"])._fast[0] == 9
     assert_fast_loop_agrees(TEMPLATES["kimi-k3"], text, '<|open|>message role="assistant"<|sep|>')
+
+
+_KIMI_K2 = ["<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+            "functions.f:0", "<|tool_call_argument_begin|>", '{"a": 1}', "<|tool_call_end|>", "<|im_end|>",
+            "<|tool_calls_section_begin|><|tool_calls_section_end|>", "<|", "x", " ", "\n"]
+
+
+def test_kimi_k2_idle_watch_is_read_by_the_inlined_search_with_its_nested_texts_left_to_end():
+    plan = oneshot_plan(TEMPLATES["kimi-k2"])
+    kind, scan, table = plan._fast[:3]
+    assert kind == 9 and (None, 0) in table and None in scan.only
+    assert [t is None for t in scan.only] == [t == (None, 0) for t in table]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_KIMI_K2), max_size=12).map("".join))
+def test_kimi_k2_equals_the_general_loop_and_the_state_machine(text):
+    assert_fast_loop_agrees(TEMPLATES["kimi-k2"], text, "<|im_assistant|>assistant<|im_middle|>")
