@@ -469,8 +469,8 @@ class OneShotPlan:
                     end += start
                     groups = None
             elif ik > 7:  # fixed texts with one try each (`plan_shape._alone`): `LeadScan.end`'s first find, inlined
-                finds = found[ib]
                 if ik == 8:  # (a `LeadScan`'s finds: one per text)
+                    finds = found[ib]
                     if finds is None:
                         finds = found[ib] = ia.fresh(window, pos)
                     start = min(finds)
@@ -481,22 +481,19 @@ class OneShotPlan:
                         start = min(finds)
                     if start < n:
                         j = finds.index(start)
-                else:  # (a `LeadSearch`'s: `[at, j]`, the last search's find and its text)
-                    if finds is None:
-                        finds = found[ib] = [-1, 0]
-                    start = finds[0]
-                    if start < pos:  # stale: searched again from `pos`
-                        m = ia.search(window, pos)
-                        if m is None:
-                            start = finds[0] = n
-                        else:
-                            start = finds[0] = m.start()
-                            j = finds[1] = m.lastindex - 1
+                        t = ia.only[j]
+                else:  # (a `LeadSearch`'s search from `pos`, each time: every find the loop takes is passed before the
+                    # next scan (an open moves `pos` past its start; the close, or a zero-width open's, does not go back)
+                    # and the search from `pos` finds the same while it is not, so its finds list would not be read)
+                    m = ia.search(window, pos)
+                    if m is None:
+                        start = n
                     else:
-                        j = finds[1]
+                        start = m.start()
+                        j = m.lastindex - 1
+                        t = ib[j]  # (its `only`, a text with several tries `(None, 0)`: `LeadSearch.end` decides)
                 d = None
                 if start < n:
-                    t = ia.only[j]
                     if t[1] > 0:  # a literal
                         d = t[0]
                         end = start + t[1]
@@ -510,7 +507,7 @@ class OneShotPlan:
                             if groups and None in groups.values():  # (only the groups that took part)
                                 groups = {k: v for k, v in groups.items() if v is not None}
                     if d is None:
-                        if not t[1] and n - start <= t[3]:  # an open read with its close (`plan_shape._fused`)
+                        if not t[1] and ik == 8 and n - start <= t[3]:  # an open read with its close (`_fused`)
                             m = t[2](window, start)
                             if m is not None and start < (end := m.end()) <= start + _MAX_WIDTH:
                                 d = t[0]
@@ -566,7 +563,7 @@ class OneShotPlan:
                                     continue
                         if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find
                             try:
-                                r = ia.end(window, pos, zw, fired, _TIMEOUT, finds)
+                                r = ia.end(window, pos, zw, fired, _TIMEOUT, finds if ik == 8 else [start, j])
                             except DelimiterTimeout:
                                 return None
                             if r.__class__ is not int:
@@ -586,15 +583,7 @@ class OneShotPlan:
                 else:
                     start, end, d, groups = r
                     act = opens[d]
-            elif ik == 0:
-                start = window.find(ia, pos)
-                if start < 0:
-                    d = None
-                else:
-                    d, end, act = ib
-                    end += start
-                    groups = None
-            elif ik == 4:
+            elif ik == 4:  # (gpt-oss's `here_scan.HereScan`, every turn; before kind 0: only late watches, one turn)
                 if memo is None:
                     memo = {}
                 try:
@@ -606,6 +595,14 @@ class OneShotPlan:
                 else:
                     start, end, d, groups = r
                     act = opens[d]
+            elif ik == 0:
+                start = window.find(ia, pos)
+                if start < 0:
+                    d = None
+                else:
+                    d, end, act = ib
+                    end += start
+                    groups = None
             else:  # a `LeadScan` with one regex that matches at offset 0 only (`plan_shape._start`: Llama 3's
                 # `^\s*(?=\{...)`): tried there inline, first; if it does not match, the late idle watch (the same
                 # delimiters but that one) reads from offset 0 on; anything else is the scan's as kind 2 from here on

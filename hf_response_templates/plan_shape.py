@@ -13,6 +13,8 @@ from functools import partial
 from typing import Any
 
 from .delimiters import OPEN
+from .group_search import group_search
+from .here_scan import here_scan
 from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
 from .lead_scan import _EMPTY, LeadScan, LeadSearch
 from .template import _strip_text
@@ -82,13 +84,23 @@ def _alone(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     literal, or its regex's match there when untimed and not zero-width, and asks `end` for everything else
     (from the same finds)."""
     kind, scan, slot = scanner
-    if kind != 2 or not isinstance(scan, LeadScan) or scan.start or None in scan.only:
+    if kind != 2 or not isinstance(scan, LeadScan) or scan.start or (None in scan.only and scan.__class__ is not LeadSearch):
         return scanner
-    if any(t[1] < 0 and t[1] != -1 for t in scan.only):  # (`_EMPTY`: a zero-width match, `LeadScan.end`'s)
+    if any(t is not None and t[1] < 0 and t[1] != -1 for t in scan.only):  # (`_EMPTY`: zero width, `LeadScan.end`'s)
         return scanner
     if scan.__class__ is LeadSearch:
-        return 9, scan, slot
-    return (8, scan, slot) if scan.__class__ is LeadScan and scan.alone else scanner
+        return 9, scan, _only(scan)
+    if scan.__class__ is LeadScan and scan.alone:  # (most texts sharing a first character: `group_search.py`)
+        grouped = group_search(scan)
+        return (8, scan, slot) if grouped is None else (9, grouped, _only(grouped))
+    return scanner
+
+
+def _only(scan: LeadSearch) -> tuple[tuple[Any, ...], ...]:
+    """A kind-9 idle scan's table (`_alone`): its `only` tries, `(None, 0)` for a text found where several
+    delimiters start (Kimi K2's `<|tool_calls_section_begin|>` and the longer close it begins), which the loop
+    takes for neither a literal nor a regex: `LeadSearch.end` reads those (`_best`)."""
+    return tuple(t if t is not None else (None, 0) for t in scan.only)
 
 
 def _start(scanner: tuple[int, Any, Any], watch: Any, late: Any) -> tuple[int, Any, Any]:
@@ -193,6 +205,10 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
             return 0, a, (b, len(a), opens.get(b))
         if kind == 1:
             return 1, a, {text: (d, len(text), opens.get(d)) for text, d in b.items()}
+        if kind == 4:  # (`Watch.scan_end`: tried at the position first where the watch allows, `here_scan.py`)
+            here = here_scan(watch)
+            if here is not None:
+                return 4, here.scan_end, None
         return kind, a, b
 
     late_idle = _alone(idle_of(lates[idle_watch])) if idle_watch in lates else None
