@@ -58,13 +58,15 @@ _scanstring = json.decoder.scanstring  # (the C scanner: the rest of a JSON stri
 # gives nothing back: the same matches, without the backtracking of a failed alternative), and `_CUT_AHEAD` is
 # `_CUT_MEMBER` (or nothing) written as alternatives that each start with a literal or the end, instead of nested
 # optional groups (the regex engine enters an optional group as a repeat): the same language, about a third fewer
-# machine instructions per match (callgrind: ~5,900 -> ~4,100 for `_NEXT_HELD`). tests/test_delta_json_hot.py
-# compares them with the plain patterns
+# machine instructions per match (callgrind: ~5,900 -> ~4,100 for `_NEXT_HELD`). A list's items are a possessive
+# repeat (an item cannot start with the ", " that follows it: giving one back never lets the "]" match) and the
+# empty list an alternative, not an optional group: ~6,700 -> ~5,600 for a `[1, 2, 3]` member.
+# tests/test_delta_json_hot.py compares them with the plain patterns
 _S_RUN = r'[^"\\\x00-\x1f]*+'
 _SCALAR_P = rf'(?:0|-?[1-9][0-9]*+|true|false|null|"{_S_RUN}")'
 _HELD_MEMBER = (
     rf'"({_S_RUN})": (?:(0|-?[1-9][0-9]*+)(?=[,}}])|(true|false|null)(?=[,}}])|"({_S_RUN})"'
-    rf"|(\[(?:{_SCALAR_P}(?:, {_SCALAR_P})*)?\])"
+    rf"|(\[(?:\]|{_SCALAR_P}(?:, {_SCALAR_P})*+\]))"
     rf'|"({_S_RUN})\Z)'
 )
 _CUT_TAIL = r'(?:\Z| \Z| "[^"]*+(?:\Z|"(?:\Z|:(?:\Z| \Z))))'  # (after the cut's comma)
@@ -199,11 +201,12 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                 pending_append(text)
                 return []
             q = p.quotes  # (at least 1 while `wait` is `_WAIT_MEMBER`)
-            n = text.count('"')
-            if n < q:
-                p.quotes = q - n
-                pending_append(text)
-                return []
+            if q > 1:  # (with one quote to come, the piece's are enough: no `str.count`, ~900 machine instructions)
+                n = text.count('"')
+                if n < q:
+                    p.quotes = q - n
+                    pending_append(text)
+                    return []
             return member_end(fcall, text)  # (which puts `feed` back unless it installs a feed itself)
         return held_exit(text)
 

@@ -222,7 +222,7 @@ def test_held_patterns_match_as_the_plain_patterns_on_the_common_members() -> No
     import re
 
     rng = random.Random(7)
-    values = ['"the model writes"', '"a lon', "123456", "0", "-12", "true", "null", "[1, 2, 3]", '["x", 2]', "01", "1.5"]
+    values = ['"the model writes"', '"a lon', "123456", "0", "-12", "true", "null", "[1, 2, 3]", '["x", 2]', "01", "1.5", "[]", "[1, 2,", "[1, 2, 3"]
     cuts = ["", ",", ", ", ', "', ', "k1', ', "k1"', ', "k1":', ', "k1": ', ', "k1": 1', "}", ', "k1": "a']
     for _ in range(3000):
         text = rng.choice(["", ", "]) + f'"k{rng.randint(0, 99)}": ' + rng.choice(values) + rng.choice(cuts)
