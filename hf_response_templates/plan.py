@@ -638,6 +638,36 @@ class OneShotPlan:
                         break
                     ce = cs + w
                     g2 = None
+                elif ck == 10:  # a run of a few characters then a fixed tail (`tail_scan.py`): the tail found,
+                    # the run walked back, the regex tried at each of its positions; else the watch's scanner
+                    k = window.find(ca, pos)
+                    if k < 0:  # (every match ends with the tail)
+                        regions.append((info, pos, n, groups))
+                        break
+                    chars, search, span, d, scan, slot = cb
+                    ce = k + len(ca)
+                    cs = ce - _MAX_WIDTH  # (a match that starts before is too long)
+                    if cs < pos:
+                        cs = pos
+                    cs += len(window[cs:k].rstrip(chars))  # (the run: no match starts before it)
+                    # (every match from the run ends at `ce`: the regex sees no further, so it runs untimed
+                    # where its span allows that much text; `search`: the first position that matches)
+                    m = search(window, cs, ce) if ce - cs <= span else None
+                    if m is not None:
+                        cs = m.start()
+                        g2 = None
+                    else:  # no match in the run, or timed there: the watch's scanner, from `pos`
+                        finds = found[slot]
+                        if finds is None:
+                            finds = found[slot] = scan.fresh(window, pos)
+                        try:
+                            r = scan.end(window, pos, zw, fired, _TIMEOUT, finds)
+                        except DelimiterTimeout:
+                            return None
+                        if r.__class__ is int:
+                            regions.append((info, pos, n, groups))
+                            break
+                        cs, ce, d, g2 = r
                 else:  # fixed texts of known widths (`_sure`): `LeadScan.end`, inlined
                     nxt = found[cb[0]]
                     if nxt is None:

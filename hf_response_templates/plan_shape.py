@@ -14,6 +14,7 @@ from typing import Any
 from .delimiters import OPEN
 from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
 from .lead_scan import _EMPTY, LeadScan, LeadSearch
+from .tail_scan import tail_close
 from .template import _strip_text
 
 __all__: list[str] = []
@@ -132,7 +133,7 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
     def close(f: Any, w: Any) -> tuple:
         if f.value_end is None:
-            return (info(f), *_sure(_scanner(plan, w)))
+            return (info(f), *tail_close(w, _sure(_scanner(plan, w))))
         # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
         # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
         name, _, store, sep = info(f)
