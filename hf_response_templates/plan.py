@@ -639,24 +639,31 @@ class OneShotPlan:
                     ce = cs + w
                     g2 = None
                 elif ck == 10:  # a run of a few characters then a fixed tail (`tail_scan.py`): the tail found,
-                    # the run walked back, the regex tried at each of its positions; else the watch's scanner
+                    # the run stripped back, the regex searched from there; else the watch's scanner
                     k = window.find(ca, pos)
-                    if k < 0:  # (every match ends with the tail)
+                    if k < 0:  # (every match holds the tail)
                         regions.append((info, pos, n, groups))
                         break
-                    chars, search, span, d, scan, slot = cb
+                    chars, search, span, d, scan, slot, bounded = cb
                     ce = k + len(ca)
                     cs = ce - _MAX_WIDTH  # (a match that starts before is too long)
                     if cs < pos:
                         cs = pos
                     cs += len(window[cs:k].rstrip(chars))  # (the run: no match starts before it)
-                    # (every match from the run ends at `ce`: the regex sees no further, so it runs untimed
-                    # where its span allows that much text; `search`: the first position that matches)
-                    m = search(window, cs, ce) if ce - cs <= span else None
+                    # (the search gives the first position that matches)
+                    if bounded:  # every match from the run ends at `ce`: the search sees no further
+                        m = search(window, cs, ce) if ce - cs <= span else None
+                        if m is not None:
+                            cs = m.start()
+                    else:  # it reads on: a match too long goes to the scanner
+                        m = search(window, cs) if n - cs <= span else None
+                        if m is not None:
+                            cs, ce = m.span()
+                            if ce - cs > _MAX_WIDTH:
+                                m = None
                     if m is not None:
-                        cs = m.start()
                         g2 = None
-                    else:  # no match in the run, or timed there: the watch's scanner, from `pos`
+                    else:  # no match, a longer one, or timed: the watch's scanner, from `pos`
                         finds = found[slot]
                         if finds is None:
                             finds = found[slot] = scan.fresh(window, pos)

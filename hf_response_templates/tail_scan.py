@@ -6,18 +6,20 @@ search, every position of a run of spaces tried) through a method call, its find
 Python opcodes per tool call. Their every match is characters of a small set (`}` and the spaces) and then a
 fixed text (the tail) none of those characters starts, and that shape gives the answer more directly:
 
-* every match ends with the tail, and no match can hold a tail's first character before it; so, with `k` the
-  first find of the tail at or after the position, every match that starts at or before `k` ends at `k`'s tail
-  (a match that ended later would hold the character at `k`), and a match starting after `k` is later;
+* no match can hold a tail's first character before its tail; so, with `k` the first find of the tail at or
+  after the position, every match that starts at or before `k` has its tail at `k` (one with its tail later
+  would hold the character at `k`), and a match starting after `k` is later;
 * such a match is made of the set's characters up to `k`, so it starts no earlier than the run of them that
   ends at `k` (walked back from `k`, no further than the position nor than `MAX_DELIMITER_LENGTH` allows).
 
 `plan._fast_run` reads such a close itself (close kind 10, `tail_close`): it finds the tail, strips the run
 back from it (`str.rstrip` of the set's characters, no further than the position nor than `MAX_DELIMITER_LENGTH`
-allows) and searches the regex from the run's start with the text ending at the tail's end (`search(window, lo,
-end)`: the first position that matches is the earliest match, which `Watch.scan_end` gives; every match from
-there ends at the tail, so the search sees all of it, and none is zero-width). Anything else (no match in the
-run, a regex that would be timed on that much text) goes to the watch's own scanner, from the same position.
+allows) and searches the regex from the run's start: the first position that matches is the earliest match,
+which `Watch.scan_end` gives when it is no longer than `MAX_DELIMITER_LENGTH` (none is zero-width). A regex
+that ends with its tail is searched in the text up to the tail's end (`search(window, lo, end)`: every match
+from the run ends there); one with more after its tail (DeepSeek-R1's close, the tail then an alternation of
+what may follow) in the whole text. Anything else (no match, a longer one, a search that would be timed) goes
+to the watch's own scanner, from the same position.
 `tests/test_tail_scan.py` compares it with `Watch.scan_end`.
 """
 
@@ -62,50 +64,56 @@ def _item_chars(op: Any, av: Any) -> str | None:
     return "".join(out)
 
 
-def tail_shape(source: str) -> tuple[str, str] | None:
-    """`(chars, tail)` of regex `source` when each of its matches is characters of `chars` (a run of items,
-    each a literal, a small class or `\\s`, repeated or not) then the fixed text `tail`, and no character of
-    `chars` is the tail's first; else None (an alternation, a group, a lookaround, an anchor, ...)."""
+def tail_shape(source: str) -> tuple[str, str, bool] | None:
+    """`(chars, tail, bounded)` of regex `source` when each of its matches is characters of `chars` (a run of
+    items, each a literal, a small class or `\\s`, repeated or not) then the fixed text `tail`, then (not
+    `bounded`) whatever the rest of the pattern matches (DeepSeek-R1's `\\s*```\\s*<｜tool▁call▁end｜>(?:...)`), and no
+    character of `chars` is the tail's first; else None (a top-level alternation, a group or a lookaround
+    before the tail, an anchor, ...)."""
     parsed = strict_parse(source)
     if parsed is None:
         return None
     items = list(parsed)
-    tail = []
-    while items and items[-1][0] is _C.LITERAL:
-        tail.append(chr(items.pop()[1]))
-    if not tail or not items:
-        return None
+    lead = 0  # the leading items of single characters: the run, then the tail's literals
     chars = []
     for op, av in items:
         if op is _C.MAX_REPEAT or op is _C.MIN_REPEAT:
             sub = list(av[2])
             if len(sub) != 1:
-                return None
+                break
             op, av = sub[0]
         got = _item_chars(op, av)
         if got is None:
-            return None
+            break
         chars.append(got)
+        lead += 1
+    tail = []
+    while lead and items[lead - 1][0] is _C.LITERAL:
+        lead -= 1
+        tail.append(chr(items[lead][1]))
+    if not tail or not lead:
+        return None
     text = "".join(reversed(tail))
-    run = "".join(sorted(set("".join(chars))))
+    run = "".join(sorted(set("".join(chars[:lead]))))
     if text[0] in run or len(text) > MAX_DELIMITER_LENGTH:
         return None
-    return run, text
+    return run, text, lead + len(tail) == len(items)
 
 
 def tail_close(watch: Any, scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     """A close watch's `plan_shape._scanner` answer, as close kind 10 where the watch is one regex of
-    `tail_shape` (untimed somewhere, no captures) and the plan reads it by a scanner with a finds slot (kind 2,
-    the fallback): `(10, tail, (chars, fast search, untimed span, delimiter, scanner, slot))`."""
+    `tail_shape` (no captures, searched untimed on some text) and the plan reads it by a scanner with a finds
+    slot (kind 2, the fallback): `(10, tail, (chars, fast search, untimed search span, delimiter, scanner, slot,
+    bounded))`."""
     kind, scan, slot = scanner
     if kind != 2 or watch is None or len(watch.delimiters) != 1 or watch.lit_lookup:
         return scanner
     (d,) = watch.delimiters
-    if d.literals is not None or d.group_slots or d.untimed_match < 0 or d not in watch.reusable \
+    if d.literals is not None or d.group_slots or d.untimed_search < 0 or d not in watch.reusable \
             or d.pattern.flags & (regex.IGNORECASE | regex.VERBOSE):
         return scanner
     shape = tail_shape(d.source)
     if shape is None:
         return scanner
-    chars, tail = shape
-    return 10, tail, (chars, d.fast.search, d.untimed_match, d, scan, slot)
+    chars, tail, bounded = shape
+    return 10, tail, (chars, d.fast.search, d.untimed_search, d, scan, slot, bounded)
