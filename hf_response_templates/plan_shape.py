@@ -16,6 +16,7 @@ from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
 from .lead_scan import _EMPTY, LeadScan, LeadSearch
 from .tail_scan import tail_close
 from .template import _strip_text
+from .tries_scan import tries_scan
 
 __all__: list[str] = []
 
@@ -160,6 +161,8 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
             return 0, a, (b, len(a), opens.get(b))
         if kind == 1:
             return 1, a, {text: (d, len(text), opens.get(d)) for text, d in b.items()}
+        if kind == 2:  # (a `LeadScan` with a text that starts several delimiters: `tries_scan.py`)
+            return 2, tries_scan(a), b
         return kind, a, b
 
     late_idle = _alone(idle_of(lates[idle_watch])) if idle_watch in lates else None
