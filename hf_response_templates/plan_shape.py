@@ -1,8 +1,9 @@
 """The constants of the one-shot plan's two-state loop (`plan.OneShotPlan._fast_run`), chosen once per template.
 
 `_fast_shape` reads a compiled template into the tuple `_fast_run` unpacks per call: how the idle watch is
-searched (`_scanner`'s kinds, `_alone`'s inlined idle scans), each open's field info (name, parse, store code,
-join) and its close watch's search (`_sure`'s inlined closes of fixed texts), the implicit field, and what the
+searched (`_scanner`'s kinds, `_alone`'s inlined idle scans, `tries_scan.TriesScan` for a text that starts several
+delimiters), each open's field info (name, parse, store code, join) and its close watch's search (`_sure`'s inlined
+closes of fixed texts, `tail_scan.tail_close`'s of a run then a fixed tail), the implicit field, and what the
 message starts from. Kept apart from `plan.py`, which runs the loop: this module only decides its shape.
 """
 
