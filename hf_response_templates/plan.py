@@ -710,6 +710,43 @@ class OneShotPlan:
                         break
                     ce = cs + w
                     g2 = None
+                elif ck == 10:  # a run of a few characters then a fixed tail (`tail_scan.py`): the tail found,
+                    # the run stripped back, the regex searched from there; else the watch's scanner
+                    k = window.find(ca, pos)
+                    if k < 0:  # (every match holds the tail)
+                        regions.append((info, pos, n, groups))
+                        break
+                    chars, search, span, d, scan, slot, bounded = cb
+                    ce = k + len(ca)
+                    cs = ce - _MAX_WIDTH  # (a match that starts before is too long)
+                    if cs < pos:
+                        cs = pos
+                    cs += len(window[cs:k].rstrip(chars))  # (the run: no match starts before it)
+                    # (the search gives the first position that matches)
+                    if bounded:  # every match from the run ends at `ce`: the search sees no further
+                        m = search(window, cs, ce) if ce - cs <= span else None
+                        if m is not None:
+                            cs = m.start()
+                    else:  # it reads on: a match too long goes to the scanner
+                        m = search(window, cs) if n - cs <= span else None
+                        if m is not None:
+                            cs, ce = m.span()
+                            if ce - cs > _MAX_WIDTH:
+                                m = None
+                    if m is not None:
+                        g2 = None
+                    else:  # no match, a longer one, or timed: the watch's scanner, from `pos`
+                        finds = found[slot]
+                        if finds is None:
+                            finds = found[slot] = scan.fresh(window, pos)
+                        try:
+                            r = scan.end(window, pos, zw, fired, _TIMEOUT, finds)
+                        except DelimiterTimeout:
+                            return None
+                        if r.__class__ is int:
+                            regions.append((info, pos, n, groups))
+                            break
+                        cs, ce, d, g2 = r
                 else:  # fixed texts of known widths (`_sure`): `LeadScan.end`, inlined
                     nxt = found[cb[0]]
                     if nxt is None:

@@ -1,8 +1,9 @@
 """The constants of the one-shot plan's two-state loop (`plan.OneShotPlan._fast_run`), chosen once per template.
 
 `_fast_shape` reads a compiled template into the tuple `_fast_run` unpacks per call: how the idle watch is
-searched (`_scanner`'s kinds, `_alone`'s inlined idle scans), each open's field info (name, parse, store code,
-join) and its close watch's search (`_sure`'s inlined closes of fixed texts), the implicit field, and what the
+searched (`_scanner`'s kinds, `_alone`'s inlined idle scans, `tries_scan.TriesScan` for a text that starts several
+delimiters), each open's field info (name, parse, store code, join) and its close watch's search (`_sure`'s inlined
+closes of fixed texts, `tail_scan.tail_close`'s of a run then a fixed tail), the implicit field, and what the
 message starts from. Kept apart from `plan.py`, which runs the loop: this module only decides its shape.
 """
 
@@ -17,7 +18,9 @@ from .group_search import group_search
 from .here_scan import here_scan
 from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
 from .lead_scan import _EMPTY, LeadScan, LeadSearch
+from .tail_scan import tail_close
 from .template import _strip_text
+from .tries_scan import tries_scan
 
 __all__: list[str] = []
 
@@ -178,7 +181,7 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
     def close(f: Any, w: Any) -> tuple:
         if f.value_end is None:
-            return (info(f), *_sure(_scanner(plan, w)))
+            return (info(f), *tail_close(w, _sure(_scanner(plan, w))))
         # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
         # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
         name, _, store, sep = info(f)
@@ -209,6 +212,8 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
             here = here_scan(watch)
             if here is not None:
                 return 4, here.scan_end, None
+        if kind == 2:  # (a `LeadScan` with a text that starts several delimiters: `tries_scan.py`)
+            return 2, tries_scan(a), b
         return kind, a, b
 
     late_idle = _alone(idle_of(lates[idle_watch])) if idle_watch in lates else None
