@@ -382,6 +382,9 @@ FAMILIES: dict[str, Family] = {
             "vllm-meta-llama-Llama-4-json.jinja",
             content_with_tool_calls=False,
             final_tool_calls_only=True,
+            # (the end tokens: a real generation stops at them, so no argument holds their text; a key or value
+            # holding one (Hypothesis draws the test modules' string constants) is closed there by the template)
+            argument_delimiters=("<|eot|>", "<|eom|>", "<|python_end|>"),
             special_tokens={"bos_token": "<|begin_of_text|>"},
         ),
         # Ministral 3 reasoning: the chat template reads reasoning only from "thinking" content blocks (not a
