@@ -11,10 +11,11 @@ routing of pieces into bodies, no events, no hold-back, no per-delimiter state m
 `OneShotPlan.run` is chosen when the plan is built: `_fast_run`, a two-state loop (idle: the idle watch finds
 the next open, or the implicit field's close; explicit: the open field's close watch finds where its region
 ends), with each watch's search kind (one literal, one compiled alternation of literals, a `LeadScan`,
-`Watch.scan_end`) and each field's store (one value, repeats, join; in the defaults or not) picked per
-template, for every template but those with `report_as` fields, which `_general` (the loop of every case:
-value ends, late watches and `report_as` in one loop) reads. Both give the same regions, messages and
-fallbacks (`tests/test_oneshot_fast_loop.py`).
+`Watch.scan_end`) and each field's store (one value, repeats, join; in the defaults or not; a field with
+`report_as`, whose markup matches are listed once it is stored) picked per template, for every template of that
+shape (every shipped one); `_general` (`plan_general.py`: the loop of every case, value ends, late watches and
+`report_as` in one loop) reads the others. Both give the same regions, messages and fallbacks
+(`tests/test_oneshot_fast_loop.py`, `tests/test_oneshot_report_marks.py`).
 
 It covers only the ordinary case. `OneShotPlan.run` returns None, and `parse_response` takes the state
 machine instead (so the result is the same by construction), for
@@ -53,6 +54,7 @@ from .plan_general import (
     _TIMEOUT,
     _TIMEOUT_VAR,
     _is_empty,
+    _report_marks,
     general_run,
 )
 from .plan_shape import _fast_shape
@@ -706,6 +708,41 @@ class OneShotPlan:
                     more.setdefault(name, []).extend((sep, value))
                 continue
             else:  # a field of the defaults (`ResponseParser`'s first value of one: merged with the default)
+                if store == 6:  # a field with `report_as` (`_fast_shape`): `_general`'s store, then its marks
+                    field, join = sep
+                    if name not in message:
+                        if join is not None and value.__class__ is not str and not isinstance(value, str):
+                            return None
+                        message[name] = [value] if field.repeats and join is None else value
+                        if join is not None or not field.repeats:
+                            if not value:
+                                if empties is None:
+                                    empties = []
+                                    tail = True
+                                empties.append(name)
+                    elif join is not None:
+                        if value.__class__ is not str and not isinstance(value, str):
+                            return None
+                        if more is None:
+                            more = {}
+                            tail = True
+                        more.setdefault(name, []).extend((join, value))
+                    elif field.repeats:
+                        message[name].append(value)
+                    elif _is_empty(message[name]):
+                        message[name] = value
+                    elif value == "":
+                        pass
+                    elif isinstance(value, str) and isinstance(message[name], str):
+                        if more is None:
+                            more = {}
+                            tail = True
+                        more.setdefault(name, []).extend(("\n", value))
+                    else:
+                        return None
+                    if not _report_marks(field, window[a:b], value, message, more):
+                        return None
+                    continue
                 if kept is None:
                     kept = set()
                 if store == 4 and value.__class__ is not str and not isinstance(value, str):

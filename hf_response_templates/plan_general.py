@@ -1,9 +1,10 @@
 """The one-shot plan's general loop (`OneShotPlan._general`), and what it shares with the two-state loop.
 
 `general_run` reads every case a `OneShotPlan` takes: any watch (`Watch.scan_end` where no faster search was
-compiled), JSON fields read to their value's end, late watches, and `report_as` fields (`_report_marks`). The
-plan runs it for the templates `plan_shape._fast_shape` gives no two-state loop (Cohere's citations), and the
-tests hold the two-state loop (`plan.OneShotPlan._fast_run`) to its answers. Same messages and fallbacks as the
+compiled), JSON fields read to their value's end, late watches, and `report_as` fields (`_report_marks`, which
+the two-state loop calls too). The plan runs it for the templates `plan_shape._fast_shape` gives no two-state
+loop (none of the shipped ones), and the tests hold the two-state loop (`plan.OneShotPlan._fast_run`) to its
+answers. Same messages and fallbacks as the
 state machine (see `plan.py`'s docstring).
 """
 

@@ -157,18 +157,23 @@ def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict 
 
 def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     """`OneShotPlan._fast_run`'s constants, or None if the template needs the general loop: a JSON field read
-    to its value's end, `report_as`, no idle watch, a close watch with an open in it, or a required field
-    among the defaults."""
+    to its value's end, `report_as` on a field of the defaults or a JSON one, no idle watch, a close watch with
+    an open in it, or a required field among the defaults."""
     idle_watch = tpl.idle_watch
-    if idle_watch is None or any(f.report is not None for f in tpl.fields):
-        return None
     keep = tpl.default_keys
+    if idle_watch is None or any(f.report is not None and (f.name in keep or f.value_end is not None)
+                                 for f in tpl.fields):
+        return None
     if keep & set(tpl.required):
         return None
     lates = plan._lates or {}
 
-    def info(f: Any) -> tuple[str, Any, int, str | None]:
-        # the store code: 0 one value, 1 repeats, 2 join; 5, 3, 4: the same, of a field in the defaults
+    def info(f: Any) -> tuple[str, Any, int, Any]:
+        # the store code: 0 one value, 1 repeats, 2 join; 5, 3, 4: the same, of a field in the defaults; 6, a
+        # field with `report_as` (Cohere's citations; none of the defaults), stored as the general loop stores it
+        # and then its marks listed: `(field, join)` in the separator's place
+        if f.report is not None:
+            return f.name, None if f.parse is _strip_text else f.parse, 6, (f, f.join)
         if f.join is not None:
             store = 2 if f.name not in keep else 4
         elif f.repeats:
