@@ -4,8 +4,7 @@
 compiled), JSON fields read to their value's end, late watches, and `report_as` fields (`_report_marks`, which
 the two-state loop calls too). The plan runs it for the templates `plan_shape._fast_shape` gives no two-state
 loop (none of the shipped ones), and the tests hold the two-state loop (`plan.OneShotPlan._fast_run`) to its
-answers. Same messages and fallbacks as the
-state machine (see `plan.py`'s docstring).
+answers. Same messages and fallbacks as the state machine (see `plan.py`'s docstring).
 """
 
 from __future__ import annotations
