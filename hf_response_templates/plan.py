@@ -468,9 +468,31 @@ class OneShotPlan:
                     regions.append((info, pos, n, groups))
                     break
                 cs, ce, d, g2 = r
-            elif ck == 3:  # no close delimiter: the rest is its text
-                regions.append((info, pos, n, groups))
-                break
+            elif ck == 3:  # a `LeadSearch` searched from `pos` (`plan_shape._searched`; no close watch: finds nothing)
+                m = ca(window, pos)
+                if m is None:
+                    regions.append((info, pos, n, groups))
+                    break
+                cs = m.start()
+                d, w = cb[m.lastindex]
+                g2 = None
+                if w > 0:  # a literal
+                    ce = cs + w
+                elif not w and (cs != zw or d not in fired):  # a zero-width match (not skipped at `zw`)
+                    ce = cs
+                elif w == -1 and n - cs <= d.untimed_match and (m2 := d.fast.match(window, cs)) is not None \
+                        and cs < (ce := m2.end()) <= cs + _MAX_WIDTH:  # a regex (untimed here) matched at the find
+                    pass
+                else:  # no match or a zero-width one there, several delimiters at the text, a timed regex, a
+                    # zero-width match skipped at `zw`: `LeadSearch.end` decides from this find
+                    try:
+                        r = cb[0].end(window, pos, zw, fired, _TIMEOUT, [cs, m.lastindex - 1])
+                    except DelimiterTimeout:
+                        return None
+                    if r.__class__ is int:
+                        regions.append((info, pos, n, groups))
+                        break
+                    cs, ce, d, g2 = r
             elif ck > 5:  # (`plan_shape._sure`)
                 if ck == 7:  # one fixed text of known width (`_sure`): `str.find`, a zero-width one skipped at `zw`
                     cs = window.find(ca, pos)

@@ -79,6 +79,33 @@ def _sure(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     return 6, scan, (slot, tuple(sure))
 
 
+def _no_close(window: str, pos: int) -> None:
+    """Close kind 3's search where a field has no close watch (`_searched`): it finds nothing, so the region runs to
+    the end of the text."""
+    return None
+
+
+def _searched(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
+    """A close watch's answer (`_sure`, then `tail_scan.tail_close`), with a `LeadSearch` (no regex tried at offset 0)
+    read in `_fast_run` itself, searched from the region's start each time (as the kind-9 idle scan: the search from
+    `pos` finds what the finds list would hold, so none is kept): `(3, search, (scan, (delimiter, width), ...))`,
+    the table indexed by the search's `lastindex`, a width for a text where the match is known (`_sure`'s: a
+    literal, 0 for a zero-width one), `(delimiter, -1)` for a regex without captures matched there (by its `re`
+    twin when untimed: the loop takes a match of some width, anything else is `LeadSearch.end`'s), `(None, -3)` where
+    `LeadSearch.end` decides from that find (several delimiters at one text, a regex with captures). Qwen3.5's,
+    GLM-4.7's and Seed-OSS's reasoning close `</think>|(?=<tool_call>)|...`, Qwen3-Coder's call close. No close
+    watch: `(3, _no_close, None)`, a search that finds nothing."""
+    kind, scan, slot = scanner
+    if kind == 3:
+        return 3, _no_close, None
+    if kind != 2 or scan.__class__ is not LeadSearch or scan.start:
+        return scanner
+    table = tuple((t[0], t[1] if t[1] > 0 else 0) if t is not None and (t[1] > 0 or t[1] == _EMPTY) else
+                  (t[0], -1) if t is not None and t[1] == -1 and not t[0].group_slots else (None, -3)
+                  for t in scan.only)
+    return 3, scan.search, (scan, *table)
+
+
 def _alone(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     """An idle watch's `_scanner` answer, with a `LeadScan` whose texts begin no other and each start one
     delimiter (a literal, or a regex tried where its text is found: Mistral's `[TOOL_CALLS]` open and `</s>`)
@@ -186,7 +213,7 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
     def close(f: Any, w: Any) -> tuple:
         if f.value_end is None:
-            return (info(f), *tail_close(w, _sure(_scanner(plan, w))))
+            return (info(f), *_searched(tail_close(w, _sure(_scanner(plan, w)))))
         # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
         # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
         name, _, store, sep = info(f)
