@@ -22,6 +22,7 @@ from typing import Any
 
 import regex
 
+from .anchor_cut import anchor_lead, last_cut
 from .content import get_content_parser, parse_json, parse_text
 from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
@@ -137,6 +138,9 @@ class ResponseTemplate:
     anchor_texts: tuple[str, ...] | None = None
     #: No text of `anchor_texts` starts another: at a position, at most one of them can be found.
     anchor_prefix_free: bool = False
+    #: The fixed text every match of a regex start anchor (not `anchor_texts`) starts with, when none can start
+    #: inside a match (`anchor_cut.anchor_lead`): `cut_prefix` finds the last match from the prompt's end, else None.
+    anchor_lead: str | None = None
     #: The template's `plan.OneShotPlan` (False: it has none), built by `plan.plan_for` on first use.
     oneshot_plan: Any = _dc_field(default=None, init=False, repr=False)
 
@@ -186,6 +190,8 @@ class ResponseTemplate:
             if self.anchor_prefix_free:
                 return prefix[i + len(found) :]
             return prefix[anchor.fast.match(prefix, i).end() :]
+        if self.anchor_lead is not None and len(prefix) <= anchor.untimed_search:  # (`anchor_cut.py`)
+            return last_cut(prefix, self.anchor_lead, anchor.fast.match)
         last = None
         try:
             if len(prefix) <= anchor.untimed_search:  # proven bounded here: no timeout (`regex_safety`)
@@ -525,6 +531,7 @@ def _compile(spec: dict[str, Any]) -> ResponseTemplate:
         _snapshot=spec,
         anchor_texts=texts,
         anchor_prefix_free=texts is not None and not any(a != b and b.startswith(a) for a in texts for b in texts),
+        anchor_lead=anchor_lead(anchor.pattern.pattern) if anchor.literals is None and texts is None else None,
     )
 
 
