@@ -493,6 +493,11 @@ class OneShotPlan:
                         regions.append((info, pos, n, groups))
                         break
                     cs, ce, d, g2 = r
+            elif ck < 3:  # (-1) a call closed by a fixed text, and the calls right after it (`section_scan.py`)
+                pos = ca(window, pos, n, groups, regions)
+                if pos < 0:  # (a region to the end)
+                    break
+                continue
             elif ck > 5:  # (`plan_shape._sure`)
                 if ck == 7:  # one fixed text of known width (`_sure`): `str.find`, a zero-width one skipped at `zw`
                     cs = window.find(ca, pos)

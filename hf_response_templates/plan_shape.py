@@ -18,6 +18,7 @@ from .group_search import group_search
 from .here_scan import here_scan
 from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
 from .lead_scan import _EMPTY, LeadScan, LeadSearch
+from .section_scan import section_opens
 from .tail_scan import tail_close
 from .template import _strip_text
 from .tries_scan import tries_scan
@@ -254,6 +255,8 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     implicit = tpl.implicit_field
     if late_idle is None:
         idle = _fused(idle, opens, implicit, opens0)
+        if not opens0:
+            section_opens(tpl, idle, opens)
     acts = {d: opens.get(d) for d in idle_watch.delimiters}  # (the implicit field's close: None)
     return (*idle, acts, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,
             tpl._defaults_simple, keep, tuple(tpl.required), late_idle, opens0 or None)

@@ -1,0 +1,141 @@
+"""The one-shot loop's tool calls read one right after another (`section_scan.py`, issue 19): Kimi K2's and K2
+Thinking's `<|tool_call_begin|>...<|tool_call_argument_begin|>{json}<|tool_call_end|>` calls, each found where
+the last close ends (`str.startswith`, the open's regex, `str.find` of the close) and its JSON value decoded in
+the window when it ends right at the close. Anything else (text between calls, a value that does not end at the
+close, no close, a regex that does not match) is the loop's usual path or the plain region. The messages are
+the general loop's and the streaming parser's, with and without `tools=`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from engine_helpers import assert_fast_loop_agrees, oneshot_plan
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_oneshot_equals_streaming import TEMPLATES
+
+from hf_response_templates import ResponseParser, load_template, parse_response
+from hf_response_templates import section_scan as section_module
+from hf_response_templates.plan import OneShotPlan
+
+_KIMI = ("kimi-k2", "kimi-k2-thinking")
+_ANCHOR = "<|im_assistant|>assistant<|im_middle|>"
+
+
+def _section_opens(tpl) -> list:
+    fast = oneshot_plan(tpl)._fast
+    return [] if fast is None else [d.field for d, act in fast[3].items() if act is not None and act[1] == -1]
+
+
+def test_the_kimi_calls_are_read_one_after_another():
+    # (fails on the code before `section_scan`: no open had close kind -1)
+    for name in _KIMI:
+        assert _section_opens(TEMPLATES[name]) == ["tool_calls"], name
+    # (calls that are not JSON, an idle scan that is not one `LeadSearch`, a close that is not one text)
+    for name in ("kimi-k3", "qwen3.5", "glm-4.7", "deepseek-v3.2", "minimax-m2", "mistral-small-3.2", "hermes3"):
+        assert _section_opens(TEMPLATES[name]) == [], name
+
+
+def _call(name: str, k: int, args: str) -> str:
+    return f"<|tool_call_begin|>functions.{name}:{k}<|tool_call_argument_begin|>{args}<|tool_call_end|>"
+
+
+@pytest.mark.parametrize("name", _KIMI)
+def test_three_calls_take_one_section_run(name, monkeypatch):
+    runs = []
+    real = section_module.section_run
+
+    def counted(*a):
+        run = real(*a)
+        return lambda *b: runs.append(b[1]) or run(*b)
+
+    monkeypatch.setattr(section_module, "section_run", counted)
+    plan = OneShotPlan(load_template(TEMPLATES[name]))  # (a plan made again, with the counting `run`)
+    text = "Hi<|tool_calls_section_begin|>" + "".join(_call(f"f{k}", k, f'{{"a": {k}}}') for k in range(3)) + (
+        "<|tool_calls_section_end|><|im_end|>")
+    message = plan.run(text, _ANCHOR, None)
+    assert [c["function"] for c in message["tool_calls"]] == [{"name": f"f{k}", "arguments": {"a": k}}
+                                                              for k in range(3)]
+    assert message["content"] == "Hi"
+    assert len(runs) == 1
+
+
+_SPECIAL = ["<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
+            "<|tool_call_end|>", "<|tool_calls_section_end|>", "<|im_end|>"]
+
+
+@pytest.mark.parametrize("text", [
+    "Hi<|tool_calls_section_begin|>" + _call("f", 0, '{"a": 1}') + _call("g", 1, "[1, 2]") + _call("h", 2, '"s"')
+    + "<|tool_calls_section_end|><|im_end|>",
+    _call("f", 0, '{"a": 1}') + _call("g", 1, '{"a": 1} '),  # (a value that does not end right at the close)
+    _call("f", 0, ' {"a": 1}') + _call("g", 1, '{"a": 1}}'),  # (one that does not start at the open's end; bad)
+    _call("f", 0, "3") + _call("g", 1, "true") + _call("h", 2, "{"),  # (values the loop leaves to the parse)
+    _call("f", 0, '{"a": "<|tool_call_end|>"}') + _call("g", 1, "{}"),  # (the close inside a string)
+    _call("f", 0, "{}") + " " + _call("g", 1, "{}") + "x" + _call("h", 2, "{}"),  # (text between calls)
+    _call("f", 0, "{}") + "<|tool_call_begin|>functions.g:1 {}<|tool_call_end|>",  # (no regex match there)
+    _call("f", 0, "{}") + "<|tool_call_begin|>functions.g:1<|tool_call_argument_begin|>{",  # (no close)
+    _call("f", 0, "{}") + "<|tool_call_begin|>f<|tool_call_argument_begin|>{}<|tool_call_end|><|im_end|>x",
+    "<think>a</think>" + _call("f", 0, '{"a": [1]}') + _call("f", 1, '{"a": [2]}'),
+    "<|tool_calls_section_begin|>" + _call("f", 0, "{}") + "<|tool_calls_section_begin|>" + _call("g", 1, "{}"),
+    _call("f", 0, "{" * 3000 + "}" * 3000) + _call("g", 1, "[" * 3000 + "]" * 3000),  # (nested too deeply)
+    _call("f", 0, "{}") + _call("g" * 600, 1, "{}") + _call("h", 2, "{}"),  # (an open longer than a delimiter can be)
+    _call("f", 0, "{}") + _call("g" * 470, 1, "{}") + _call("h", 2, "{}"),  # (one just short of it)
+])
+@pytest.mark.parametrize("name", _KIMI)
+def test_the_section_reading_equals_the_general_loop(name, text):
+    for prefix in (_ANCHOR, "", _ANCHOR + "<think>"):
+        assert_fast_loop_agrees(TEMPLATES[name], text, prefix)
+
+
+_PIECES = [*_SPECIAL, *_SPECIAL, "functions.f:0", "functions.get_weather:12", "g", " ", "\n", "x", ":", '{"a": 1}',
+           '{"b": [1, "<|tool_call_end|>"]}', "{", "}", "[1]", '"s"', "3", "<think>", "</think>", "<"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(_KIMI), st.lists(st.sampled_from(_PIECES), max_size=16).map("".join),
+       st.sampled_from([_ANCHOR, "", _ANCHOR + "<think>"]))
+def test_the_section_reading_equals_the_general_loop_and_the_state_machine(name, text, prefix):
+    assert_fast_loop_agrees(TEMPLATES[name], text, prefix)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                     max_leaves=6)
+
+
+@st.composite
+def _sections(draw) -> str:
+    """A section of well-formed calls (any JSON arguments, written compact or spaced), now and then with text
+    between two calls or a bad value."""
+    parts = [draw(st.sampled_from(["", "Hi ", "Hi\n", "<think>r</think>ok"])), "<|tool_calls_section_begin|>"]
+    for k in range(draw(st.integers(1, 4))):
+        value = draw(_JSON)
+        args = json.dumps(value, separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])), ensure_ascii=False)
+        args = draw(st.sampled_from([args, args, args, f" {args}", f"{args}\n", args[:-1] or "{", f"{args}x"]))
+        parts.append(draw(st.sampled_from(["", "", "", " ", "\n", "y"])))
+        parts.append(_call(draw(st.sampled_from(["f", "get_weather", "a.b"])), k, args))
+    parts.append(draw(st.sampled_from(["<|tool_calls_section_end|><|im_end|>", "<|im_end|>", "", "z<|im_end|>"])))
+    return "".join(parts)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(_KIMI), _sections(), st.sampled_from([_ANCHOR, ""]))
+def test_well_formed_sections_equal_the_general_loop_and_the_state_machine(name, text, prefix):
+    assert_fast_loop_agrees(TEMPLATES[name], text, prefix)
+
+
+_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {"a": {"type": "string"}, "n": {"type": "integer"}}}}}]
+
+
+@pytest.mark.parametrize("args", ['{"a": 1, "n": "2"}', '{"a": "x", "n": 3}', "[1]", '{"a": [1]}'])
+@pytest.mark.parametrize("name", _KIMI)
+def test_the_decoded_values_are_typed_by_the_tools(name, args):
+    text = "<|tool_calls_section_begin|>" + _call("f", 0, args) + _call("f", 1, args) + "<|tool_calls_section_end|>"
+    tpl = TEMPLATES[name]
+    parser = ResponseParser(tpl, _ANCHOR, tools=_TOOLS)
+    parser.feed(text)
+    streamed, _ = parser.finalize()
+    assert parse_response(text, tpl, prefix=_ANCHOR, tools=_TOOLS, strict=False) == streamed
