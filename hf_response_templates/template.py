@@ -92,6 +92,9 @@ class FieldSpec:
     markup: Any = None
     #: `text` with `report_as`: the message key that lists the markup's matches
     report: str | None = None
+    #: `json` with no options: `parse(body, captures)` is `reshape(json.loads(body), captures)` (the one-shot
+    #: plan decodes such a body in its loop: `plan_shape._fused_tails`)
+    plain_json: bool = False
 
     @property
     def implicit(self) -> bool:
@@ -869,4 +872,5 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         reshape=reshape,
         markup=args.get("remove_pattern") if content == "text" else None,
         report=args.get("report_as") if content == "text" else None,
+        plain_json=parser.parse is parse_json and not args,
     )
