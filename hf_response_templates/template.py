@@ -22,7 +22,7 @@ from typing import Any
 
 import regex
 
-from .content import get_content_parser, parse_json, parse_text
+from .content import get_content_parser, parse_json, parse_text, parse_xml_inline
 from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
 from .policy import ParsePolicy, policy_from_template, without_reasoning_rules
@@ -838,6 +838,18 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
                     out[k0] = {a0: captures[m0], a1: value}
                     return out
                 return apply({**captures, "content": value} if captures else {"content": value})
+
+            small = args.get("_plain_small") if parse_content is parse_xml_inline else None
+            if small is not None:  # (the usual xml-inline arguments: `parse_xml_inline`'s first test, read here)
+                limit, findall = small
+
+                def parse(body: str, captures: dict | None) -> Any:
+                    value = dict(findall(body)) if len(body) <= limit else parse_content(body, args)
+                    if captures and m0 in captures:
+                        out = base.copy()
+                        out[k0] = {a0: captures[m0], a1: value}
+                        return out
+                    return apply({**captures, "content": value} if captures else {"content": value})
 
             def reshape(value: Any, captures: dict | None) -> Any:
                 if captures and m0 in captures:
