@@ -12,6 +12,10 @@ longest, then the highest-priority (lowest rank) match wins, as in `_best`. Anyt
 zero-width or too long match, a timed match, a zero-width try) goes to `LeadScan.end`, which reads it from the
 same finds. It is used for an idle watch whose texts begin no other (`alone`: the text found is the only one
 there), without regexes tried at offset 0 only, where a text starts several delimiters (`tries_scan`).
+
+Each try is read with the widest match the tries after it can have (`ranked`): once the best match is longer,
+none of them can win (the longest wins), so they are not tried. GigaChat 3's tool-call open, tried first, is
+at least 40 characters where it matches at `<|message_sep|>`, the answer's close there at most 15.
 `tests/test_tries_scan.py` compares it with `LeadScan.end` and the state machine.
 """
 
@@ -21,6 +25,7 @@ from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH
 from .lead_scan import LeadScan
+from .regex_safety import strict_parse
 
 __all__ = ["TriesScan", "tries_scan"]
 
@@ -29,7 +34,7 @@ class TriesScan(LeadScan):
     """A `LeadScan` whose `end` reads several delimiters at the first find in its own frame (see the module
     docstring). Immutable; built by `tries_scan`."""
 
-    __slots__ = ()
+    __slots__ = ("ranked",)
 
     def end(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None,
             nxt: list[int]) -> tuple[int, int, Any, dict | None] | int:
@@ -45,7 +50,7 @@ class TriesScan(LeadScan):
         if i == n:
             return n
         best = None
-        for t in self.tries[nxt.index(i)]:
+        for t, later in self.ranked[nxt.index(i)]:
             w = t[1]
             if w > 0:  # a literal (or a regex whose match there is known)
                 e = i + w
@@ -66,6 +71,8 @@ class TriesScan(LeadScan):
                         groups = {k: v for k, v in groups.items() if v is not None}
             if best is None or e > best[1] or (e == best[1] and t[0].rank < best[2].rank):
                 best = (i, e, t[0], groups)
+                if e - i > later:  # (no later try can match as long: see `ranked`)
+                    break
         if best is None:  # nothing matches at this find: `LeadScan.end` reads on
             return LeadScan.end(self, window, pos, zw, fired, timeout, nxt)
         return best
@@ -76,4 +83,20 @@ def tries_scan(scan: Any) -> Any:
     regex tried at offset 0 only, and a text that starts several delimiters; else `scan` itself."""
     if scan.__class__ is not LeadScan or not scan.alone or scan.start or all(len(t) < 2 for t in scan.tries):
         return scan
-    return TriesScan(scan.texts, scan.tries, scan.start)
+    out = TriesScan(scan.texts, scan.tries, scan.start)
+    #: For each text, its tries as `(try, later)`: `later` the widest match of the tries after it (-1 for none)
+    out.ranked = tuple(tuple((t, max(map(_widest, tries[k + 1:]), default=-1)) for k, t in enumerate(tries))
+                       for tries in scan.tries)
+    return out
+
+
+def _widest(t: tuple[Any, ...]) -> int:
+    """The widest match try `t` can have (a literal's width, 0 for a known zero-width match, the regex's longest
+    match by the standard library's parser), or `MAX_DELIMITER_LENGTH` where that is not known (no bound, a
+    regex that parser does not read as `regex` does)."""
+    if t[1] >= 0:
+        return t[1]
+    if t[1] != -1:  # (`lead_scan._EMPTY`: a known zero-width match)
+        return 0
+    parsed = strict_parse(t[0].source)
+    return MAX_DELIMITER_LENGTH if parsed is None else min(parsed.getwidth()[1], MAX_DELIMITER_LENGTH)
