@@ -263,7 +263,7 @@ class OneShotPlan:
                     else:
                         start = m.start()
                         j = m.lastindex - 1
-                        t = ib[j]  # (its `only`, a text with several tries `(None, 0)`: `LeadSearch.end` decides)
+                        t = ib[j]  # (its `only`, a text with several tries `(None, NaN)`: `LeadSearch.end` decides)
                 d = None
                 if start < n:
                     if t[1] > 0:  # a literal
@@ -279,60 +279,100 @@ class OneShotPlan:
                             if groups and None in groups.values():  # (only the groups that took part)
                                 groups = {k: v for k, v in groups.items() if v is not None}
                     if d is None:
-                        if not t[1] and ik == 8 and n - start <= t[3]:  # an open read with its close (`_fused`)
+                        if not t[1] and n - start <= t[3]:  # an open read with its close (`_fused`, `_fused_tails`)
                             m = t[2](window, start)
                             if m is not None and start < (end := m.end()) <= start + _MAX_WIDTH:
                                 d = t[0]
                                 groups = m.groupdict() if d.group_slots else None
                                 if groups and None in groups.values():
                                     groups = {k: v for k, v in groups.items() if v is not None}
-                                # the close's two texts from the idle finds (stale ones searched again from the
-                                # body's start; no zero-width skip: the close starts past `zw`)
-                                fk, info, a, b, wa, da, wb, db = t[5]
-                                cs = finds[a]
-                                if cs < end:
-                                    cs = window.find(ia.texts[a], end)
-                                    finds[a] = cs = cs if cs >= 0 else n
-                                ce = finds[b]
-                                if ce < end:
-                                    ce = window.find(ia.texts[b], end)
-                                    finds[b] = ce = ce if ce >= 0 else n
-                                if cs > ce:
-                                    cs = ce
-                                    da, wa = db, wb
-                                if fk == 5:  # a JSON value read whole before the close: the region is its value
-                                    # (`jsonscan.whole_value_end`, inlined: where it answers None, the usual path)
-                                    i = _json_ws(window, end, cs).end()
-                                    if i < cs and window[i] in '{["':
-                                        try:
-                                            value, e = _scan_once(window, i)
-                                        except (StopIteration, ValueError, RecursionError):
-                                            e = n + 1
-                                        if e <= cs:
+                                if ik == 9:  # closed by a run then a fixed tail (`plan_shape._fused_tails`): the loop's
+                                    # close kind 10 (see there) from the body's start; a plain JSON body decoded here
+                                    info, tail, chars, search, span, bounded, dinfo = t[5]
+                                    k = window.find(tail, end)
+                                    if k >= 0:
+                                        ce = k + len(tail)
+                                        cs = ce - _MAX_WIDTH
+                                        if cs < end:
+                                            cs = end
+                                        cs += len(window[cs:k].rstrip(chars))
+                                        if bounded:
+                                            m = search(window, cs, ce) if ce - cs <= span else None
+                                            if m is not None:
+                                                cs = m.start()
+                                        else:
+                                            m = search(window, cs) if n - cs <= span else None
+                                            if m is not None:
+                                                cs, ce = m.span()
+                                                if ce - cs > _MAX_WIDTH:
+                                                    m = None
+                                        if m is not None:
                                             if opened:  # (the implicit region ends where the open is)
                                                 regions.append((imp, start_at, start, None))
                                                 opened = False
                                             elif start > pos and not (hold_ws and window[pos:start].isspace()):
                                                 regions.append((imp, pos, start, None))
-                                            regions.append((info, end, end, (value, groups)))
-                                            pos = e
+                                            pos = ce
+                                            if dinfo is not None:  # (`json_values._loads` of the body, in the window)
+                                                i = _json_ws(window, end, cs).end()
+                                                if i < cs and window[i] in '{["':
+                                                    try:
+                                                        value, e = _scan_once(window, i)
+                                                    except (StopIteration, ValueError, RecursionError):
+                                                        e = n + 1
+                                                    if e == cs or e < cs and _json_ws(window, e, cs).end() == cs:
+                                                        regions.append((dinfo, end, end, (value, groups)))
+                                                        continue
+                                            regions.append((info, end, cs, groups))
                                             continue
-                                else:  # a region to the close (or to the end)
-                                    if opened:
-                                        regions.append((imp, start_at, start, None))
-                                        opened = False
-                                    elif start > pos and not (hold_ws and window[pos:start].isspace()):
-                                        regions.append((imp, pos, start, None))
-                                    regions.append((info, end, cs, groups))
-                                    if cs == n:
-                                        break
-                                    if not wa:  # (zero width: as the loop's close below)
-                                        fired = (fired if cs == zw else _NONE_FIRED) | {da}
-                                        zw = cs
-                                        if memo is not None:
-                                            memo.clear()
-                                    pos = cs + wa
-                                    continue
+                                else:  # (kind 8)
+                                    # the close's two texts from the idle finds (stale ones searched again from the
+                                    # body's start; no zero-width skip: the close starts past `zw`)
+                                    fk, info, a, b, wa, da, wb, db = t[5]
+                                    cs = finds[a]
+                                    if cs < end:
+                                        cs = window.find(ia.texts[a], end)
+                                        finds[a] = cs = cs if cs >= 0 else n
+                                    ce = finds[b]
+                                    if ce < end:
+                                        ce = window.find(ia.texts[b], end)
+                                        finds[b] = ce = ce if ce >= 0 else n
+                                    if cs > ce:
+                                        cs = ce
+                                        da, wa = db, wb
+                                    if fk == 5:  # a JSON value read whole before the close: the region is its value
+                                        # (`jsonscan.whole_value_end`, inlined: where it answers None, the usual path)
+                                        i = _json_ws(window, end, cs).end()
+                                        if i < cs and window[i] in '{["':
+                                            try:
+                                                value, e = _scan_once(window, i)
+                                            except (StopIteration, ValueError, RecursionError):
+                                                e = n + 1
+                                            if e <= cs:
+                                                if opened:  # (the implicit region ends where the open is)
+                                                    regions.append((imp, start_at, start, None))
+                                                    opened = False
+                                                elif start > pos and not (hold_ws and window[pos:start].isspace()):
+                                                    regions.append((imp, pos, start, None))
+                                                regions.append((info, end, end, (value, groups)))
+                                                pos = e
+                                                continue
+                                    else:  # a region to the close (or to the end)
+                                        if opened:
+                                            regions.append((imp, start_at, start, None))
+                                            opened = False
+                                        elif start > pos and not (hold_ws and window[pos:start].isspace()):
+                                            regions.append((imp, pos, start, None))
+                                        regions.append((info, end, cs, groups))
+                                        if cs == n:
+                                            break
+                                        if not wa:  # (zero width: as the loop's close below)
+                                            fired = (fired if cs == zw else _NONE_FIRED) | {da}
+                                            zw = cs
+                                            if memo is not None:
+                                                memo.clear()
+                                        pos = cs + wa
+                                        continue
                         if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find
                             try:
                                 r = ia.end(window, pos, zw, fired, _TIMEOUT, finds if ik == 8 else [start, j])

@@ -127,11 +127,17 @@ def _alone(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     return scanner
 
 
+#: The width in a kind-9 table (`_only`) of a text where several delimiters start: NaN, which is not > 0 (a
+#: literal), not < 0 (a regex) and true (not a fused open's 0), so the loop takes it for none of them
+_SEVERAL = float("nan")
+
+
 def _only(scan: LeadSearch) -> tuple[tuple[Any, ...], ...]:
-    """A kind-9 idle scan's table (`_alone`): its `only` tries, `(None, 0)` for a text found where several
+    """A kind-9 idle scan's table (`_alone`): its `only` tries, `(None, _SEVERAL)` for a text found where several
     delimiters start (Kimi K2's `<|tool_calls_section_begin|>` and the longer close it begins), which the loop
-    takes for neither a literal nor a regex: `LeadSearch.end` reads those (`_best`)."""
-    return tuple(t if t is not None else (None, 0) for t in scan.only)
+    takes for neither a literal, a regex nor a fused open (`_fused_tails`): `LeadSearch.end` reads those
+    (`_best`)."""
+    return tuple(t if t is not None else (None, _SEVERAL) for t in scan.only)
 
 
 def _start(scanner: tuple[int, Any, Any], watch: Any, late: Any) -> tuple[int, Any, Any]:
@@ -150,7 +156,8 @@ def _start(scanner: tuple[int, Any, Any], watch: Any, late: Any) -> tuple[int, A
     return 5, (d, fast, span, scan.texts, scan), slot
 
 
-def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict | None) -> tuple[int, Any, Any]:
+def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict | None,
+           by_name: Any) -> tuple[int, Any, Any]:
     """An `_alone` idle scan (kind 8) whose regex opens each start a field closed by two of its own fixed texts
     (`_sure`'s kind 6 close, as a JSON value read whole (kind 5) or a plain region: Mistral Small 3.2's and
     Ministral 3's `[TOOL_CALLS]NAME[ARGS]{...}` closed by `(?=\\[TOOL_CALLS\\])|</s>`): `(8, LeadScan, slot)` with
@@ -158,8 +165,12 @@ def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict 
     `(kind, info, a, b, wa, da, wb, db)`: the close's two texts' indices in the idle finds, their widths and
     delimiters. `_fast_run` then reads the open, its close (from the idle finds, which hold the
     same texts: one list, so each text is searched about once) and the value in one loop turn, where the
-    region is an ordinary one (see there); anything else takes the loop's usual path from the open."""
+    region is an ordinary one (see there); anything else takes the loop's usual path from the open. A kind-9
+    idle scan's opens closed by a run then a fixed tail are fused likewise (`_fused_tails`, `by_name` the
+    template's fields)."""
     kind, scan, slot = idle
+    if kind == 9 and implicit is not None and not opens0:
+        return 9, scan, _fused_tails(slot, opens, by_name)
     if kind != 8 or implicit is None or opens0:
         return idle
     only = list(scan.only)
@@ -181,6 +192,28 @@ def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict 
     fused = copy.copy(scan)
     fused.only = tuple(only)
     return 8, fused, slot
+
+
+def _fused_tails(table: tuple[tuple[Any, ...], ...], opens: dict, by_name: Any) -> tuple[tuple[Any, ...], ...]:
+    """A kind-9 idle scan's table (`_only`) with each regex open whose field is closed by a run then a fixed
+    tail (`tail_scan.py`'s close kind 10: FunctionGemma's, InternLM2's and DeepSeek-R1's tool calls) marked as
+    `_fused`'s kind-8 opens are (width 0), carrying `(info, tail, chars, search, untimed span, bounded,
+    dinfo)`: the close's constants, and `dinfo` the field's info for a value the loop decodes (its parse the
+    field's `reshape.decoded`, as `_fast_shape`'s) where its content is plain JSON (`FieldSpec.plain_json`),
+    else None. `_fast_run` then reads the open, its close and (plain JSON) the value in one loop turn; anything
+    else (no tail, no match, a timed search, a body that is not one JSON value) takes the loop's usual path
+    from the open."""
+    out = list(table)
+    for j, t in enumerate(table):
+        act = opens.get(t[0]) if t[0] is not None else None
+        if t[1] != -1 or act is None or act[1] != 10:
+            continue
+        info, _, tail, (chars, search, span, _, _, _, bounded) = act
+        f = by_name[info[0]]
+        decoded = getattr(f.reshape, "decoded", None) if f.plain_json else None
+        dinfo = None if decoded is None else (info[0], decoded, info[2], info[3])
+        out[j] = (t[0], 0, *t[2:5], (info, tail, chars, search, span, bounded, dinfo))
+    return tuple(out)
 
 
 def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
@@ -254,7 +287,7 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
         _alone(idle_of(idle_watch)))
     implicit = tpl.implicit_field
     if late_idle is None:
-        idle = _fused(idle, opens, implicit, opens0)
+        idle = _fused(idle, opens, implicit, opens0, tpl.by_name)
         if not opens0:
             section_opens(tpl, idle, opens)
     acts = {d: opens.get(d) for d in idle_watch.delimiters}  # (the implicit field's close: None)

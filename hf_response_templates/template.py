@@ -23,7 +23,7 @@ from typing import Any
 import regex
 
 from .anchor_cut import anchor_lead, last_cut
-from .content import get_content_parser, parse_json, parse_text
+from .content import get_content_parser, parse_json, parse_text, parse_xml_inline
 from .delimiters import CLOSE, OPEN, Delimiter, Watch, compile_regex, regex_expansion
 from .errors import RegexTimeoutError, TemplateError
 from .policy import ParsePolicy, policy_from_template, without_reasoning_rules
@@ -93,6 +93,9 @@ class FieldSpec:
     markup: Any = None
     #: `text` with `report_as`: the message key that lists the markup's matches
     report: str | None = None
+    #: `json` with no options: `parse(body, captures)` is `reshape(json.loads(body), captures)` (the one-shot
+    #: plan decodes such a body in its loop: `plan_shape._fused_tails`)
+    plain_json: bool = False
 
     @property
     def implicit(self) -> bool:
@@ -843,6 +846,18 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
                     return out
                 return apply({**captures, "content": value} if captures else {"content": value})
 
+            small = args.get("_plain_small") if parse_content is parse_xml_inline else None
+            if small is not None:  # (the usual xml-inline arguments: `parse_xml_inline`'s first test, read here)
+                limit, findall = small
+
+                def parse(body: str, captures: dict | None) -> Any:
+                    value = dict(findall(body)) if len(body) <= limit else parse_content(body, args)
+                    if captures and m0 in captures:
+                        out = base.copy()
+                        out[k0] = {a0: captures[m0], a1: value}
+                        return out
+                    return apply({**captures, "content": value} if captures else {"content": value})
+
             def reshape(value: Any, captures: dict | None) -> Any:
                 if captures and m0 in captures:
                     out = base.copy()
@@ -876,4 +891,5 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         reshape=reshape,
         markup=args.get("remove_pattern") if content == "text" else None,
         report=args.get("report_as") if content == "text" else None,
+        plain_json=parser.parse is parse_json and not args,
     )

@@ -12,6 +12,10 @@ longest, then the highest-priority (lowest rank) match wins, as in `_best`. Anyt
 zero-width or too long match, a timed match, a zero-width try) goes to `LeadScan.end`, which reads it from the
 same finds. It is used for an idle watch whose texts begin no other (`alone`: the text found is the only one
 there), without regexes tried at offset 0 only, where a text starts several delimiters (`tries_scan`).
+
+A regex whose shortest match is longer than every other delimiter's longest match at its text (`lead`) wins
+wherever it matches there (the longest wins): it is tried first, and where it matches the others are not tried.
+GigaChat 3's tool-call open is at least 25 characters, the answer's close at `<|message_sep|>` at most 15.
 `tests/test_tries_scan.py` compares it with `LeadScan.end` and the state machine.
 """
 
@@ -21,6 +25,7 @@ from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH
 from .lead_scan import LeadScan
+from .regex_safety import strict_parse
 
 __all__ = ["TriesScan", "tries_scan"]
 
@@ -29,7 +34,7 @@ class TriesScan(LeadScan):
     """A `LeadScan` whose `end` reads several delimiters at the first find in its own frame (see the module
     docstring). Immutable; built by `tries_scan`."""
 
-    __slots__ = ()
+    __slots__ = ("lead", "rest")
 
     def end(self, window: str, pos: int, zw: int, fired: frozenset, timeout: float | None,
             nxt: list[int]) -> tuple[int, int, Any, dict | None] | int:
@@ -44,8 +49,24 @@ class TriesScan(LeadScan):
             i = min(nxt)
         if i == n:
             return n
+        j = nxt.index(i)
+        t = self.lead[j]
+        if t is not None:  # a regex that wins where it matches (`lead`): tried first
+            if n - i > t[3]:  # (a timed match: `LeadScan.end`)
+                return LeadScan.end(self, window, pos, zw, fired, timeout, nxt)
+            m = t[2](window, i)
+            if m is not None:
+                e = m.end()
+                if e - i > MAX_DELIMITER_LENGTH:  # (too long: `LeadScan.end`; never zero width)
+                    return LeadScan.end(self, window, pos, zw, fired, timeout, nxt)
+                groups = None
+                if t[0].group_slots:
+                    groups = m.groupdict()
+                    if None in groups.values():  # (only the groups that took part: `delimiters._groups`)
+                        groups = {k: v for k, v in groups.items() if v is not None}
+                return i, e, t[0], groups
         best = None
-        for t in self.tries[nxt.index(i)]:
+        for t in self.rest[j]:
             w = t[1]
             if w > 0:  # a literal (or a regex whose match there is known)
                 e = i + w
@@ -76,4 +97,39 @@ def tries_scan(scan: Any) -> Any:
     regex tried at offset 0 only, and a text that starts several delimiters; else `scan` itself."""
     if scan.__class__ is not LeadScan or not scan.alone or scan.start or all(len(t) < 2 for t in scan.tries):
         return scan
-    return TriesScan(scan.texts, scan.tries, scan.start)
+    out = TriesScan(scan.texts, scan.tries, scan.start)
+    #: For each text, the regex try that wins wherever it matches there (its shortest match longer than every
+    #: other try's longest), else None; `rest`: the text's other tries (all of them without a lead)
+    out.lead = tuple(_lead(tries) for tries in scan.tries)
+    out.rest = tuple(tuple(t for t in tries if t is not lead) for tries, lead in zip(scan.tries, out.lead, strict=True))
+    return out
+
+
+def _lead(tries: tuple[tuple[Any, ...], ...]) -> tuple[Any, ...] | None:
+    """The try of `tries` (one text's, several) whose every match is longer than any other's can be, if a
+    regex's."""
+    if len(tries) < 2:
+        return None
+    for t in tries:
+        if t[1] != -1:
+            continue
+        parsed = strict_parse(t[0].source)
+        if parsed is None:
+            continue
+        widest = [_widest(o) for o in tries if o is not t]
+        if None not in widest and parsed.getwidth()[0] > max(widest):
+            return t
+    return None
+
+
+def _widest(t: tuple[Any, ...]) -> int | None:
+    """The widest match try `t` can have (a literal's width, 0 for a known zero-width match, the regex's longest
+    match by the standard library's parser), or None where that is not known or is past `MAX_DELIMITER_LENGTH`
+    (no bound, a regex that parser does not read as `regex` does)."""
+    if t[1] >= 0:
+        return t[1]
+    if t[1] != -1:  # (`lead_scan._EMPTY`: a known zero-width match)
+        return 0
+    parsed = strict_parse(t[0].source)
+    widest = None if parsed is None else parsed.getwidth()[1]
+    return widest if widest is not None and widest <= MAX_DELIMITER_LENGTH else None

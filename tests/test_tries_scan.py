@@ -89,3 +89,60 @@ _GIGA = ["<|message_sep|>", "\n\n", "function call<|role_sep|>", "\n", '{"name":
 @given(st.lists(st.sampled_from(_GIGA), max_size=12).map("".join))
 def test_gigachat3_equals_the_general_loop_and_the_state_machine(text):
     assert_fast_loop_agrees(TEMPLATES["gigachat3"], text, "")
+
+
+#: A regex that wins where it matches (`TriesScan.lead`): at `<m>`, `a` (8 to 10 characters where it matches) is
+#: longer than every other try there can be (at most 5), so it is tried first and, where it matches, alone; `b` and
+#: `d` match as long at `<m>x` (the lower rank wins), `d` is longer at `<m>xy`; `c` is a lookahead's.
+_RANKED = {"start_anchor": "<s>", "fields": {
+    "a": {"open_pattern": r"<m>\s?call(?P<n>\d?):", "close": "</a>", "repeats": True,
+          "transform": {"n": "{n}", "v": "{content}"}},
+    "b": {"open_pattern": r"<m>(?!call)x?", "close": "</b>", "repeats": True},
+    "c": {"open_pattern": r"<m>(?:c|q)(?=a)", "close": "</c>", "repeats": True},
+    "d": {"open_pattern": r"<m>(?:x|z)y?", "close": "</d>", "repeats": True},
+    "content": {"close_pattern": r"\[e\]"},
+}}
+_RANKED_PIECES = ["<m>", "call:", "call7:", " call:", "ca", "qa", "x", "xy", "zy", "y", " ", "</a>", "</b>", "</c>", "</d>", "[e]", "<"]
+
+
+def test_a_try_longer_than_every_other_one_is_tried_first_and_alone():
+    scan, tries = _scans(_RANKED)
+    assert tries.__class__ is TriesScan
+    j = scan.texts.index("<m>")
+    assert tries.lead[j][0].field == "a" and [t[0].field for t in tries.rest[j]] == ["b", "c", "d"]
+    assert tries.lead[scan.texts.index("[e]")] is None
+    # (no lead where another try may be as long: `_TRIES`'s `<m>[^<]*y`)
+    assert set(_scans(_TRIES)[1].lead) == {None}
+    # the tries' matches recorded: where `a` matches no other is tried (fails if the others were still read)
+    called = []
+
+    def recorded(t):
+        if len(t) < 3:  # (a literal)
+            return t
+        return (*t[:2], lambda w, i, m=t[2], f=t[0].field: called.append(f) or m(w, i), *t[3:])
+
+    spy = TriesScan(scan.texts, tuple(tuple(map(recorded, r)) for r in scan.tries), scan.start)
+    spy.lead = tuple(t and recorded(t) for t in tries.lead)
+    spy.rest = tuple(tuple(map(recorded, r)) for r in tries.rest)
+    for text, want in [("<m>call7:v</a>", ["a"]), ("<m> call:v</a>", ["a"]), ("<m>xy</d>", ["a", "b", "c", "d"])]:
+        called.clear()
+        got = spy.end(text, 0, -1, frozenset(), None, scan.fresh(text, 0))
+        assert got == scan.end(text, 0, -1, frozenset(), None, scan.fresh(text, 0))
+        assert called == want
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_RANKED_PIECES), max_size=12).map("".join), st.data())
+def test_tries_scan_with_a_lead_end_equals_lead_scan_end(text, data):
+    scan, tries = _scans(_RANKED)
+    positions = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=4)))
+    a = scan.fresh(text, positions[0] if positions else 0)
+    b = a[:]
+    for pos in positions:
+        assert tries.end(text, pos, -1, frozenset(), None, b) == scan.end(text, pos, -1, frozenset(), None, a)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(_RANKED_PIECES), max_size=14).map("".join), st.sampled_from(["", "<s>", "<s><m>"]))
+def test_tries_with_a_lead_in_the_plan_equal_the_general_loop_and_the_state_machine(text, prefix):
+    assert_fast_loop_agrees(_RANKED, text, prefix)
