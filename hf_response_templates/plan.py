@@ -24,7 +24,9 @@ machine instead (so the result is the same by construction), for
 * calls it does not take: `policy=`, `regex_timeout=`, `regex_budget=`, a prefix that is not a `str`,
   `tools=` that is not a list or tuple (an iterator can be read only once), a
   start anchor regex that would need its timeout on this prompt, a regex timeout set by the caller's
-  context (`content.REGEX_TIMEOUT`);
+  context (`content.REGEX_TIMEOUT`) for a template that runs a regex (`ResponseTemplate.has_regex`: a delimiter,
+  the start anchor or a content parser; the two-state loop (`_fast_run`) reads a template of none without it,
+  as nothing would read it);
 * anything unusual met while reading: a region that does not parse, a second value a non-repeating field
   cannot merge, text outside every region, a required field missing, a delimiter regex that times out, or
   regex work that took so long that the stream's regex budget would have come into play.
@@ -215,9 +217,9 @@ class OneShotPlan:
                 return None  # a timed anchor search: its time counts against the budget
             cut = self._tpl.cut_prefix(prefix)
             window = cut + text if cut else text
-        if _timeout_now(_TIMEOUT) != _TIMEOUT:
-            return None
-        if timed:  # (`t0` is read only when `timed`)
+        if timed:  # (`t0` is read only when `timed`; a caller's regex timeout, only where a regex runs: see the docstring)
+            if _timeout_now(_TIMEOUT) != _TIMEOUT:
+                return None
             t0 = perf_counter()
         n = len(window)
         found = [*self._slots]
