@@ -24,7 +24,9 @@ machine instead (so the result is the same by construction), for
 * calls it does not take: `policy=`, `regex_timeout=`, `regex_budget=`, a prefix that is not a `str`,
   `tools=` that is not a list or tuple (an iterator can be read only once), a
   start anchor regex that would need its timeout on this prompt, a regex timeout set by the caller's
-  context (`content.REGEX_TIMEOUT`);
+  context (`content.REGEX_TIMEOUT`) for a template that runs a regex (`ResponseTemplate.has_regex`: a delimiter,
+  the start anchor or a content parser; the two-state loop (`_fast_run`) reads a template of none without it,
+  as nothing would read it);
 * anything unusual met while reading: a region that does not parse, a second value a non-repeating field
   cannot merge, text outside every region, a required field missing, a delimiter regex that times out, or
   regex work that took so long that the stream's regex budget would have come into play.
@@ -215,9 +217,9 @@ class OneShotPlan:
                 return None  # a timed anchor search: its time counts against the budget
             cut = self._tpl.cut_prefix(prefix)
             window = cut + text if cut else text
-        if _timeout_now(_TIMEOUT) != _TIMEOUT:
-            return None
-        if timed:  # (`t0` is read only when `timed`)
+        if timed:  # (`t0` is read only when `timed`; a caller's regex timeout, only where a regex runs: see the docstring)
+            if _timeout_now(_TIMEOUT) != _TIMEOUT:
+                return None
             t0 = perf_counter()
         n = len(window)
         found = [*self._slots]
@@ -226,9 +228,23 @@ class OneShotPlan:
         # (field info (`_fast_shape`), body start, body end, captures)
         regions: list[tuple[Any, int, int, dict | None]] = []
         while True:
-            if late_idle is not None and pos:  # past offset 0: the late idle watch (see `_lates`)
-                ik, ia, ib = late_idle
-                late_idle = None
+            if late_idle is not None:
+                if pos:  # past offset 0: the late idle watch (see `_lates`)
+                    ik, ia, ib = late_idle
+                    late_idle = None
+                elif ik == 5:  # (`plan_shape._start`: a `LeadScan` with one regex that matches at offset 0 only, Llama
+                    # 3's `^\s*(?=\{...)`) tried there, before the scans: if it does not match, the late idle watch (the
+                    # same delimiters but that one) reads from offset 0 on; where one of the scan's texts is there or the
+                    # window is past the regex's untimed span, the scan's as kind 2; where it matches, kind 5 below
+                    # takes `m` and `d`
+                    d, fast, span, texts, scan = ia
+                    if n > span or window.startswith(texts):
+                        ik, ia = 2, scan
+                    else:
+                        m = fast(window, 0)
+                        if m is None or m.end() > _MAX_WIDTH:  # no match at offset 0: none anywhere
+                            ik, ia, ib = late_idle
+                            late_idle = None
             # idle: the idle watch's next delimiter (`Watch.scan_end`, by the kind `plan_shape._scanner` chose), and what
             # it starts (`act`: its field's `opens` entry; None for the implicit field's close)
             if ik == 1:
@@ -415,17 +431,11 @@ class OneShotPlan:
                     d, end, act = ib
                     end += start
                     groups = None
-            else:  # a `LeadScan` with one regex that matches at offset 0 only (`plan_shape._start`: Llama 3's
-                # `^\s*(?=\{...)`): tried there inline, first; if it does not match, the late idle watch (the same
-                # delimiters but that one) reads from offset 0 on; anything else is the scan's as kind 2 from here on
-                d, fast, span, texts, scan = ia
-                if pos or zw >= 0 or n > span or window.startswith(texts):
-                    ik, ia = 2, scan
-                    continue
-                m = fast(window, 0)
-                if m is None or m.end() > _MAX_WIDTH:  # no match at offset 0: none anywhere
-                    ik, ia, ib = late_idle
-                    late_idle = None
+            else:  # a `LeadScan` with one regex that matches at offset 0 only (`plan_shape._start`), matched there at the
+                # top of this turn (`d`, `m`); a turn at offset 0 after a zero-width open there is the scan's as kind 2
+                # from here on
+                if pos or zw >= 0:
+                    ik, ia = 2, ia[4]
                     continue
                 start = 0
                 end = m.end()

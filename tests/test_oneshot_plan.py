@@ -141,6 +141,48 @@ def test_calls_the_plan_does_not_take_go_to_the_state_machine():
         parse_response(text, tpl, prefix=[1, 2])
 
 
+@settings(max_examples=300, deadline=None)
+@given(case(), st.sampled_from([0.5, 2.0]))
+def test_a_callers_regex_timeout_sends_only_templates_that_run_a_regex_to_the_state_machine(c, timeout):
+    """Under a regex timeout of the caller's context the plan answers None where the template runs a regex
+    (`has_regex`: the state machine applies that timeout), and where it runs none (Hermes 3, SmolLM3, ...:
+    nothing reads it) the two-state loop answers as it does without it: the state machine's message."""
+    name, prefix, generation, chunks = c
+    tpl = load_template(TEMPLATES[name])
+    plan = plan_for(tpl)
+    free = plan.run(generation, prefix, None)
+    token = REGEX_TIMEOUT.set(timeout)
+    try:
+        got = plan.run(generation, prefix, None)
+        if tpl.has_regex or plan._fast is None:
+            assert got is None
+        else:
+            assert got == free
+            if got is not None:
+                assert _without_ids(got) == _without_ids(_streamed(TEMPLATES[name], prefix, chunks)[0])
+        assert _without_ids(parse_response(generation, TEMPLATES[name], prefix=prefix, strict=False)) == _without_ids(
+            _streamed(TEMPLATES[name], prefix, chunks)[0])
+    finally:
+        REGEX_TIMEOUT.reset(token)
+
+
+def test_an_untimed_template_is_read_by_the_plan_under_a_callers_regex_timeout():
+    """Hermes 3 runs no regex: the plan reads it under a caller's regex timeout; a `remove_pattern` (a content
+    regex) makes the same template one that does, which the state machine reads then."""
+    text, expected = "<think>Hm</think>Hi!<|im_end|>", {"role": "assistant", "content": "<think>Hm</think>Hi!"}
+    hermes = get_template("hermes3")
+    marked = {**hermes, "fields": {**hermes["fields"], "content": {**hermes["fields"]["content"],
+                                                                      "content_args": {"remove_pattern": "<x>"}}}}
+    assert not load_template(hermes).has_regex and load_template(marked).has_regex
+    token = REGEX_TIMEOUT.set(0.5)
+    try:
+        assert plan_for(load_template(hermes)).run(text, "", None) == expected
+        assert plan_for(load_template(marked)).run(text, "", None) is None
+        assert parse_response(text, marked, prefix="") == expected
+    finally:
+        REGEX_TIMEOUT.reset(token)
+
+
 def test_a_template_with_a_policy_key_has_no_plan():
     tpl = {**get_template("qwen3"), "policy": {"text_after_tool_calls": "unparsed"}}
     assert plan_for(load_template(tpl)) is None
