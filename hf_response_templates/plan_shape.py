@@ -3,8 +3,9 @@
 `_fast_shape` reads a compiled template into the tuple `_fast_run` unpacks per call: how the idle watch is
 searched (`_scanner`'s kinds, `_alone`'s inlined idle scans, `tries_scan.TriesScan` for a text that starts several
 delimiters), each open's field info (name, parse, store code, join) and its close watch's search (`_sure`'s inlined
-closes of fixed texts, `tail_scan.tail_close`'s of a run then a fixed tail), the implicit field, and what the
-message starts from. Kept apart from `plan.py`, which runs the loop: this module only decides its shape.
+closes of fixed texts, `tail_scan.tail_close`'s of a run then a fixed tail, `value_close`'s of JSON calls back to
+back), the implicit field, and what the message starts from. Kept apart from `plan.py`, which runs the loop: this
+module only decides its shape.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .lead_scan import _EMPTY, LeadScan, LeadSearch
 from .tail_scan import tail_close
 from .template import _strip_text
 from .tries_scan import tries_scan
+from .value_close import value_close
 
 __all__: list[str] = []
 
@@ -186,6 +188,12 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
     def close(f: Any, w: Any) -> tuple:
         if f.value_end is None:
+            # (plain JSON calls back to back, each read with its close and the next open: `value_close.py`)
+            name, _, store, sep = info(f)
+            fused = value_close(plan, tpl, f, w, (name, getattr(f.reshape, "decoded", None) or partial(
+                _reshape_decoded, f.reshape), store, sep))
+            if fused is not None:
+                return info(f), -1, None, fused
             return (info(f), *tail_close(w, _sure(_scanner(plan, w))))
         # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
         # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
