@@ -35,7 +35,7 @@ def test_llama4_json_reads_its_calls_with_value_close():
 
 
 def test_calls_back_to_back_take_no_scan_call_and_no_second_decode(monkeypatch):
-    # one idle scan at offset 0 (the first open), then every close, value and open in the loop itself
+    # every open (the first at offset 0: `plan_shape._start`), close and value in the loop itself
     calls = []
     end = TriggerScan.end
     monkeypatch.setattr(TriggerScan, "end", lambda self, *a: calls.append(self) or end(self, *a))
@@ -52,7 +52,7 @@ def test_calls_back_to_back_take_no_scan_call_and_no_second_decode(monkeypatch):
         {"name": "g", "arguments": {}},
         {"name": "h", "arguments": {"q": "x}y"}},
     ]
-    assert len(calls) == 1 and loads == []
+    assert calls == [] and loads == []
 
 
 _CALLS = [
@@ -133,9 +133,9 @@ def test_llama4_json_edge_cases(text):
 def _synthetic(transform: bool, extra: dict | None = None) -> dict:
     """Calls as JSON arrays `[...]` back to back (`,` or nothing between), closed before the next, at `\\s*<e>`,
     at `!!` (an `_AT` text: no run before it) or at `~*<t>` (a run that may be longer than a delimiter may be);
-    after `!` an open where the content's close `<e>` is (which wins there: it is longer)."""
+    after `!` and at offset 0 an open where the content's close `<e>` is (which wins there: it is longer)."""
     calls = {
-        "open_pattern": r"^\s*(?=\[)|(?<=\])\s*(?:,\s*)?(?=\[)|(?<=!)(?=<e>)",
+        "open_pattern": r"^\s*(?=\[)|(?<=\])\s*(?:,\s*)?(?=\[)|(?<=!)(?=<e>)|^(?=<e>\[)",
         "close_pattern": r"(?<=\])(?=\s*(?:,\s*)?\[)|\s*<e>|!!|~*<t>",
         "repeats": True,
         "content": "json",
@@ -207,3 +207,61 @@ def test_the_synthetic_edge_cases(text):
             assert plan._fast_run(text, prefix, None) == plan._general(text, prefix, None)
             if len(text) < 500:
                 assert_fast_loop_agrees(_synthetic(transform), text, prefix)
+
+
+def test_the_first_open_is_tried_at_offset_0_in_the_loop(monkeypatch):
+    # (`plan_shape._start`'s kind 5 for a `TriggerScan` whose late watch has the same delimiters; fails on the code
+    # before: the idle scan at offset 0 was `TriggerScan.end`, its `_here` there)
+    for tpl in (TEMPLATES[L4], _synthetic(True)):
+        ik, (d, _, _, texts, scan) = oneshot_plan(tpl)._fast[:2]
+        assert ik == 5 and scan.__class__ is TriggerScan and texts == scan.lit_texts
+    calls = []
+    end = TriggerScan.end
+    monkeypatch.setattr(TriggerScan, "end", lambda self, *a: calls.append(self) or end(self, *a))
+    got = parse_response(
+        '{"name": "f", "parameters": {}}{"name": "g", "arguments": {}}<|eot|>', L4, prefix=ANCHOR
+    )
+    assert [c["function"]["name"] for c in got["tool_calls"]] == ["f", "g"] and calls == []
+    assert parse_response("Hi } there<|eot|>", L4, prefix=ANCHOR) == {
+        "role": "assistant",
+        "content": "Hi } there",
+    }
+    assert len(calls) == 1  # (no match at offset 0: the late watch's scan from there)
+
+
+@pytest.mark.parametrize("text", ["<e>[1]", "[1]<e>", " [1]", "x[1]", "<e>", "", "!<e>[1]"])
+def test_offset_0_of_the_synthetic_template(text):
+    for prefix in ("", "<s>", "<s>!"):
+        assert_fast_loop_agrees(_synthetic(False), text, prefix)
+
+
+_HY = [
+    "助手：",
+    " ",
+    "\n",
+    "<answer>",
+    "</answer>",
+    "<think>",
+    "</think>",
+    "<tool_calls>",
+    "</tool_calls>",
+    "<|eos|>",
+    "x",
+    '[{"name": "f", "arguments": {}}]',
+    "助手",
+    "：",
+]
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.lists(st.sampled_from(_HY), max_size=10).map("".join),
+    st.sampled_from(["", "<|extra_0|>", "<|extra_0|>\n"]),
+)
+def test_hunyuan_reads_offset_0_in_the_loop_too(text, prefix):
+    # (its `^\s*助手：|<answer>` open, a `TriggerScan` of the same delimiters past offset 0 as at it: kind 5; where
+    # nothing matches at offset 0, the late scan reads from there without trying it again)
+    tpl = TEMPLATES["hunyuan-a13b"]
+    plan = oneshot_plan(tpl)
+    assert plan._fast[0] == 5 and plan._fast[10][1].at0 is False
+    assert_fast_loop_agrees(tpl, text, prefix)
