@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_oneshot_equals_streaming import TEMPLATES
 
-from hf_response_templates import parse_response
+from hf_response_templates import load_template, parse_response
 from hf_response_templates.content import json_values
 from hf_response_templates.library import list_templates
 from hf_response_templates.trigger_scan import TriggerScan
@@ -265,3 +265,37 @@ def test_hunyuan_reads_offset_0_in_the_loop_too(text, prefix):
     plan = oneshot_plan(tpl)
     assert plan._fast[0] == 5 and plan._fast[10][1].at0 is False
     assert_fast_loop_agrees(tpl, text, prefix)
+
+
+_KEYS = st.sampled_from(["name", "parameters", "arguments", "content", "x"])
+_LEAVES = st.one_of(st.none(), st.integers(-2, 2), st.text(max_size=3), st.booleans())
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=4)),
+    max_leaves=8,
+)
+
+
+_CALL_FIELD = load_template(TEMPLATES[L4]).by_name["tool_calls"]
+
+
+def _outcome(call):
+    try:
+        return "ok", call()
+    except Exception as e:  # (the same error, worded the same)
+        return type(e), str(e)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.one_of(st.dictionaries(_KEYS, _VALUES, max_size=4), _VALUES),
+    st.sampled_from([None, {}, {"content": 1}, {"x": 2}, {"name": "n"}]),
+)
+def test_a_decoded_call_reads_its_keys_as_the_transform(value, captures):
+    # (`template._compile_field`'s `decoded` for `transform._level`'s `values2` shape, Llama 4 JSON's calls: the same
+    # value or error as the transform's own functions)
+    f = _CALL_FIELD
+    assert f.reshape.decoded.__qualname__.endswith("decoded")
+    assert _outcome(lambda: f.reshape.decoded("", (value, captures))) == _outcome(
+        lambda: f.reshape(value, captures)
+    )
