@@ -45,6 +45,7 @@ from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH as _MAX_WIDTH
 from .delimiters import DelimiterTimeout
+from .end_search import _AFTER, _AT
 from .jsonscan import _WS as _JSON_WS
 from .jsonscan import _scan_once
 from .lead_scan import lead_scan
@@ -543,9 +544,79 @@ class OneShotPlan:
                         regions.append((info, pos, n, groups))
                         break
                     cs, ce, d, g2 = r
-            elif ck < 3:  # (-1) a call closed by a fixed text, and the calls right after it (`section_scan.py`)
-                pos = ca(window, pos, n, groups, regions)
-                if pos < 0:  # (a region to the end)
+            elif ck < 3:
+                if ck == -1:  # a call closed by a fixed text, and the calls right after it (`section_scan.py`)
+                    pos = ca(window, pos, n, groups, regions)
+                    if pos < 0:  # (a region to the end)
+                        break
+                    continue
+                # (-2) plain JSON calls back to back (`value_close.py`): each call's close (the trigger's first
+                # candidate), its value (decoded once) and the next call's open right at the close's end, in this turn
+                trig, kinds, cd, fast, span, scan, slot, dinfo, ilits, od, ifast, ispan = cb
+                while True:
+                    # the close: a zero-width one at `pos` that fired there is skipped (the watch's one delimiter)
+                    done = pos if pos == zw and cd in fired else pos - 1
+                    f = trig(window, done)  # (`re` reads -1 as 0)
+                    cs = -1
+                    if f is None:  # (no candidate: no close; `TriggerScan.end` tries nothing at offset 0 here)
+                        cs = ce = n
+                    else:
+                        t = f.start()
+                        kind = kinds[f.lastindex]
+                        if kind is _AFTER:
+                            lo = t = t + 1
+                        elif kind is _AT:
+                            lo = t
+                        else:  # (a run of these characters may come before the text)
+                            lo = t
+                            while lo > pos and window[lo - 1] in kind:
+                                lo -= 1
+                        if lo <= done:
+                            lo = done + 1
+                        if lo <= t and n - lo <= span:  # (the first candidate, untimed)
+                            m = fast(window, lo)
+                            if m is not None and (ce := m.end()) - lo <= _MAX_WIDTH:
+                                cs = lo
+                        if cs < 0:  # anything else: the scan's, from `pos` (close kind 2's)
+                            finds = found[slot]
+                            if finds is None:
+                                finds = found[slot] = scan.fresh(window, pos)
+                            try:
+                                r = scan.end(window, pos, zw, fired, _TIMEOUT, finds)
+                            except DelimiterTimeout:
+                                return None
+                            if r.__class__ is int:
+                                cs = ce = n
+                            else:
+                                cs, ce = r[0], r[1]
+                    try:  # the value, decoded once: the region's value when the close is right after it
+                        value, e = _scan_once(window, pos)
+                    except (StopIteration, ValueError, RecursionError):
+                        e = -1
+                    regions.append((dinfo, pos, pos, (value, groups)) if e == cs else (info, pos, cs, groups))
+                    if ce == n:  # (no close, or one to the end: nothing more, as the idle state would find)
+                        break
+                    if cs == ce:
+                        fired = (fired if cs == zw else _NONE_FIRED) | {cd}
+                        zw = cs
+                        if memo is not None:
+                            memo.clear()
+                    pos = ce
+                    # the next open: the idle watch's match at `pos`, when one is there, is its first
+                    if window.startswith(ilits, pos) or n - pos > ispan:
+                        break
+                    m = ifast(window, pos)
+                    if m is None or (e := m.end()) - pos > _MAX_WIDTH or (e == pos == zw and od in fired) or (
+                            opens[od] is not act):
+                        break  # (none there, too long, zero width and skipped, another field's: the idle state's)
+                    if e == pos:
+                        fired = (fired if pos == zw else _NONE_FIRED) | {od}
+                        zw = pos
+                        if memo is not None:
+                            memo.clear()
+                    groups = None
+                    pos = e
+                if ce == n:
                     break
                 continue
             elif ck > 5:  # (`plan_shape._sure`)

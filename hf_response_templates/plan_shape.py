@@ -3,8 +3,9 @@
 `_fast_shape` reads a compiled template into the tuple `_fast_run` unpacks per call: how the idle watch is
 searched (`_scanner`'s kinds, `_alone`'s inlined idle scans, `tries_scan.TriesScan` for a text that starts several
 delimiters), each open's field info (name, parse, store code, join) and its close watch's search (`_sure`'s inlined
-closes of fixed texts, `tail_scan.tail_close`'s of a run then a fixed tail), the implicit field, and what the
-message starts from. Kept apart from `plan.py`, which runs the loop: this module only decides its shape.
+closes of fixed texts, `tail_scan.tail_close`'s of a run then a fixed tail, `value_close`'s of JSON calls back to
+back), the implicit field, and what the message starts from. Kept apart from `plan.py`, which runs the loop: this
+module only decides its shape.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from .section_scan import section_opens
 from .tail_scan import tail_close
 from .template import _strip_text
 from .tries_scan import tries_scan
+from .trigger_scan import TriggerScan
+from .value_close import value_close
 
 __all__: list[str] = []
 
@@ -145,12 +148,18 @@ def _start(scanner: tuple[int, Any, Any], watch: Any, late: Any) -> tuple[int, A
     no captures: Llama 3's `^\\s*(?=\\{...)`) `_fast_run` tries there itself: `(5, (delimiter, match, untimed
     span, texts, LeadScan), slot)`. Where it does not match (and no text of the scan is at offset 0), the
     watch's answer from offset 0 is its late watch's (`late`: the same delimiters but that regex), which the
-    loop then reads on."""
+    loop then reads on. The same for a `TriggerScan` of one regex with an alternative anchored at offset 0, whose
+    late watch has the same delimiters (Llama 4 JSON's `^\\s*(?:<|python_start|>\\s*)?(?=\\{...)|(?<=\\})...` open):
+    its match at offset 0, where no literal of it is, is the first; where it has none, the late watch reads from
+    offset 0 (its own try there included)."""
     kind, scan, slot = scanner
+    early, kept = set(watch.delimiters), set(late.delimiters) if late is not None else None
+    if kind == 2 and scan.__class__ is TriggerScan and scan.at0 and early == kept and not scan.one[0].group_slots:
+        d, _, fast, span, _ = scan.one
+        return 5, (d, fast, span, scan.lit_texts, scan), slot
     if kind != 2 or not isinstance(scan, LeadScan) or len(scan.start) != 1 or late is None:
         return scanner
     d, _, fast, span, _ = scan.start[0]
-    early, kept = set(watch.delimiters), set(late.delimiters)
     if d.group_slots or kept - early or early - kept != {d}:
         return scanner
     return 5, (d, fast, span, scan.texts, scan), slot
@@ -247,6 +256,12 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     # past offset 0 but after a zero-width open at 0: those few in `opens0`, with the early one)
     def close(f: Any, w: Any) -> tuple:
         if f.value_end is None:
+            # (plain JSON calls back to back, each read with its close and the next open: `value_close.py`)
+            name, _, store, sep = info(f)
+            fused = value_close(plan, tpl, f, w, (name, getattr(f.reshape, "decoded", None) or partial(
+                _reshape_decoded, f.reshape), store, sep))
+            if fused is not None:
+                return info(f), -2, None, fused
             return (info(f), *_searched(tail_close(w, _sure(_scanner(plan, w)))))
         # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
         # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
@@ -285,6 +300,12 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     late_idle = _alone(idle_of(lates[idle_watch])) if idle_watch in lates else None
     idle = _start(_alone(idle_of(idle_watch)), idle_watch, lates.get(idle_watch)) if late_idle is not None else (
         _alone(idle_of(idle_watch)))
+    if idle[0] == 5 and idle[1][4].__class__ is TriggerScan and late_idle[1].__class__ is TriggerScan:
+        # (`_start`'s `TriggerScan`: the late scan reads from offset 0 only where nothing matched there, so it
+        # need not try every delimiter there again)
+        late_scan = copy.copy(late_idle[1])
+        late_scan.at0 = False
+        late_idle = (late_idle[0], late_scan, late_idle[2])
     implicit = tpl.implicit_field
     if late_idle is None:
         idle = _fused(idle, opens, implicit, opens0, tpl.by_name)

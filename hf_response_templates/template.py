@@ -873,6 +873,32 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
                     return out
                 return apply({**captures, "content": value} if captures else {"content": value})
 
+        two = getattr(apply, "values2", None)
+        keys0 = getattr(two[3], "keys", None) if two is not None else None
+        keys1 = getattr(two[5], "keys", None) if two is not None else None
+        if keys0 is not None and keys1 is not None and keys0[0] == keys1[0] == "content" and len(keys0[1]) == 1 \
+                and len(keys1[1]) == 2:
+            # {"type": "function", "function": {"name": "{content.name}", "arguments":
+            # "{content.parameters|content.arguments}"}} (Llama 4 JSON's calls): a decoded value's keys read where
+            # they are (`transform._level`'s `constants_and_two_values` with `apply_key` and `two_keys_of_one_root`,
+            # in one frame; the scope's "content" is the value whatever the captures); anything else (not a plain
+            # dict, a key missing) by the transform itself
+            base, k0, a0, _, a1, _ = two
+            (n0,), (n1, n2) = keys0[1], keys1[1]
+
+            def decoded(body: str, pair: tuple[Any, dict | None]) -> Any:
+                value, captures = pair
+                if value.__class__ is dict and n0 in value:
+                    if n1 in value:
+                        out = base.copy()
+                        out[k0] = {a0: value[n0], a1: value[n1]}
+                        return out
+                    if n2 in value:
+                        out = base.copy()
+                        out[k0] = {a0: value[n0], a1: value[n2]}
+                        return out
+                return apply({**captures, "content": value} if captures else {"content": value})
+
         reshape.decoded = decoded  # type: ignore[attr-defined]
 
     return FieldSpec(

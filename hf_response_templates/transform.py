@@ -251,6 +251,8 @@ def _level(items: tuple[tuple[str, int, Any], ...], general: Applier | None) -> 
                     raise
                 return general(scope)
 
+        # (its parts, for a caller that has the content at hand: `template._compile_field`'s `decoded`)
+        constants_and_two_values.values2 = (base, k0, a0, g0, a1, g1)  # type: ignore[attr-defined]
         return constants_and_two_values
     if constants and len(getters) == 1:  # {"type": "function", "function": {...}}
         ((k0, g0),) = getters
@@ -322,6 +324,7 @@ def _alternatives(apply: Applier) -> Applier:
                             return value[k1]
                 return apply(scope)  # (neither there, or not a plain dict: `apply` decides)
 
+            two_keys_of_one_root.keys = (root, keys)  # type: ignore[attr-defined]  # (`values2`'s reader)
             return two_keys_of_one_root
 
         def keys_of_one_root(scope: Mapping[str, Any]) -> Any:
@@ -554,6 +557,7 @@ def _lookup_steps(path: str, root: str | None, steps: list[str]) -> Applier:
                     return value[key]
             return apply(scope)  # (not there, or not a plain dict: `apply` decides, and words the error)
 
+        apply_key.keys = (root, keys)  # type: ignore[attr-defined]  # (`values2`'s reader)
         return apply_key
 
     def apply_keys(scope: Mapping[str, Any]) -> Any:
