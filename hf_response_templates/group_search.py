@@ -29,7 +29,7 @@ class GroupSearch(LeadSearch):
     lead group, searched by one `re` alternation) and the others each of a first character of its own (one
     `str.find` each, only before the lead group's find). Immutable."""
 
-    __slots__ = ("lead", "others", "full")
+    __slots__ = ("lead", "others", "full", "other", "back")
 
     def __init__(self, texts: tuple[str, ...], tries: tuple[tuple[tuple[Any, ...], ...], ...]) -> None:
         firsts: dict[str, list[int]] = {}
@@ -50,6 +50,9 @@ class GroupSearch(LeadSearch):
         self.lead = _stdre.compile("|".join(marked[:len(group)])).search
         self.others = texts[len(group):]
         self.full = _stdre.compile("|".join(marked)).match
+        #: `_search_one`'s other text, and how far before the lead group's find it may start and still end past it.
+        self.other = self.others[0] if self.others else None
+        self.back = len(self.other) - 1 if self.others else 0
         self.search = self._search_one if len(self.others) == 1 else self._search
 
     def fresh(self, window: str, pos: int) -> list[int]:
@@ -59,8 +62,10 @@ class GroupSearch(LeadSearch):
     def _search_one(self, window: str, pos: int) -> Any:
         """`_search` of one other text (MiniMax's `[e~[`), without the loop."""
         m = self.lead(window, pos)
-        other = self.others[0]
-        k = window.find(other, pos, (m.start() if m is not None else len(window)) + len(other) - 1)
+        if m is None:  # (the other text from `pos` on)
+            k = window.find(self.other, pos)
+            return None if k < 0 else self.full(window, k)
+        k = window.find(self.other, pos, m.start() + self.back)  # (only where it starts before the lead find)
         return m if k < 0 else self.full(window, k)
 
     def _search(self, window: str, pos: int) -> Any:
