@@ -42,7 +42,7 @@ class TriggerScan:
     """`Watch.scan_end` of one eligible watch (see the module docstring and `trigger_scan`). Immutable; the
     per-text state lives in a list the caller keeps for one text (`fresh`)."""
 
-    __slots__ = ("watch", "trigger", "kinds", "lits", "regexes", "lit_texts", "one", "hot", "at0")
+    __slots__ = ("watch", "trigger", "kinds", "lits", "regexes", "lit_texts", "one", "hot", "at0", "lit_at", "lit_of")
 
     def __init__(self, watch: Any, trigger: Any, kinds: tuple[Any, ...], at0: bool = True) -> None:
         self.watch = watch
@@ -56,6 +56,12 @@ class TriggerScan:
         #: The literals' texts, for one `str.startswith` before the literals are looked at one by one (at most
         #: candidates none of them is at), and the one regex's try (`trigger_scan` takes one regex only).
         self.lit_texts = tuple(lit for lit, _ in self.lits)
+        #: The longest literal at a position, in one `re` match (`_here`): the literals escaped, longest first (`re`
+        #: takes the first alternative that matches; two of one length are one text), a pattern that matches
+        #: nothing if there are none; and each literal's delimiter.
+        self.lit_at = _stdre.compile("|".join(_stdre.escape(lit) for lit in sorted(self.lit_texts, key=len, reverse=True))
+                                     or "(?!)").match
+        self.lit_of = dict(self.lits)
         (self.one,) = self.regexes
         #: What `end` reads per call, in one unpack: the kinds by group number (`f.lastindex`, from 1), the
         #: literals' texts, whether the regex has captures.
@@ -210,17 +216,13 @@ class TriggerScan:
               lit: Any = None) -> Any:
         """The best match at `i` of every delimiter (longest, then lowest rank); None if there is none,
         `_SKIPPED` if none but a zero-width one skipped at `zw`. (`lead_scan._match` and `LeadScan._best`,
-        inlined: this runs at every candidate. The literals only when one of them is there, one
-        `str.startswith`; then the one regex. `lit`: whether a literal is at `i`, when the caller knows.)"""
+        inlined: this runs at every candidate. The literals by one `re` match of them all, `lit_at`, unless the
+        caller knows none is at `i` (`lit` False); then the one regex.)"""
         best: Any = None
-        if lit is None:
-            lit = self.lit_texts and window.startswith(self.lit_texts, i)
-        if lit:
-            for text, d in self.lits:
-                if window.startswith(text, i):
-                    end = i + len(text)
-                    if best is None or end > best[1] or (end == best[1] and d.rank < best[2].rank):
-                        best = (i, end, d, None)
+        if lit is not False:  # (the longest literal at `i`: of one length, only one text can be there)
+            m = self.lit_at(window, i)
+            if m is not None:
+                best = (i, m.end(), self.lit_of[m.group()], None)
         d, _, fast, span, timed = self.one
         try:
             m = fast(window, i) if len(window) - i <= span else timed(window, i, None, None, False, timeout)
