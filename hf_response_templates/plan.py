@@ -264,6 +264,9 @@ class OneShotPlan:
                         finds = found[ib] = ia.fresh(window, pos)
                     start = min(finds)
                     while start < pos:  # a stale find: searched again from `pos`
+                        if pos == n:  # (at the end, after a close there: nothing to find, this list is done)
+                            start = n
+                            break
                         j = finds.index(start)
                         k = window.find(ia.texts[j], pos)
                         finds[j] = k if k >= 0 else n
