@@ -194,9 +194,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         """`feed` while the followed arguments of `fcall` hold a member back (`JsonPartial.wait` is
         `_WAIT_MEMBER`)."""
         if text and "}" not in text and "]" not in text and lag_c not in text:
-            lag_append(text)
-            if len(lag) >= _LAG_AT:
-                unlag_lag()
+            lag_append(text)  # (its length: `member_end`, once per member)
             if '"' not in text:  # (the quotes still to come stay as they are: no count)
                 pending_append(text)
                 return []
@@ -464,6 +462,8 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         here (see the module docs). It installs the feed of the state it leaves (`held_feed`, `sink_feed`), or
         `feed`."""
         nonlocal fcall
+        if len(lag) >= _LAG_AT:  # (`held_feed` leaves it to here)
+            unlag_lag()
         if pending:
             s = join(pending) + text
             pending.clear()

@@ -172,3 +172,21 @@ def test_the_state_feeds_test_a_piece_by_one_character_searches_with_few_cells()
         assert "isdisjoint" not in code.co_names and "str_chunks" not in code.co_names, (name, code.co_names)
         assert len(code.co_freevars) <= (7 if name == "sink_feed" else 9), (name, code.co_freevars)
         assert exit_name in code.co_freevars
+
+
+def test_the_lag_stays_bounded_while_members_are_held() -> None:
+    """`held_feed` leaves the lag's length to `member_end` (once per member): fails if nothing checks it there (the
+    lag then holds every piece of a body of numbers until the object ends)."""
+    from hf_response_templates.delta_hot import _LAG_AT
+
+    body = ", ".join(f'"k{i}": {i * 7919}' for i in range(400))
+    text = f'<tool_call>\n{{"name": "f", "arguments": {{{body}}}}}\n</tool_call><|im_end|>'
+    template = get_template("hermes3")
+    ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+    longest = 0
+    for i in range(0, len(text), 2):
+        ds.feed(text[i : i + 2])
+        longest = max(longest, len(ds._lag))
+    ds.finish()
+    assert longest <= _LAG_AT + 16
+    assert ds.message == parse_response(text, template, prefix=CHATML) and not ds.warnings
