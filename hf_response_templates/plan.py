@@ -75,7 +75,7 @@ class OneShotPlan:
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_anchor_texts", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
                  "_required", "_timed", "_by_name", "_ones", "_slots", "_defaults", "_lates", "_whole", "_loop",
                  "_fast", "run",
-                 "_anchor_free", "_untimed", "_anchor_ends")
+                 "_anchor_free", "_untimed", "_anchor_ends", "_anchor_heads", "_anchor_longer")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -89,10 +89,21 @@ class OneShotPlan:
         #: prompt whose anchor search is not timed (`_cut` defers past it)
         self._anchor_free = tpl.anchor_prefix_free
         self._untimed = tpl.start_anchor.untimed_search if lits is None else sys.maxsize
-        #: `_anchor_texts` where a prompt that ends with one of them has nothing after the anchor's last match (no
-        #: cut), else None: no text can start inside another (`ResponseTemplate.anchor_texts`), so the one that ends
-        #: the prompt starts the last match, and the match there is that text (`_anchor_free`)
-        self._anchor_ends = self._anchor_texts if self._anchor_free else None
+        #: Those of `_anchor_texts` after which a prompt that ends with one has nothing after the anchor's last
+        #: match (no cut): no text can start inside another (`ResponseTemplate.anchor_texts`), so the one that ends
+        #: the prompt starts the last match, and the match there is the anchor's match of that text alone (the
+        #: anchor is literals, alternations and optional parts only: nothing before or after a match counts),
+        #: which is all of it for every text where no text begins another (`_anchor_free`), and for
+        #: `<｜Assistant｜>(?:</think>)?`'s two (DeepSeek V3.1 / V4, GLM-4.7). None for no anchor texts.
+        texts = self._anchor_texts or ()
+        self._anchor_ends = None if self._anchor_texts is None else tuple(
+            t for t in texts if (m := tpl.start_anchor.fast.match(t)) and m.end() == len(t))
+        #: The anchor texts that begin with no other, whose last find starts the anchor's last match (every text
+        #: found begins with one of them there): one `str` where there is one, else a tuple; and the others
+        #: (`_anchor_longer`): where none of them is at that find, the match there is the text found.
+        heads = tuple(t for t in texts if not any(o != t and t.startswith(o) for o in texts))
+        self._anchor_heads = heads[0] if len(heads) == 1 else heads
+        self._anchor_longer = tuple(t for t in texts if t not in heads)
         # In one-shot parsing the whole text is one end-of-stream scan, and the parser keeps the watches it
         # starts with (the early ones) for all of it; the plan moves to the late ones past offset 0 (`_lates`),
         # which find the same delimiters there, as the streaming parser's do.
@@ -196,22 +207,27 @@ class OneShotPlan:
                 cut = prefix if i < 0 else prefix[i + lit_end:]
                 window = cut + text if cut else text
         elif self._anchor_texts is not None and len(prefix) <= self._untimed:  # (`_cut` of fixed texts, inlined)
-            if self._anchor_ends is not None and prefix.endswith(self._anchor_ends):  # (see `_anchor_ends`)
+            if prefix.endswith(self._anchor_ends):  # (see `_anchor_ends`)
                 cut = ""
                 window = text
             else:
-                i = -1
-                for t in self._anchor_texts:
-                    j = prefix.rfind(t)
-                    if j > i:
-                        i = j
-                        found = t
+                heads = self._anchor_heads  # (see `_anchor_heads`)
+                if heads.__class__ is str:
+                    i = prefix.rfind(heads)
+                    found = heads
+                else:
+                    i = -1
+                    for t in heads:
+                        j = prefix.rfind(t)
+                        if j > i:
+                            i = j
+                            found = t
                 if i < 0:
                     cut = prefix
-                elif self._anchor_free:  # (`ResponseTemplate.cut_prefix`: the text found there is the match)
-                    cut = prefix[i + len(found):]
-                else:
+                elif self._anchor_longer and prefix.startswith(self._anchor_longer, i):  # (then the anchor says which)
                     cut = prefix[self._anchor.fast.match(prefix, i).end():]
+                else:  # (the text found there is the match)
+                    cut = prefix[i + len(found):]
                 window = cut + text if cut else text
         else:  # (`_cut` past its first tests: a regex anchor of no fixed texts, or a prompt past `_untimed`)
             if len(prefix) > self._untimed:
