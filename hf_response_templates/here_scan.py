@@ -21,7 +21,7 @@ from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH, _groups
 
-__all__ = ["HereScan", "here_scan"]
+__all__ = ["PLAIN", "HereScan", "here_scan"]
 
 
 class HereScan:
@@ -60,6 +60,19 @@ class HereScan:
         elif not self.zero_width:
             return n
         return self.fallback(window, pos, zw, fired, disabled, timeout, memo)
+
+
+class _Plain:
+    """A `HereScan` that tries nothing (`PLAIN`): `plan.OneShotPlan._fast_run`, which reads an idle watch's
+    `HereScan` itself, then asks `Watch.scan_end` at every position."""
+
+    __slots__ = ()
+    tries: tuple = ()
+    span = -1
+
+
+#: The `HereScan` of an idle watch that has none (`here_scan` answers None): every scan is `Watch.scan_end`'s.
+PLAIN: Any = _Plain()
 
 
 def here_scan(watch: Any) -> HereScan | None:

@@ -44,7 +44,7 @@ from time import perf_counter
 from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH as _MAX_WIDTH
-from .delimiters import DelimiterTimeout
+from .delimiters import DelimiterTimeout, _groups
 from .end_search import _AFTER, _AT
 from .jsonscan import _WS as _JSON_WS
 from .jsonscan import _scan_once
@@ -431,18 +431,40 @@ class OneShotPlan:
                 else:
                     start, end, d, groups = r
                     act = opens[d]
-            elif ik == 4:  # (gpt-oss's `here_scan.HereScan`, every turn; before kind 0: only late watches, one turn)
-                if memo is None:
-                    memo = {}
-                try:
-                    r = ia(window, pos, zw, fired, _NO_DISABLED, _TIMEOUT, memo)
-                except DelimiterTimeout:
-                    return None
-                if r.__class__ is int:
-                    d = None
-                else:
-                    start, end, d, groups = r
-                    act = opens[d]
+            elif ik == 4:  # (gpt-oss's, every turn; before kind 0: only late watches, one turn)
+                # `here_scan.HereScan.scan_end`, inlined: every regex tried at `pos` (where the message's headers
+                # are), the longest match (the first of equals: lowest rank) taken when it is not zero-width, not
+                # too long and untimed there; else `Watch.scan_end` (`ib`), which decides (`here_scan.PLAIN`: always).
+                # (None past the end: a zero-width match there would end the loop as none does, opening nothing
+                # (see `start == end` below) and closing no implicit region, none being open between turns)
+                d = None
+                if pos < n:
+                    if n - pos <= ia.span:
+                        e = pos  # (a zero-width match is never taken here)
+                        for t in ia.tries:
+                            m = t[1](window, pos)
+                            if m is not None and m.end() > e:
+                                e = m.end()
+                                best = m
+                                d = t[0]
+                        if d is not None:
+                            if e - pos <= _MAX_WIDTH:
+                                start = pos
+                                end = e
+                                groups = _groups(d, best) if d.group_slots else None
+                                act = opens[d]
+                            else:
+                                d = None
+                    if d is None:
+                        if memo is None:
+                            memo = {}
+                        try:
+                            r = ib(window, pos, zw, fired, _NO_DISABLED, _TIMEOUT, memo)
+                        except DelimiterTimeout:
+                            return None
+                        if r.__class__ is not int:
+                            start, end, d, groups = r
+                            act = opens[d]
             elif ik == 0:
                 start = window.find(ia, pos)
                 if start < 0:

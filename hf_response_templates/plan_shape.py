@@ -16,7 +16,7 @@ from typing import Any
 
 from .delimiters import OPEN
 from .group_search import group_search
-from .here_scan import here_scan
+from .here_scan import PLAIN, here_scan
 from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
 from .lead_scan import _EMPTY, LeadScan, LeadSearch
 from .section_scan import section_opens
@@ -289,10 +289,9 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
             return 0, a, (b, len(a), opens.get(b))
         if kind == 1:
             return 1, a, {text: (d, len(text), opens.get(d)) for text, d in b.items()}
-        if kind == 4:  # (`Watch.scan_end`: tried at the position first where the watch allows, `here_scan.py`)
-            here = here_scan(watch)
-            if here is not None:
-                return 4, here.scan_end, None
+        if kind == 4:  # (`Watch.scan_end`: tried at the position first where the watch allows, `here_scan.py`;
+            # `_fast_run` reads the `HereScan` itself, and calls the watch's `scan_end` for the rest)
+            return 4, here_scan(watch) or PLAIN, watch.scan_end
         if kind == 2:  # (a `LeadScan` with a text that starts several delimiters: `tries_scan.py`)
             return 2, tries_scan(a), b
         return kind, a, b

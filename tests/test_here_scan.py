@@ -48,8 +48,8 @@ def test_gpt_oss_idle_watch_has_a_here_scan_and_the_plan_reads_it():
     assert {"gpt-oss", "ties"} <= {name for name, _, _ in WATCHES}
     tpl = load_template(get_template("gpt-oss"))
     plan = plan_for(tpl)
-    kind, scan = plan._fast[0], plan._fast[1]
-    assert kind == 4 and isinstance(scan.__self__, HereScan) and scan.__self__.watch is tpl.idle_watch
+    kind, scan = plan._fast[0], plan._fast[1]  # (the loop reads the `HereScan` itself: `test_oneshot_here_inline.py`)
+    assert kind == 4 and isinstance(scan, HereScan) and scan.watch is tpl.idle_watch
 
 
 def test_the_fast_path_is_taken_on_harmony_headers():
