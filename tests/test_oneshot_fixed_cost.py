@@ -265,7 +265,8 @@ def test_a_trivial_response_runs_fewer_opcodes_in_round_7(name):
 _START = [n for n in list_templates() if oneshot_plan(TEMPLATES[n])._fast is not None
           and oneshot_plan(TEMPLATES[n])._fast[0] == 5]
 _CALLS = ('{"name": "f", "parameters": {"a": 1}}', "[f(a=1)]", '[{"name": "f", "arguments": {}}]', "{", "[",
-          "Here are my reasoning steps: Hm[BEGIN FINAL RESPONSE]Hi", "Here are my reasoning steps:")
+          "Here are my reasoning steps: Hm[BEGIN FINAL RESPONSE]Hi", "Here are my reasoning steps:",
+          "助手：Hi", "<answer>Hi</answer>")  # (Hunyuan's start regex `^\s*助手：|<answer>`)
 
 
 @pytest.mark.parametrize("name", _START)
