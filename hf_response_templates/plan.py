@@ -898,7 +898,16 @@ class OneShotPlan:
                 continue
             else:  # a field of the defaults (`ResponseParser`'s first value of one: merged with the default)
                 if store == 6:  # a field with `report_as` (`_fast_shape`): `_general`'s store, then its marks
-                    field, join = sep
+                    # (`lead`: the fixed text every markup match starts with, where the field's parse is None in
+                    # `info` (`plan_shape._unmarked_lead`): a body without it is its strip (`value`), with no marks;
+                    # one with it is parsed here, its marks listed below (`lead` None))
+                    field, join, lead = sep
+                    if lead is not None and window.find(lead, a, b) >= 0:
+                        try:
+                            value = field.parse(window[a:b], caps)
+                        except Exception:  # (as any region's parse above: the state machine reports it)
+                            return None
+                        lead = None
                     if name not in message:
                         if join is not None and value.__class__ is not str and not isinstance(value, str):
                             return None
@@ -929,7 +938,7 @@ class OneShotPlan:
                         more.setdefault(name, []).extend(("\n", value))
                     else:
                         return None
-                    if not _report_marks(field, window[a:b], value, message, more):
+                    if lead is None and not _report_marks(field, window[a:b], value, message, more):
                         return None
                     continue
                 if kept is None:

@@ -33,6 +33,17 @@ def _reshape_decoded(reshape: Any, body: str, decoded: tuple[Any, dict | None]) 
     return reshape(*decoded)
 
 
+def _unmarked_lead(f: Any) -> str | None:
+    """For a `report_as` field whose value is its body stripped where no markup match can start in it (a `text`
+    field, stripped, no transform: `parse.unmarked_strip`, Cohere's): the one fixed text every match of its markup
+    starts with (`Markup.leads`), else None. `_fast_run` then stores a body without that text as a plain text
+    field's (its strip, no marks to list: `Markup.marks` finds none) and parses only the others."""
+    leads = f.markup.leads if f.markup is not None else None
+    if not getattr(f.parse, "unmarked_strip", False) or leads is None or len(leads) != 1 or not leads[0]:
+        return None
+    return leads[0]
+
+
 def _whole_of(plan: Any, f: Any) -> Any:
     """How `_fast_run` reads JSON field `f`'s values when they are all there, before any `ValueEnd`:
     `jsonscan.whole_value_end` for one value (`OneShotPlan._whole`), `whole_sequence_end` with the separator
@@ -241,9 +252,10 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
     def info(f: Any) -> tuple[str, Any, int, Any]:
         # the store code: 0 one value, 1 repeats, 2 join; 5, 3, 4: the same, of a field in the defaults; 6, a
         # field with `report_as` (Cohere's citations; none of the defaults), stored as the general loop stores it
-        # and then its marks listed: `(field, join)` in the separator's place
+        # and then its marks listed: `(field, join, lead)` in the separator's place (`_unmarked_lead`)
         if f.report is not None:
-            return f.name, None if f.parse is _strip_text else f.parse, 6, (f, f.join)
+            lead = _unmarked_lead(f)
+            return f.name, None if lead is not None or f.parse is _strip_text else f.parse, 6, (f, f.join, lead)
         if f.join is not None:
             store = 2 if f.name not in keep else 4
         elif f.repeats:

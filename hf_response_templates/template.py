@@ -817,6 +817,11 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
     if apply is None and parse_content is parse_text and "remove_pattern" not in args:
         # the common `text` field: one call, not three
         parse = _strip_text if args.get("strip", True) else _keep_text
+    elif apply is None and parse_content is parse_text and args.get("strip", True):
+        # a `text` field with `remove_pattern` (Cohere's, with `report_as`): a body where no match of it can start is
+        # its value stripped (`Markup.sub` returns it as it is), which the one-shot plan reads without this call
+        # (`plan_shape._fast_shape`'s `lead`)
+        parse.unmarked_strip = True  # type: ignore[attr-defined]
     elif apply is not None and not transform_each:
         # the usual transformed field (every tool call's): `parse` and `reshape` as above, one call each (not
         # `parse` calling `reshape`), and `reshape.decoded(body, (value, captures))`, the one-shot plan's
