@@ -663,13 +663,22 @@ class OneShotPlan:
             elif ck > 5:  # (`plan_shape._sure`)
                 if ck == 7:  # one fixed text of known width (`_sure`): `str.find`, a zero-width one skipped at `zw`
                     cs = window.find(ca, pos)
-                    d, w = cb
+                    d, w, bare = cb
                     if not w and cs == zw and d in fired:
                         cs = window.find(ca, cs + 1)
                     if cs < 0:
                         regions.append((info, pos, n, groups))
                         break
                     ce = cs + w
+                    if cs == pos and bare:  # an empty region of a plain one-value text field (`plan_shape._bare`):
+                        # the store drops its "" (as no region at all), so it is not listed
+                        if not w:
+                            fired = (fired if cs == zw else _NONE_FIRED) | {d}
+                            zw = cs
+                            if memo is not None:
+                                memo.clear()
+                        pos = ce
+                        continue
                     g2 = None
                 elif ck == 10:  # a run of a few characters then a fixed tail (`tail_scan.py`): the tail found,
                     # the run stripped back, the regex searched from there; else the watch's scanner

@@ -94,6 +94,16 @@ def _sure(scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any]:
     return 6, scan, (slot, tuple(sure))
 
 
+def _bare(info: tuple, kind: int, a: Any, b: Any) -> tuple:
+    """An open's `(info, kind, a, b)` (`_fast_shape`'s `close`), with `_sure`'s kind-7 `(delimiter, width)` given a
+    third item: whether the field is a plain one-value text field (no parse, store 0), whose empty region the store
+    drops (its "" is as no region at all), so that `_fast_run` does not list one (Kimi K3's tool-section wrappers,
+    closed by `(?=<)` right at their open's end)."""
+    if kind == 7:
+        b = (*b, info[1] is None and info[2] == 0)
+    return info, kind, a, b
+
+
 def _no_close(window: str, pos: int) -> None:
     """Close kind 3's search where a field has no close watch (`_searched`): it finds nothing, so the region runs to
     the end of the text."""
@@ -274,7 +284,7 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
                 _reshape_decoded, f.reshape), store, sep))
             if fused is not None:
                 return info(f), -2, None, fused
-            return (info(f), *_searched(tail_close(w, _sure(_scanner(plan, w)))))
+            return _bare(info(f), *_searched(tail_close(w, _sure(_scanner(plan, w)))))
         # (`dinfo`: the field's info for a region whose value the scan decoded, stored as `(dinfo, start, start,
         # (value, captures))`: its parse is the field's `reshape` of that value, made once here, not per region)
         name, _, store, sep = info(f)
