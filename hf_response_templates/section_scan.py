@@ -21,7 +21,10 @@ have. A JSON field with no content options (Kimi K2's arguments) has its value d
 (as `jsonscan.whole_value_end`, the C scanner from the value's start): where the value ends right before the
 close (whitespace aside) the region is stored decoded, as `plan_shape._fused` stores one (`(dinfo, start,
 start, (value, captures))`, parsed by the field's `reshape.decoded`); anything else is the plain region, which
-the field's own parse reads (and fails on) as before.
+the field's own parse reads (and fails on) as before. Calls of any other content (Kimi K3's XML arguments) are
+plain regions, chained only in a template without an implicit field (Kimi K3, whose calls sit back to back in a
+section wrapper): the XML-call templates with one (Qwen3.5, GLM, DeepSeek V3.2 / V4, Seed-OSS) write a newline
+between calls, where the chain's check would be only cost.
 
 `plan_shape._fast_shape` gives such an open the close kind -1 (`section_opens`), with its `run` in the
 close's place. `tests/test_section_scan.py` compares the regions and messages with the general loop and the
@@ -104,7 +107,9 @@ def _decoded_info(tpl: Any, f: Any, info: tuple) -> tuple | None:
 def section_opens(tpl: Any, idle: tuple[int, Any, Any], opens: dict) -> None:
     """Give each open of `opens` that `section_run` can chain (see the module docstring) the close kind -1:
     `(info, -1, run, None)` in place of its `(info, 0, close text, close delimiter)`. `idle` is the idle
-    watch's `_alone` answer: only a kind-9 `LeadSearch` (`(9, scan, only)`) is read."""
+    watch's `_alone` answer: only a kind-9 `LeadSearch` (`(9, scan, only)`) is read. A field whose values are not
+    decoded here (`_decoded_info` None) is chained only where the template has no implicit field (see the module
+    docstring)."""
     kind, scan, only = idle
     if kind != 9 or scan.__class__ is not LeadSearch:  # (not `group_search.GroupSearch`, whose search differs)
         return
@@ -123,7 +128,7 @@ def section_opens(tpl: Any, idle: tuple[int, Any, Any], opens: dict) -> None:
             continue
         info = act[0]
         dinfo = _decoded_info(tpl, tpl.by_name[info[0]], info)
-        if dinfo is None:
+        if dinfo is None and tpl.implicit_field is not None:
             continue
         run = section_run(act[2], tuple(text for text, _ in found), t[2], t[3], bool(d.group_slots), info, dinfo)
         opens[d] = (info, -1, run, None)

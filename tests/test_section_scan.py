@@ -31,10 +31,11 @@ def _section_opens(tpl) -> list:
 
 def test_the_kimi_calls_are_read_one_after_another():
     # (fails on the code before `section_scan`: no open had close kind -1)
-    for name in _KIMI:
+    for name in (*_KIMI, "kimi-k3"):
         assert _section_opens(TEMPLATES[name]) == ["tool_calls"], name
-    # (calls that are not JSON, an idle scan that is not one `LeadSearch`, a close that is not one text)
-    for name in ("kimi-k3", "qwen3.5", "glm-4.7", "deepseek-v3.2", "minimax-m2", "mistral-small-3.2", "hermes3"):
+    # (calls that are not JSON in a template with an implicit field, an idle scan that is not one `LeadSearch`, a
+    # close that is not one text)
+    for name in ("qwen3.5", "glm-4.7", "deepseek-v3.2", "minimax-m2", "mistral-small-3.2", "hermes3"):
         assert _section_opens(TEMPLATES[name]) == [], name
 
 
@@ -139,3 +140,61 @@ def test_the_decoded_values_are_typed_by_the_tools(name, args):
     parser.feed(text)
     streamed, _ = parser.finalize()
     assert parse_response(text, tpl, prefix=_ANCHOR, tools=_TOOLS, strict=False) == streamed
+
+
+_K3_ANCHOR = '<|open|>message role="assistant"<|sep|>'
+
+
+def _k3_call(name: str, k: int, args: str) -> str:
+    return f'<|open|>call tool="{name}" index="{k}"<|sep|>{args}<|close|>call<|sep|>'
+
+
+def _k3_arg(key: str, value: str) -> str:
+    return f'<|open|>argument key="{key}" type="string"<|sep|>{value}<|close|>argument<|sep|>'
+
+
+@pytest.mark.parametrize("text", [
+    "<|open|>response<|sep|>Hi<|close|>response<|sep|><|open|>tools<|sep|>" + _k3_call("f", 1, _k3_arg("a", "x"))
+    + _k3_call("g", 2, _k3_arg("b", "1") + _k3_arg("c", "[1]")) + _k3_call("h", 3, "")
+    + "<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>",
+    _k3_call("f", 1, _k3_arg("a", "x")) + "\n" + _k3_call("g", 2, _k3_arg("a", "y")),  # (whitespace between calls)
+    _k3_call("f", 1, _k3_arg("a", "x")) + "z" + _k3_call("g", 2, _k3_arg("a", "y")),  # (text between: no message)
+    _k3_call("f", 1, "") + '<|open|>call tool="g"<|sep|>' + _k3_arg("a", "<|close|>call"),  # (no close)
+    _k3_call("f", 1, "") + '<|open|>call tool=""<|sep|>' + _k3_call("g", 2, ""),  # (no regex match there)
+    _k3_call("f", 1, "") + _k3_call("g" * 600, 2, "") + _k3_call("h", 3, ""),  # (an open too long to be one)
+    _k3_call("f", 1, _k3_arg("a", "<|open|>call")) + _k3_call("g", 2, "<|open|>think<|sep|>"),
+])
+def test_kimi_k3_calls_read_one_after_another_equal_the_general_loop(text):
+    for prefix in (_K3_ANCHOR, "", _K3_ANCHOR + "<|open|>think<|sep|>"):
+        assert_fast_loop_agrees(TEMPLATES["kimi-k3"], text, prefix)
+
+
+def test_kimi_k3_three_calls_take_one_section_run(monkeypatch):
+    runs = []
+    real = section_module.section_run
+
+    def counted(*a):
+        run = real(*a)
+        return lambda *b: runs.append(b[1]) or run(*b)
+
+    monkeypatch.setattr(section_module, "section_run", counted)
+    plan = OneShotPlan(load_template(TEMPLATES["kimi-k3"]))
+    text = "<|open|>tools<|sep|>" + "".join(_k3_call(f"f{k}", k, _k3_arg("a", str(k))) for k in range(3)) + (
+        "<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>")
+    message = plan.run(text, _K3_ANCHOR, None)
+    assert [c["function"] for c in message["tool_calls"]] == [{"name": f"f{k}", "arguments": {"a": str(k)}}
+                                                              for k in range(3)]
+    assert len(runs) == 1
+
+
+_K3_PIECES = ['<|open|>call tool="f"<|sep|>', '<|open|>call tool="g" index="2"<|sep|>', "<|close|>call<|sep|>",
+              '<|open|>argument key="a"<|sep|>', "<|close|>argument<|sep|>", "<|open|>tools<|sep|>",
+              "<|close|>tools<|sep|>", "<|close|>message<|sep|>", "<|end_of_msg|>", "<|open|>response<|sep|>",
+              "<|close|>response<|sep|>", "<", "x", " ", "\n", '"']
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(_K3_PIECES), max_size=16).map("".join),
+       st.sampled_from([_K3_ANCHOR, "", _K3_ANCHOR + "<|open|>think<|sep|>"]))
+def test_kimi_k3_sections_equal_the_general_loop_and_the_state_machine(text, prefix):
+    assert_fast_loop_agrees(TEMPLATES["kimi-k3"], text, prefix)
