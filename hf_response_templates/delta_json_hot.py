@@ -520,8 +520,9 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     s = s[:j]
                 else:
                     p.quotes = 3
-                fcall = call
-                ds.feed = r.hot = held_feed
+                if ds.feed is not held_feed:  # (from `held_feed` or `held_exit`: installed, for `call`)
+                    fcall = call
+                    ds.feed = r.hot = held_feed
             parts = call.parts  # (`sent`, inlined)
             if (s.isascii() or s.isprintable()) and len(parts) < _COMPACT_AT:
                 parts.append(s)

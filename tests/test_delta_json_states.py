@@ -190,3 +190,57 @@ def test_the_lag_stays_bounded_while_members_are_held() -> None:
     ds.finish()
     assert longest <= _LAG_AT + 16
     assert ds.message == parse_response(text, template, prefix=CHATML) and not ds.warnings
+
+
+def test_a_held_member_end_leaves_held_feed_installed_for_its_call() -> None:
+    """`member_end` installs `held_feed` (for its call) only where it is not the stream's ``feed`` already: fails if
+    it skips the install where another feed is installed (the next member's pieces then go to `feed`), or installs
+    it for the wrong call (other deltas). Numbers, lists, strings and literals, pieces of 1-7 characters, two calls;
+    the deltas piece by piece as the generic region feed's."""
+    from hf_response_templates.partial.json_reader import _WAIT_MEMBER
+
+    template = get_template("hermes3")
+    rng = random.Random(5)
+    checked = 0
+    for _ in range(60):
+        values = ([rng.randint(0, 10**6), [1, 2], "s" * rng.randint(0, 9), True][i % 4] for i in range(16))
+        args = {f"k{i}": v for i, v in enumerate(values)}
+        one = f'<tool_call>\n{{"name": "f", "arguments": {json.dumps(args)}}}\n</tool_call>'
+        text = f"{one}\n{one.replace('k', 'q')}<|im_end|>"
+        pieces = []
+        while sum(map(len, pieces)) < len(text):
+            i = sum(map(len, pieces))
+            pieces.append(text[i : i + rng.randint(1, 7)])
+        ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+        new = []
+        i = 0
+        for piece in pieces:
+            before = getattr(ds.feed, "__qualname__", "").rsplit(".", 1)[-1]
+            new.append(ds.feed(piece))
+            i += len(piece)
+            r = ds._open
+            if new[-1] and r is not None and r.follow is not None and r.sink is None and before == "held_feed":
+                if r.partial.wait is _WAIT_MEMBER and text[i - 1] in "0123456789]e":
+                    # (a number, list or literal member ended by this piece, read by `member_end`)
+                    assert getattr(ds.feed, "__qualname__", "").endswith(".held_feed"), (ds.feed, text[:i])
+                    checked += 1
+        new.append(ds.finish())
+        with generic_hot_feed():
+            generic, _ = _deltas_per_piece(template, pieces)
+        assert new == generic
+        assert ds.message == parse_response(text, template, prefix=CHATML) and not ds.warnings
+    assert checked > 100, checked
+    # a member read by `member_end` from `feed` (installed after a string's end and more than a cut member)
+    head = '<tool_call>\n{"name": "f", "arguments": {"a": "xy'
+    pieces = [head, "z", 'w", "b": 1, "c', '": 3, "d', '": [1]', "}}\n</tool_call>"]
+    ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+    new = []
+    for piece, feed in zip(pieces, ("", "", "", "feed", "held_feed", ""), strict=True):
+        if feed:
+            assert getattr(ds.feed, "__qualname__", "").endswith("." + feed), (piece, ds.feed)
+        new.append(ds.feed(piece))
+    new.append(ds.finish())
+    assert new[3] == [{"tool_calls": [{"index": 0, "function": {"arguments": ', "c": 3'}}]}]
+    with generic_hot_feed():
+        generic, _ = _deltas_per_piece(template, pieces)
+    assert new == generic and not ds.warnings
