@@ -75,7 +75,7 @@ class OneShotPlan:
     __slots__ = ("_tpl", "_anchor", "_anchor_lit", "_anchor_texts", "_idle", "_closes", "_implicit", "_hold_ws", "_keep",
                  "_required", "_timed", "_by_name", "_ones", "_slots", "_defaults", "_lates", "_whole", "_loop",
                  "_fast", "run",
-                 "_anchor_free", "_untimed", "_anchor_ends", "_anchor_heads", "_anchor_longer")
+                 "_anchor_free", "_untimed", "_anchor_ends", "_anchor_heads", "_anchor_longer", "_imp_text")
 
     def __init__(self, tpl: Any) -> None:
         self._tpl = tpl
@@ -164,6 +164,11 @@ class OneShotPlan:
             shape = (*shape[:7], tpl.new_message if skeleton is None else skeleton.copy, bool(shape[9]), *shape[9:],
                      lit, 0 if lit is None else len(lit), skeleton, -1, _NONE_FIRED, None, 0, False, 0, None, None, None)
         self._fast = shape
+        #: The implicit field's name where it is a plain text field of one value not in the defaults (`_fast_run`'s
+        #: store 0 with no parse) that holds whitespace (`_hold_ws`: whitespace alone does not open its region, so
+        #: the region's stripped text is never empty), else None: a response of that region alone stores it directly
+        self._imp_text = None if shape is None or shape[4] is None or shape[4][1:3] != (None, 0) or not self._hold_ws \
+            else shape[4][0]
         #: `parse_response`'s entry: the two-state loop where the template has its shape, else the general one.
         self.run = self._fast_run if self._fast is not None else self._general
 
@@ -510,8 +515,11 @@ class OneShotPlan:
                     memo.clear()
             if act is None:  # the implicit field's close: the message is over
                 if opened:
-                    regions.append((imp, start_at, start, groups))
-                    opened = False
+                    if regions or groups is not None:
+                        regions.append((imp, start_at, start, groups))
+                        opened = False
+                    else:  # (the region alone: read after the loop, to `n`)
+                        n = start
                 break
             if opened:  # the implicit region ends where an explicit one opens
                 regions.append((imp, start_at, start, None))
@@ -846,10 +854,13 @@ class OneShotPlan:
                 groups = {**groups, **g2} if groups else g2
             regions.append((info, pos, cs, groups))
             pos = ce
-        if opened:
-            regions.append((imp, start_at, n, None))
-
         message = fresh()  # (`skeleton.copy` or `ResponseTemplate.new_message`: see `__init__`)
+        if opened:
+            if regions or (one := self._imp_text) is None:
+                regions.append((imp, start_at, n, None))
+            else:  # the implicit region alone, of a plain one-value text field: the loop below's store, inlined (not
+                # empty: whitespace alone does not open the region, see `_imp_text`)
+                message[one] = window[start_at:n].strip()
         typing = schemas.type_tool_calls if schemas else None  # (`ToolSchemas.__bool__` once, not per region)
         # A field not in the defaults (store 0-2) is new in `message` until its first value; those of the
         # defaults (3-5) are tracked in `kept` (a set, made at the first). Only a field whose first value is
