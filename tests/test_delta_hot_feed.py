@@ -57,10 +57,12 @@ def old_paths() -> Iterator[None]:
     """The old paths, within the block: no `hot_feed`, the old whole-member pattern."""
     undo = [
         (deltas_module, "hot_feed", deltas_module.hot_feed),
+        (deltas_module, "json_hot_feed", deltas_module.json_hot_feed),  # (`deltas` calls it by its own name)
         (json_reader, "_FIRST_MEMBER", json_reader._FIRST_MEMBER),
         (json_reader, "_NEXT_MEMBER", json_reader._NEXT_MEMBER),
     ]
     deltas_module.hot_feed = lambda ds, r: None
+    deltas_module.json_hot_feed = lambda ds, r: None
     json_reader._FIRST_MEMBER = _OldPattern(_OLD_MEMBER)
     json_reader._NEXT_MEMBER = _OldPattern(", " + _OLD_MEMBER)
     try:

@@ -17,6 +17,7 @@ from test_openai_deltas import CHATML, SETTINGS, chunkings
 
 import hf_response_templates.delta_hot as delta_hot
 import hf_response_templates.delta_json_hot as delta_json_hot
+import hf_response_templates.deltas as deltas_module
 import hf_response_templates.partial.json_reader as json_reader
 from hf_response_templates import get_template, parse_response
 from hf_response_templates.delta_hot import hot_feed
@@ -29,16 +30,19 @@ def generic_hot_feed() -> Iterator[None]:
     """Within the block: `delta_hot.hot_feed`'s own branches for a `JsonPartial` (no `json_hot_feed`), and
     `JsonPartial.end_string` reading what follows the string by `_follow_members` (no cut-member shortcut)."""
     real_json, real_end = delta_json_hot.json_hot_feed, JsonPartial.end_string
+    real_deltas_json = deltas_module.json_hot_feed  # (`deltas` calls it by the name it imported)
 
     def end_string(self: JsonPartial, text: str, q: int) -> str:  # the step-by-step path: `_follow_feed`
         return self.feed(text) or ""
 
     delta_json_hot.json_hot_feed = delta_hot._hot_feed  # type: ignore[assignment]
+    deltas_module.json_hot_feed = delta_hot._hot_feed  # type: ignore[assignment]
     JsonPartial.end_string = end_string  # type: ignore[method-assign]
     try:
         yield
     finally:
         delta_json_hot.json_hot_feed = real_json
+        deltas_module.json_hot_feed = real_deltas_json
         JsonPartial.end_string = real_end  # type: ignore[method-assign]
 
 
