@@ -193,7 +193,8 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     def held_feed(text: str) -> _Deltas:
         """`feed` while the followed arguments of `fcall` hold a member back (`JsonPartial.wait` is
         `_WAIT_MEMBER`)."""
-        if text and "}" not in text and "]" not in text and lag_c not in text:
+        # (an empty piece too: held, as `_feed` would leave it, no delta; one truth test less per piece)
+        if "}" not in text and "]" not in text and lag_c not in text:
             lag_append(text)  # (its length: `member_end`, once per member)
             if '"' not in text:  # (the quotes still to come stay as they are: no count)
                 pending_append(text)

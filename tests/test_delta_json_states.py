@@ -244,3 +244,51 @@ def test_a_held_member_end_leaves_held_feed_installed_for_its_call() -> None:
     with generic_hot_feed():
         generic, _ = _deltas_per_piece(template, pieces)
     assert new == generic and not ds.warnings
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(members=st.lists(st.tuples(KEYS, VALUES), max_size=8), spaced=st.booleans(), data=st.data())
+def test_an_empty_piece_in_any_state_gives_the_deltas_of_the_old_paths(members, spaced, data) -> None:
+    """`held_feed` takes an empty piece as a held one (no test for it: it holds none of the characters it
+    looks for), `sink_feed` hands it on: fails if an empty piece changes any delta in any state (a sunk
+    string, a member held back, the quotes still to come counted), e.g. with `sink_feed` taking it as a sunk
+    piece (an empty fragment). An empty piece before every piece, per piece as the generic region feed and
+    the old paths."""
+    template = get_template("hermes3")
+    text = _text(members, spaced)
+    rng = data.draw(st.randoms(use_true_random=False))
+    pieces = [p for piece in _token_pieces(text, rng) for p in ("", piece)]
+    new, ds = _deltas_per_piece(template, pieces)
+    with generic_hot_feed():
+        generic, _ = _deltas_per_piece(template, pieces)
+    with old_paths():
+        old, _ = _deltas_per_piece(template, pieces)
+    assert new == generic == old
+    assert ds.message == parse_response(text, template, prefix=CHATML, strict=False)
+
+
+def test_an_empty_piece_goes_to_the_state_feeds_and_gives_nothing() -> None:
+    """The benchmark's shape with an empty piece before every piece: `held_feed` and `sink_feed` are the
+    stream's ``feed`` for many of them, each gives no delta, `held_feed` stays installed, and the deltas of
+    the other pieces are the generic region feed's (fails if an empty piece is taken as a sunk piece, or as
+    one that may end the member held back)."""
+    rng = random.Random(11)
+    text = _bench_text(40, rng)
+    pieces = [p for piece in _token_pieces(text, rng) for p in ("", piece)]
+    template = get_template("hermes3")
+    ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+    new, seen = [], {"held_feed": 0, "sink_feed": 0}
+    for piece in pieces:
+        name = getattr(ds.feed, "__qualname__", "").rsplit(".", 1)[-1]
+        new.append(ds.feed(piece))
+        if not piece and name in seen:  # (the first empty piece gives the role's delta: `_begin`)
+            seen[name] += 1
+            assert new[-1] == []
+            if name == "held_feed":
+                assert getattr(ds.feed, "__qualname__", "").endswith(".held_feed")
+    new.append(ds.finish())
+    assert not ds.warnings and seen["held_feed"] >= 50 and seen["sink_feed"] >= 50, seen
+    with generic_hot_feed():
+        generic, _ = _deltas_per_piece(template, pieces)
+    assert new == generic
+    assert ds.message == parse_response(text, template, prefix=CHATML, strict=False)
