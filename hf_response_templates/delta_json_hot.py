@@ -169,13 +169,14 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         return sink_exit(text)
 
     def sink_exit(text: str) -> _Deltas:
-        """`sink_feed` of another piece: `feed` back, and its steps."""
-        ds.feed = r.hot = feed
+        """`sink_feed` of another piece: `feed` back, and its steps (`unsink` puts `feed` back itself, where it does
+        not install `held_feed`: one store of ``ds.feed``, unspecialized by CPython, saved on a string's end)."""
         if text and lag_c not in text:  # a quote, a backslash or a character that needs escaping (`sink_other`)
             lag_append(text)
             if len(lag) >= _LAG_AT:
                 unlag(scall)
             return unsink(scall, text)
+        ds.feed = r.hot = feed
         return sink_other(scall, text) if text else feed(text)  # (`feed`'s step for it)
 
     def sink_unlag() -> None:
@@ -260,17 +261,23 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     def sink_resume(call: Any, text: str) -> _Deltas:
         """A piece of the sunk string while the lag character is unknown (after `sink_parse`), nothing lagging:
         `slow` and `DeltaStream._feed`'s steps for it (`_take` finds the lag character again if the parser takes
-        the piece as region text, else the parser reads it)."""
+        the piece as region text, else the parser reads it). Where that piece is the string's next one and the
+        lag character is one character, `sink_feed` is installed for the next pieces, as `first` and `feed` would
+        (`lag_c` becomes that character)."""
+        nonlocal lag_c
         if len(call.str_chunks) >= _COMPACT_AT:
             _compact(call)
         if ds._region_take(text):
-            ds._lag_char = ds._region_char() or ""
+            ds._lag_char = c = ds._region_char() or ""
             ds._lag_test = ds._region_test()
             if '"' not in text and "\\" not in text and text.isprintable():
                 chunks = call.str_chunks
                 chunks.append(text)
                 if len(chunks) >= _COMPACT_AT:
                     _compact(call)
+                if len(c) == 1:
+                    lag_c = c
+                    sink_on(call)
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
             return ds._follow_chunk(r, text)
         return parsed(call, ds._pfeed(text))
@@ -330,9 +337,11 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
 
     def unsink(call: Any, text: str) -> _Deltas:
         """A piece of the sunk string that needs escaping, or ends it (`hot_feed`'s steps, with the common end read
-        here: see `string_end`); `feed` is the stream's ``feed``."""
+        here: see `string_end`); `feed` is the stream's ``feed``, or `sink_feed` (from `sink_exit`): `feed` is put
+        back here then, unless the string's end installs `held_feed`."""
         nonlocal fcall
         if r.follow is None:
+            ds.feed = r.hot = feed
             return ds._partial_chunk(r, text)
         m = string_ends(text)
         if m is not None and (k := call.run) >= 0 and call is r.follow and text.isascii():
@@ -365,12 +374,15 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     else:
                         p.quotes = 3
                 except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    ds.feed = r.hot = feed
                     ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
                     return []
                 parts.append(join(chunks[k:]) + '"')  # (the sunk pieces, the last ones, the quote)
                 fcall = call
                 ds.feed = r.hot = held_feed
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+        if r.hot is not feed:  # (from `sink_exit`)
+            ds.feed = r.hot = feed
         k = call.run  # `delta_state._unsink`, inlined
         if k >= 0:
             call.run = -1
@@ -520,7 +532,9 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     s = s[:j]
                 else:
                     p.quotes = 3
-                if ds.feed is not held_feed:  # (from `held_feed` or `held_exit`: installed, for `call`)
+                # (from `held_feed` or `held_exit`: installed, for `call`; `r.hot` is `ds.feed` here, and a slot:
+                # ``ds.feed`` shadows a method, which CPython reads and writes unspecialized)
+                if r.hot is not held_feed:
                     fcall = call
                     ds.feed = r.hot = held_feed
             parts = call.parts  # (`sent`, inlined)

@@ -244,3 +244,94 @@ def test_a_held_member_end_leaves_held_feed_installed_for_its_call() -> None:
     with generic_hot_feed():
         generic, _ = _deltas_per_piece(template, pieces)
     assert new == generic and not ds.warnings
+
+
+def _feed_name(ds: DeltaStream) -> str:
+    return getattr(ds.feed, "__qualname__", "").rsplit(".", 1)[-1]
+
+
+def _cell(fn, name: str):  # noqa: ANN001, ANN202
+    return fn.__closure__[fn.__code__.co_freevars.index(name)].cell_contents
+
+
+def _check_installed(ds: DeltaStream, piece: str) -> None:
+    """The state feed installed after a piece is the one whose state holds: `sink_feed` while the region's string is
+    sunk (for that call), `held_feed` while a member is held back (not sunk), each with the lag character the
+    stream has (`lag_c`), and the region's `hot` is the stream's ``feed``."""
+    from hf_response_templates.partial.json_reader import _WAIT_MEMBER
+
+    name = _feed_name(ds)
+    r = ds._open
+    if name not in ("sink_feed", "held_feed"):
+        return
+    assert r is not None and r.hot is ds.feed, (piece, name)
+    assert _cell(ds.feed, "lag_c") is ds._lag_char, (piece, name, ds._lag_char)
+    if name == "sink_feed":
+        call = r.sink
+        assert call is not None and _cell(_cell(ds.feed, "sink_exit"), "scall") is call, (piece, name)
+        assert _cell(ds.feed, "sappend").__self__ is call.str_chunks and _cell(ds.feed, "sidx") == call.index
+    else:
+        assert r.sink is None and r.partial.wait is _WAIT_MEMBER, (piece, name)
+        assert _cell(ds.feed, "fcall") is r.follow, (piece, name)
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(members=st.lists(st.tuples(KEYS, VALUES), max_size=8), spaced=st.booleans(), data=st.data())
+def test_the_installed_feed_is_the_one_of_the_state_after_every_piece(members, spaced, data) -> None:
+    """Fails if a string's end read from `sink_feed` (`sink_exit` -> `unsink`, which puts `feed` back itself unless it
+    installs `held_feed`) leaves `sink_feed` installed after the string ended (an escape, the general reader, a
+    piece of a string not followed), or `sink_resume` installs `sink_feed` where the string is not sunk or with
+    another lag character; the deltas piece by piece as the generic region feed's."""
+    template = get_template("hermes3")
+    text = _text(members, spaced)
+    if data.draw(st.booleans()):
+        pieces = data.draw(chunkings(text))
+    else:
+        pieces = _token_pieces(text, data.draw(st.randoms(use_true_random=False)))
+    ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+    new = []
+    for piece in pieces:
+        new.append(ds.feed(piece))
+        _check_installed(ds, piece)
+    new.append(ds.finish())
+    with generic_hot_feed():
+        generic, _ = _deltas_per_piece(template, pieces)
+    assert new == generic
+    assert ds.message == parse_response(text, template, prefix=CHATML, strict=False)
+
+
+def test_the_feed_after_a_sunk_string_ends_and_after_a_piece_ending_in_a_lag_character() -> None:
+    """From `sink_feed`: a string's end with a cut member after it installs `held_feed`; an escape read in place
+    keeps the string sunk (`sink_feed`); an escape cut by the piece's end, or a string's end followed by more than
+    a cut member, puts `feed` back. After a piece ending in "<" (handed to the parser) and the next one (read by the
+    parser), the piece the parser takes as region text installs `sink_feed` again (`sink_resume`). Fails with the
+    install of `feed` dropped from `unsink`, or with `sink_resume` not installing `sink_feed` or not setting its lag
+    character."""
+    template = get_template("hermes3")
+    head = '<tool_call>\n{"name": "f", "arguments": {"a": 1, "s": "xy'
+    cases = [  # (the first piece after the head goes to `DeltaStream._feed`, which installs `feed`)
+        (["z", "q", 'w", "b'], ["feed", "sink_feed", "held_feed"]),
+        (["z", "q", "w\\n"], ["feed", "sink_feed", "sink_feed"]),
+        (["z", "q", "w\\"], ["feed", "sink_feed", "feed"]),
+        (["z", "q", 'w", "b": 1, "c'], ["feed", "sink_feed", "feed"]),
+        (["z", "q", "w\\u00e9"], ["feed", "sink_feed", "feed"]),
+        (["z", "q", "x <", " y", " zz", "w"], ["feed", "sink_feed", "feed", "feed", "sink_feed", "sink_feed"]),
+        # (the head ends in "<": the lag character is not known yet when `sink_resume` installs `sink_feed`, which
+        # sets `lag_c`)
+        ([" y", " zz", "ww"], ["feed", "sink_feed", "sink_feed"]),
+    ]
+    for n, (body, feeds) in enumerate(cases):
+        first = head if n < len(cases) - 1 else head + " <"
+        pieces = [first, *body, '"}}\n</tool_call>', "<|im_end|>"]
+        ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+        new = [ds.feed(first)]
+        for piece, feed in zip(body, feeds, strict=True):
+            new.append(ds.feed(piece))
+            assert _feed_name(ds) == feed, (body, piece, _feed_name(ds))
+            _check_installed(ds, piece)
+        new.extend(ds.feed(piece) for piece in pieces[len(body) + 1 :])
+        new.append(ds.finish())
+        with generic_hot_feed():
+            generic, _ = _deltas_per_piece(template, pieces)
+        assert new == generic, body
+        assert not ds.warnings
