@@ -275,13 +275,30 @@ def _check_installed(ds: DeltaStream, piece: str) -> None:
         assert _cell(ds.feed, "fcall") is r.follow, (piece, name)
 
 
+def _check_sent(ds: DeltaStream, deltas: list, sent: dict) -> None:
+    """The argument fragments of `deltas` added to `sent` (per call index), and each open call's record of what was
+    sent (`_Call.parts`, with the pieces of a sunk string since `_Call.run`, read without folding them) is the same
+    text."""
+    for delta in deltas:
+        for item in delta.get("tool_calls", ()):
+            args = item.get("function", {}).get("arguments")
+            if args:
+                sent[item["index"]] = sent.get(item["index"], "") + args
+    r = ds._open
+    for call in r.calls if r is not None and r.kind == "tool" else ():
+        run = "".join(call.str_chunks[call.run :]) if call.run >= 0 else ""
+        assert "".join(call.parts) + run == sent.get(call.index, ""), (call.index, sent)
+
+
 @settings(max_examples=150, **SETTINGS)
 @given(members=st.lists(st.tuples(KEYS, VALUES), max_size=8), spaced=st.booleans(), data=st.data())
 def test_the_installed_feed_is_the_one_of_the_state_after_every_piece(members, spaced, data) -> None:
     """Fails if a string's end read from `sink_feed` (`sink_exit` -> `unsink`, which puts `feed` back itself unless it
     installs `held_feed`) leaves `sink_feed` installed after the string ended (an escape, the general reader, a
     piece of a string not followed), or `sink_resume` installs `sink_feed` where the string is not sunk or with
-    another lag character; the deltas piece by piece as the generic region feed's."""
+    another lag character, or a call's record of what was sent (`_Call.parts`, which a string's end read in place
+    extends by the string's last pieces) is not the text of its deltas; the deltas piece by piece as the generic
+    region feed's."""
     template = get_template("hermes3")
     text = _text(members, spaced)
     if data.draw(st.booleans()):
@@ -290,9 +307,11 @@ def test_the_installed_feed_is_the_one_of_the_state_after_every_piece(members, s
         pieces = _token_pieces(text, data.draw(st.randoms(use_true_random=False)))
     ds = DeltaStream(template, prefix=CHATML, id_seed=0)
     new = []
+    sent: dict = {}
     for piece in pieces:
         new.append(ds.feed(piece))
         _check_installed(ds, piece)
+        _check_sent(ds, new[-1], sent)
     new.append(ds.finish())
     with generic_hot_feed():
         generic, _ = _deltas_per_piece(template, pieces)
@@ -315,7 +334,12 @@ def test_the_feed_after_a_sunk_string_ends_and_after_a_piece_ending_in_a_lag_cha
         (["z", "q", "w\\"], ["feed", "sink_feed", "feed"]),
         (["z", "q", 'w", "b": 1, "c'], ["feed", "sink_feed", "feed"]),
         (["z", "q", "w\\u00e9"], ["feed", "sink_feed", "feed"]),
-        (["z", "q", "x <", " y", " zz", "w"], ["feed", "sink_feed", "feed", "feed", "sink_feed", "sink_feed"]),
+        # ("<" ends a piece: kept by the stream (`delta_tail.cut_tail`), `joined` installed, then `sink_feed` again)
+        (
+            ["z", "q", "x <", " y", " zz", "w"],
+            ["feed", "sink_feed", "joined", "sink_feed", "sink_feed", "sink_feed"],
+        ),
+        (["z", "q", "x <", "/", "t", "y"], ["feed", "sink_feed", "joined", "joined", "joined", "sink_feed"]),
         # (the head ends in "<": the lag character is not known yet when `sink_resume` installs `sink_feed`, which
         # sets `lag_c`)
         ([" y", " zz", "ww"], ["feed", "sink_feed", "sink_feed"]),
@@ -335,3 +359,27 @@ def test_the_feed_after_a_sunk_string_ends_and_after_a_piece_ending_in_a_lag_cha
             generic, _ = _deltas_per_piece(template, pieces)
         assert new == generic, body
         assert not ds.warnings
+
+
+def test_a_call_records_the_text_of_its_deltas_after_every_piece_in_the_benchmarks_shape() -> None:
+    """Fails if a string's end read in place (`unsink`) records in `_Call.parts` other text than it sent (its last
+    pieces cut from the string's value, `k` 0 or 1, off by one), or a piece ending in "<" kept by the stream
+    (`delta_tail.cut_tail`) changes a delta: the benchmark's shape, pieces of 1-7 characters, several seeds; the
+    deltas piece by piece as the generic region feed's."""
+    template = get_template("hermes3")
+    for seed in range(6):
+        rng = random.Random(seed)
+        text = _bench_text(40, rng)
+        pieces = _token_pieces(text, rng)
+        ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+        new = []
+        sent: dict = {}
+        for piece in pieces:
+            new.append(ds.feed(piece))
+            _check_installed(ds, piece)
+            _check_sent(ds, new[-1], sent)
+        new.append(ds.finish())
+        with generic_hot_feed():
+            generic, _ = _deltas_per_piece(template, pieces)
+        assert new == generic, seed
+        assert ds.message == parse_response(text, template, prefix=CHATML, strict=False) and not ds.warnings
