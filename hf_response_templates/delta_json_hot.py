@@ -180,6 +180,21 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
             if len(lag) >= _LAG_AT:
                 unlag(scall)
             return unsink(scall, text)
+        if (
+            text
+            and (t := ds._lag_test) is not None
+            and t(text) is None
+            and '"' not in text
+            and "\\" not in text
+            and text.isprintable()
+        ):
+            # the lag character starting no delimiter (`ds._lag_char` is `lag_c` while `sink_feed` is installed) in
+            # a piece needing no escaping: `sink_other`'s steps, `sink_feed` staying installed
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                unlag(scall)
+            sappend(text)
+            return [{"tool_calls": [{"index": sidx, "function": {"arguments": text}}]}]
         ds.feed = r.hot = feed
         return sink_other(scall, text) if text else feed(text)  # (`feed`'s step for it)
 

@@ -340,6 +340,8 @@ def test_the_feed_after_a_sunk_string_ends_and_after_a_piece_ending_in_a_lag_cha
             ["feed", "sink_feed", "joined", "sink_feed", "sink_feed", "sink_feed"],
         ),
         (["z", "q", "x <", "/", "t", "y"], ["feed", "sink_feed", "joined", "joined", "joined", "sink_feed"]),
+        # (a "<" starting no delimiter, in a piece needing no escaping: taken by `sink_exit`, `sink_feed` stays)
+        (["z", "q", "x < y", "a<b", "</a", "w"], ["feed", *["sink_feed"] * 5]),
         # (the head ends in "<": the lag character is not known yet when `sink_resume` installs `sink_feed`, which
         # sets `lag_c`)
         ([" y", " zz", "ww"], ["feed", "sink_feed", "sink_feed"]),
