@@ -20,7 +20,10 @@ with all the branches). Each of the first two keeps only its state's common piec
 a function of its own (`sink_exit`, `held_exit`), which puts `feed` back first, then takes `feed`'s steps. They are installed only where their state and that lag character are known,
 and both can change only in steps that put `feed` back before they run. A piece in which the region's end may start
 (the lag character, and the parser's test) goes to the parser directly (`sink_parse`, `sink_resume`: the steps of
-`DeltaStream._feed` and `_take` for it, and `DeltaStream._route`'s common case for its chunk).
+`DeltaStream._feed` and `_take` for it, and `DeltaStream._route`'s common case for its chunk), unless all the test
+finds is a sure beginning of it ending the piece (``x <``): the stream keeps that end, takes the text before it as
+any other piece and joins the end with the next piece (`delta_tail.cut_tail`, `keep_tail`, `joined`), as
+`delta_hot.hot_feed` does; the parser then goes on taking the pieces without being fed.
 
 CPython copies a closure's cells into every call's frame and clears every local slot at its return, so a large
 function costs on every piece, whichever branch it takes: the rarer steps are functions of their own. The branches
@@ -36,6 +39,7 @@ from typing import Any
 
 from hf_response_templates.delta_hot import _LAG_AT, _hot_feed
 from hf_response_templates.delta_state import _COMPACT_AT, _compact, _join_pieces, _Region
+from hf_response_templates.delta_tail import cut_tail
 from hf_response_templates.partial.json_reader import (
     _AFTER,
     _CUT_MEMBER,
@@ -169,13 +173,29 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         return sink_exit(text)
 
     def sink_exit(text: str) -> _Deltas:
-        """`sink_feed` of another piece: `feed` back, and its steps."""
-        ds.feed = r.hot = feed
+        """`sink_feed` of another piece: `feed` back, and its steps (`unsink` puts `feed` back itself, where it does
+        not install `held_feed`: one store of ``ds.feed``, unspecialized by CPython, saved on a string's end)."""
         if text and lag_c not in text:  # a quote, a backslash or a character that needs escaping (`sink_other`)
             lag_append(text)
             if len(lag) >= _LAG_AT:
                 unlag(scall)
             return unsink(scall, text)
+        if (
+            text
+            and (t := ds._lag_test) is not None
+            and t(text) is None
+            and '"' not in text
+            and "\\" not in text
+            and text.isprintable()
+        ):
+            # the lag character starting no delimiter (`ds._lag_char` is `lag_c` while `sink_feed` is installed) in
+            # a piece needing no escaping: `sink_other`'s steps, `sink_feed` staying installed
+            lag_append(text)
+            if len(lag) >= _LAG_AT:
+                unlag(scall)
+            sappend(text)
+            return [{"tool_calls": [{"index": sidx, "function": {"arguments": text}}]}]
+        ds.feed = r.hot = feed
         return sink_other(scall, text) if text else feed(text)  # (`feed`'s step for it)
 
     def sink_unlag() -> None:
@@ -239,7 +259,13 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         steps); `feed` is the stream's ``feed``, the lag character `lag_c`."""
         c = ds._lag_char
         if c in text and ((t := ds._lag_test) is None or t(text) is not None):
-            return slow(text) if t is None else sink_parse(call, text)
+            if t is None:
+                return slow(text)
+            # (a sure beginning of a delimiter ending it: kept, the text before it taken, `delta_tail.cut_tail`)
+            cut = cut_tail(ds, text)
+            if cut is None:
+                return sink_parse(call, text)
+            return keep_tail(sink_other(call, cut) if cut else [])
         lag_append(text)  # (`DeltaStream._take`, inlined)
         if len(lag) >= _LAG_AT:
             unlag(call)
@@ -261,17 +287,24 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     def sink_resume(call: Any, text: str) -> _Deltas:
         """A piece of the sunk string while the lag character is unknown (after `sink_parse`), nothing lagging:
         `slow` and `DeltaStream._feed`'s steps for it (`_take` finds the lag character again if the parser takes
-        the piece as region text, else the parser reads it)."""
+        the piece as region text, else the parser reads it). Where that piece is the string's next one and the
+        lag character is one character, `sink_feed` is installed for the next pieces, as `first` and `feed` would
+        (`lag_c` becomes that character)."""
+        nonlocal lag_c
         if len(call.str_chunks) >= _COMPACT_AT:
             _compact(call)
         if ds._region_take(text):
-            ds._lag_char = ds._region_char() or ""
+            ds._lag_char = c = ds._region_char() or ""
             ds._lag_test = ds._region_test()
+            ds._lag_holds = None  # (as `DeltaStream._take`: `delta_tail.cut_tail` asks again)
             if '"' not in text and "\\" not in text and text.isprintable():
                 chunks = call.str_chunks
                 chunks.append(text)
                 if len(chunks) >= _COMPACT_AT:
                     _compact(call)
+                if len(c) == 1:
+                    lag_c = c
+                    sink_on(call)
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
             return ds._follow_chunk(r, text)
         return parsed(call, ds._pfeed(text))
@@ -294,7 +327,9 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
         following (`hot_feed`'s steps)."""
         c = ds._lag_char
         if c in text and ((t := ds._lag_test) is None or t(text) is not None):
-            return slow(text)
+            if t is None or r.follow is None or (cut := cut_tail(ds, text)) is None:
+                return slow(text)
+            return keep_tail(follow_other(cut) if cut else [])  # (as in `sink_other`)
         call = r.follow
         if call is None:
             ds.feed = ds._feed  # (neither: the general path, until `_feed` meets a sink or follow again)
@@ -316,6 +351,23 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
             return member_end(call, text)
         return other(call, text)
 
+    def keep_tail(out: _Deltas) -> _Deltas:
+        """After the text before an end kept by `delta_tail.cut_tail` (`DeltaStream._tail`) was taken (`out`, its
+        deltas): `joined` installed, unless the stream's ``feed`` is `DeltaStream._feed` (which takes the kept end
+        first)."""
+        if ds.feed is r.hot:
+            ds.feed = joined
+        return out
+
+    def joined(text: str) -> _Deltas:
+        """The stream's ``feed`` while it keeps an end cut by `delta_tail.cut_tail` (`delta_tail.joined_feed`): the
+        feed of the region's state (`r.hot`, installed by the steps that took the text before that end) put back,
+        given the kept end and the piece, joined."""
+        f = ds.feed = r.hot
+        tail = ds._tail
+        ds._tail = ""
+        return f(tail + text)
+
     def slow(text: str) -> _Deltas:
         """A piece that may end the region (or an empty one, or before the lag character is known): `_feed`."""
         call = r.sink
@@ -331,9 +383,11 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
 
     def unsink(call: Any, text: str) -> _Deltas:
         """A piece of the sunk string that needs escaping, or ends it (`hot_feed`'s steps, with the common end read
-        here: see `string_end`); `feed` is the stream's ``feed``."""
+        here: see `string_end`); `feed` is the stream's ``feed``, or `sink_feed` (from `sink_exit`): `feed` is put
+        back here then, unless the string's end installs `held_feed`."""
         nonlocal fcall
         if r.follow is None:
+            ds.feed = r.hot = feed
             return ds._partial_chunk(r, text)
         m = string_ends(text)
         if m is not None and (k := call.run) >= 0 and call is r.follow and text.isascii():
@@ -351,7 +405,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                 r.sink = None
                 try:
                     frame = p.following
-                    frame.node[frame.open_key] = chunks[0] if len(chunks) == 1 else join(chunks)
+                    frame.node[frame.open_key] = v = chunks[0] if len(chunks) == 1 else join(chunks)
                     p._chunks = []
                     p._mode = _AFTER
                     p.version += 1
@@ -366,12 +420,17 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     else:
                         p.quotes = 3
                 except Exception as e:  # noqa: BLE001 - model output must never crash a server loop
+                    ds.feed = r.hot = feed
                     ds.warnings.append(f"{type(e).__name__}: {e} (streaming {r.name})")
                     return []
-                parts.append(join(chunks[k:]) + '"')  # (the sunk pieces, the last ones, the quote)
+                # (the sunk pieces, the last ones, and the quote: the string's text `v` after its first `k` pieces, cut
+                # from it where `k` is 0 or 1, as `member_end` leaves it: one join fewer)
+                parts.append((v if not k else v[len(chunks[0]) :] if k == 1 else join(chunks[k:])) + '"')
                 fcall = call
                 ds.feed = r.hot = held_feed
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": text}}]}]
+        if r.hot is not feed:  # (from `sink_exit`)
+            ds.feed = r.hot = feed
         k = call.run  # `delta_state._unsink`, inlined
         if k >= 0:
             call.run = -1
@@ -521,7 +580,9 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                     s = s[:j]
                 else:
                     p.quotes = 3
-                if ds.feed is not held_feed:  # (from `held_feed` or `held_exit`: installed, for `call`)
+                # (from `held_feed` or `held_exit`: installed, for `call`; `r.hot` is `ds.feed` here, and a slot:
+                # ``ds.feed`` shadows a method, which CPython reads and writes unspecialized)
+                if r.hot is not held_feed:
                     fcall = call
                     ds.feed = r.hot = held_feed
             parts = call.parts  # (`sent`, inlined)

@@ -288,7 +288,144 @@ def test_an_empty_piece_goes_to_the_state_feeds_and_gives_nothing() -> None:
                 assert getattr(ds.feed, "__qualname__", "").endswith(".held_feed")
     new.append(ds.finish())
     assert not ds.warnings and seen["held_feed"] >= 50 and seen["sink_feed"] >= 50, seen
+
+
+def _feed_name(ds: DeltaStream) -> str:
+    return getattr(ds.feed, "__qualname__", "").rsplit(".", 1)[-1]
+
+
+def _cell(fn, name: str):  # noqa: ANN001, ANN202
+    return fn.__closure__[fn.__code__.co_freevars.index(name)].cell_contents
+
+
+def _check_installed(ds: DeltaStream, piece: str) -> None:
+    """The state feed installed after a piece is the one whose state holds: `sink_feed` while the region's string is
+    sunk (for that call), `held_feed` while a member is held back (not sunk), each with the lag character the
+    stream has (`lag_c`), and the region's `hot` is the stream's ``feed``."""
+    from hf_response_templates.partial.json_reader import _WAIT_MEMBER
+
+    name = _feed_name(ds)
+    r = ds._open
+    if name not in ("sink_feed", "held_feed"):
+        return
+    assert r is not None and r.hot is ds.feed, (piece, name)
+    assert _cell(ds.feed, "lag_c") is ds._lag_char, (piece, name, ds._lag_char)
+    if name == "sink_feed":
+        call = r.sink
+        assert call is not None and _cell(_cell(ds.feed, "sink_exit"), "scall") is call, (piece, name)
+        assert _cell(ds.feed, "sappend").__self__ is call.str_chunks and _cell(ds.feed, "sidx") == call.index
+    else:
+        assert r.sink is None and r.partial.wait is _WAIT_MEMBER, (piece, name)
+        assert _cell(ds.feed, "fcall") is r.follow, (piece, name)
+
+
+def _check_sent(ds: DeltaStream, deltas: list, sent: dict) -> None:
+    """The argument fragments of `deltas` added to `sent` (per call index), and each open call's record of what was
+    sent (`_Call.parts`, with the pieces of a sunk string since `_Call.run`, read without folding them) is the same
+    text."""
+    for delta in deltas:
+        for item in delta.get("tool_calls", ()):
+            args = item.get("function", {}).get("arguments")
+            if args:
+                sent[item["index"]] = sent.get(item["index"], "") + args
+    r = ds._open
+    for call in r.calls if r is not None and r.kind == "tool" else ():
+        run = "".join(call.str_chunks[call.run :]) if call.run >= 0 else ""
+        assert "".join(call.parts) + run == sent.get(call.index, ""), (call.index, sent)
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(members=st.lists(st.tuples(KEYS, VALUES), max_size=8), spaced=st.booleans(), data=st.data())
+def test_the_installed_feed_is_the_one_of_the_state_after_every_piece(members, spaced, data) -> None:
+    """Fails if a string's end read from `sink_feed` (`sink_exit` -> `unsink`, which puts `feed` back itself unless it
+    installs `held_feed`) leaves `sink_feed` installed after the string ended (an escape, the general reader, a
+    piece of a string not followed), or `sink_resume` installs `sink_feed` where the string is not sunk or with
+    another lag character, or a call's record of what was sent (`_Call.parts`, which a string's end read in place
+    extends by the string's last pieces) is not the text of its deltas; the deltas piece by piece as the generic
+    region feed's."""
+    template = get_template("hermes3")
+    text = _text(members, spaced)
+    if data.draw(st.booleans()):
+        pieces = data.draw(chunkings(text))
+    else:
+        pieces = _token_pieces(text, data.draw(st.randoms(use_true_random=False)))
+    ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+    new = []
+    sent: dict = {}
+    for piece in pieces:
+        new.append(ds.feed(piece))
+        _check_installed(ds, piece)
+        _check_sent(ds, new[-1], sent)
+    new.append(ds.finish())
     with generic_hot_feed():
         generic, _ = _deltas_per_piece(template, pieces)
     assert new == generic
     assert ds.message == parse_response(text, template, prefix=CHATML, strict=False)
+
+
+def test_the_feed_after_a_sunk_string_ends_and_after_a_piece_ending_in_a_lag_character() -> None:
+    """From `sink_feed`: a string's end with a cut member after it installs `held_feed`; an escape read in place
+    keeps the string sunk (`sink_feed`); an escape cut by the piece's end, or a string's end followed by more than
+    a cut member, puts `feed` back. After a piece ending in "<" (handed to the parser) and the next one (read by the
+    parser), the piece the parser takes as region text installs `sink_feed` again (`sink_resume`). Fails with the
+    install of `feed` dropped from `unsink`, or with `sink_resume` not installing `sink_feed` or not setting its lag
+    character."""
+    template = get_template("hermes3")
+    head = '<tool_call>\n{"name": "f", "arguments": {"a": 1, "s": "xy'
+    cases = [  # (the first piece after the head goes to `DeltaStream._feed`, which installs `feed`)
+        (["z", "q", 'w", "b'], ["feed", "sink_feed", "held_feed"]),
+        (["z", "q", "w\\n"], ["feed", "sink_feed", "sink_feed"]),
+        (["z", "q", "w\\"], ["feed", "sink_feed", "feed"]),
+        (["z", "q", 'w", "b": 1, "c'], ["feed", "sink_feed", "feed"]),
+        (["z", "q", "w\\u00e9"], ["feed", "sink_feed", "feed"]),
+        # ("<" ends a piece: kept by the stream (`delta_tail.cut_tail`), `joined` installed, then `sink_feed` again)
+        (
+            ["z", "q", "x <", " y", " zz", "w"],
+            ["feed", "sink_feed", "joined", "sink_feed", "sink_feed", "sink_feed"],
+        ),
+        (["z", "q", "x <", "/", "t", "y"], ["feed", "sink_feed", "joined", "joined", "joined", "sink_feed"]),
+        # (a "<" starting no delimiter, in a piece needing no escaping: taken by `sink_exit`, `sink_feed` stays)
+        (["z", "q", "x < y", "a<b", "</a", "w"], ["feed", *["sink_feed"] * 5]),
+        # (the head ends in "<": the lag character is not known yet when `sink_resume` installs `sink_feed`, which
+        # sets `lag_c`)
+        ([" y", " zz", "ww"], ["feed", "sink_feed", "sink_feed"]),
+    ]
+    for n, (body, feeds) in enumerate(cases):
+        first = head if n < len(cases) - 1 else head + " <"
+        pieces = [first, *body, '"}}\n</tool_call>', "<|im_end|>"]
+        ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+        new = [ds.feed(first)]
+        for piece, feed in zip(body, feeds, strict=True):
+            new.append(ds.feed(piece))
+            assert _feed_name(ds) == feed, (body, piece, _feed_name(ds))
+            _check_installed(ds, piece)
+        new.extend(ds.feed(piece) for piece in pieces[len(body) + 1 :])
+        new.append(ds.finish())
+        with generic_hot_feed():
+            generic, _ = _deltas_per_piece(template, pieces)
+        assert new == generic, body
+        assert not ds.warnings
+
+
+def test_a_call_records_the_text_of_its_deltas_after_every_piece_in_the_benchmarks_shape() -> None:
+    """Fails if a string's end read in place (`unsink`) records in `_Call.parts` other text than it sent (its last
+    pieces cut from the string's value, `k` 0 or 1, off by one), or a piece ending in "<" kept by the stream
+    (`delta_tail.cut_tail`) changes a delta: the benchmark's shape, pieces of 1-7 characters, several seeds; the
+    deltas piece by piece as the generic region feed's."""
+    template = get_template("hermes3")
+    for seed in range(6):
+        rng = random.Random(seed)
+        text = _bench_text(40, rng)
+        pieces = _token_pieces(text, rng)
+        ds = DeltaStream(template, prefix=CHATML, id_seed=0)
+        new = []
+        sent: dict = {}
+        for piece in pieces:
+            new.append(ds.feed(piece))
+            _check_installed(ds, piece)
+            _check_sent(ds, new[-1], sent)
+        new.append(ds.finish())
+        with generic_hot_feed():
+            generic, _ = _deltas_per_piece(template, pieces)
+        assert new == generic, seed
+        assert ds.message == parse_response(text, template, prefix=CHATML, strict=False) and not ds.warnings
