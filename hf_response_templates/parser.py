@@ -1362,6 +1362,29 @@ class ResponseParser:
                     self._exhaust(events)
 
 
+#: `parse_response`'s last hit of `load_template`'s identity cache (`template._by_id`), as `(dict, snapshot, compiled)`:
+#: the entry `(dict, compiled)` and `compiled._snapshot`, the private deep copy the dict must still equal (`==`), so an
+#: edit made in place at any depth is seen, as by `_by_id`. The same dict passed again is one identity test and that
+#: comparison, without `_by_id`'s `id()` look-up. Replaced as a whole (one tuple: a thread reads one consistent entry);
+#: it keeps its dict alive, as `_by_id` does, so `is` finds this very dict.
+_last: tuple[Any, Any, Any] = (object(), None, None)
+
+
+def _loaded(template: Mapping[str, Any] | ResponseTemplate) -> ResponseTemplate:
+    """`load_template(template)` for `parse_response`; a dict its identity cache keeps becomes `_last`."""
+    global _last
+    # `load_template`'s first look-up, inlined: the dict it compiled, while it equals its snapshot. (An entry keeps
+    # its dict alive, so no other object has that id: an entry found is this very dict, a plain `dict`.)
+    seen = _loaded_get(id(template))
+    if seen is None or not template == seen[1]._snapshot:
+        tpl = load_template(template)
+        seen = _loaded_get(id(template))
+        if seen is None or seen[1] is not tpl:  # (not kept there: a compiled template, a name, other mappings)
+            return tpl
+    _last = (template, seen[1]._snapshot, seen[1])
+    return seen[1]
+
+
 def parse_response(
     text: str,
     template: Mapping[str, Any] | ResponseTemplate,
@@ -1402,11 +1425,12 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
-    # `load_template`'s first look-up, inlined: the dict it compiled, while it equals its snapshot. (An entry keeps
-    # its dict alive, so no other object has that id: an entry found is this very dict, a plain `dict`.)
-    seen = _loaded_get(id(template))
-    if seen is None or not template == (tpl := seen[1])._snapshot:
-        tpl = load_template(template)
+    # the dict of the last call (`_last`) while it equals its snapshot; any other template through `_loaded`
+    last = _last
+    if template is last[0] and template == last[1]:
+        tpl = last[2]
+    else:
+        tpl = _loaded(template)
     if (policy is None and regex_timeout is None and regex_budget is None and prefix.__class__ is str
             and (tools is None or tools.__class__ is list or tools.__class__ is tuple)  # (read once: no iterator)
             and (plan := tpl.oneshot_plan or plan_for(tpl))):  # (False: no plan for this template)
