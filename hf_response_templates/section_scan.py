@@ -115,6 +115,7 @@ def section_run(first: tuple, links: tuple, head: Any) -> Any:
                 groups = None
             pos = end
 
+    run.first = first  # (for tests and inspection: the open's own link)
     return run
 
 
