@@ -1,8 +1,8 @@
 """The one-shot plan's reading of XML-like tool calls written one after another with whitespace between (issue 19).
 
 Qwen3.5's `<tool_call>\\n<function=NAME>...</tool_call>`, GLM-4.7's `<tool_call>NAME<arg_key>...</tool_call>`,
-MiniMax M2's `<invoke name="NAME">...</invoke>`, DeepSeek V3.2 / V4's and Seed-OSS's calls follow each other with
-a newline (or nothing) between: each call's close is followed by whitespace and the next call's open. `plan.
+MiniMax M2's `<invoke name="NAME">...</invoke>`, Qwen3-Coder's, DeepSeek V3.2 / V4's and Seed-OSS's calls follow
+each other with a newline (or nothing) between: each call's close is followed by whitespace and the next call's open. `plan.
 _fast_run` reads each such call in two loop turns (the idle watch's search finds the open, its regex is matched,
 the gap before it is tested for text, its close watch finds the close), ~200 Python opcodes per call. Where the
 next open follows the close after whitespace only, those turns give what one check gives:
@@ -17,7 +17,8 @@ next open follows the close after whitespace only, those turns give what one che
 * the whitespace before it opens no implicit region: the template holds whitespace (`hold_whitespace`, the
   loop's `hold_ws`: whitespace alone does not open the implicit field), or has no implicit field (then
   whitespace outside every region is allowed), and no implicit region is open while a call's is;
-* its close is the same fixed text, found by `str.find` from the open's end.
+* its close is the same fixed text, found by `str.find` from the open's end (or, Qwen3-Coder's `</function>\\s*
+  </tool_call>|...`, found by the same `LeadSearch` search the loop's close kind 3 makes: `chain_search_run`).
 
 `chain_run`'s `run` reads a call's close and then every call that follows the same way, one loop turn per call
 (`str.find` of the close, the whitespace's `re` match, `str.startswith`, the regex match); at the first close
@@ -38,8 +39,9 @@ from typing import Any
 from .delimiters import MAX_DELIMITER_LENGTH
 from .jsonscan import _WS
 from .lead_scan import LeadSearch
+from .plan_general import _NONE_FIRED, _TIMEOUT
 
-__all__ = ["chain_opens", "chain_run"]
+__all__ = ["chain_opens", "chain_run", "chain_search_run"]
 
 #: The whitespace skipped between a close and the next open (JSON's: a subset of `str.isspace`'s; a gap of any
 #: other whitespace ends the chain, and the loop reads it as before)
@@ -86,11 +88,78 @@ def chain_run(close: str, begins: tuple[str, ...], match: Any, span: int, slots:
     return run
 
 
+def chain_search_run(
+    search: Any,
+    table: tuple,
+    scan: LeadSearch,
+    begins: tuple[str, ...],
+    match: Any,
+    span: int,
+    slots: bool,
+    info: tuple,
+) -> Any:
+    """`chain_run`'s `run` for a close found by a `LeadSearch` searched from the region's start (`plan_shape.
+    _searched`'s close kind 3: Qwen3-Coder's `</function>\\s*</tool_call>|</tool_call>|</function>(?=...)`), read
+    as the loop reads that close: `search` finds the close's first text, `table` (indexed by its `lastindex`)
+    says what starts there: a literal (its width), a regex without captures matched there when untimed (-1), or
+    anything else, which `scan.end` decides from that find (and may raise `DelimiterTimeout`, which the loop
+    turns into its None, as its own close's). No close of the watch can match with zero width (`chain_opens`),
+    and every position read here is past the loop's `zw` (the open's end is past its start, which is not before
+    `zw`), so `scan.end` is given no zero-width state: it gives what it gives the loop."""
+    ws = _WS.match
+
+    def run(window: str, pos: int, n: int, groups: dict | None, regions: list) -> int:
+        while True:
+            m = search(window, pos)
+            if m is None:
+                regions.append((info, pos, n, groups))
+                return -1
+            cs = m.start()
+            d, w = table[m.lastindex]
+            if w > 0:  # a literal
+                ce = cs + w
+            elif not (
+                w == -1
+                and n - cs <= d.untimed_match
+                and (m2 := d.fast.match(window, cs)) is not None
+                and cs < (ce := m2.end()) <= cs + MAX_DELIMITER_LENGTH
+            ):  # (else the regex matched there)
+                r = scan.end(window, pos, -1, _NONE_FIRED, _TIMEOUT, [cs, m.lastindex - 1])
+                if r.__class__ is int:
+                    regions.append((info, pos, n, groups))
+                    return -1
+                cs, ce, _, g2 = r
+                if g2:
+                    groups = {**groups, **g2} if groups else g2
+            regions.append((info, pos, cs, groups))
+            pos = ce
+            at = ws(window, pos).end()
+            if not window.startswith(begins, at) or n - at > span:
+                return pos
+            m = match(window, at)
+            if m is None:
+                return pos
+            end = m.end()
+            if not at < end <= at + MAX_DELIMITER_LENGTH:
+                return pos
+            if slots:
+                groups = m.groupdict()
+                if None in groups.values():  # (only the groups that took part)
+                    groups = {k: v for k, v in groups.items() if v is not None}
+            else:
+                groups = None
+            pos = end
+
+    run.searched = (search, table)  # type: ignore[attr-defined]  # (the kind-3 close it reads, for inspection)
+    return run
+
+
 def chain_opens(tpl: Any, idle: tuple[int, Any, Any], opens: dict) -> None:
-    """Give each open of `opens` that `chain_run` can chain (see the module docstring) the close kind -1: `(info,
-    -1, run, None)` in place of its `(info, 0, close text, close delimiter)`. `idle` is the idle watch's `_alone`
-    answer: only a kind-9 `LeadSearch` (or `GroupSearch`) (`(9, scan, only)`) is read. Opens that
-    `section_scan.section_opens` chained already (close kind -1) are left as they are."""
+    """Give each open of `opens` that `chain_run` or `chain_search_run` can chain (see the module docstring) the close
+    kind -1: `(info, -1, run, None)` in place of its `(info, 0, close text, close delimiter)`, or of its `(info, 3,
+    search, (scan, *table))` where its close watch has no delimiter that can match with zero width. `idle` is the
+    idle watch's `_alone` answer: only a kind-9 `LeadSearch` (or `GroupSearch`) (`(9, scan, only)`) is read. Opens
+    that `section_scan.section_opens` chained already (close kind -1) are left as they are."""
     kind, scan, only = idle
     if kind != 9 or not isinstance(scan, LeadSearch):
         return
@@ -112,7 +181,18 @@ def chain_opens(tpl: Any, idle: tuple[int, Any, Any], opens: dict) -> None:
     for d, found in begins.items():
         act = opens.get(d)
         t = found[0][1]
-        if act is None or act[1] != 0 or not act[2] or any(u[2:4] != t[2:4] for _, u in found):
+        if act is None or any(u[2:4] != t[2:4] for _, u in found):
             continue
-        run = chain_run(act[2], tuple(text for text, _ in found), t[2], t[3], bool(d.group_slots), act[0])
+        heads = tuple(text for text, _ in found)
+        if act[1] == 0 and act[2]:
+            run = chain_run(act[2], heads, t[2], t[3], bool(d.group_slots), act[0])
+        elif (
+            act[1] == 3
+            and act[3] is not None
+            and not tpl.close_watches[tpl.by_name[d.field].index].zero_width
+        ):
+            close_scan = act[3][0]
+            run = chain_search_run(act[2], act[3], close_scan, heads, t[2], t[3], bool(d.group_slots), act[0])
+        else:
+            continue
         opens[d] = (act[0], -1, run, None)

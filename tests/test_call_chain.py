@@ -14,13 +14,22 @@ from hypothesis import strategies as st
 from test_oneshot_equals_streaming import TEMPLATES
 
 from hf_response_templates import call_chain as chain_module
-from hf_response_templates import load_template
+from hf_response_templates import load_template, parse_response
 from hf_response_templates.plan import OneShotPlan
 
 #: per template: its anchor, a call of name `{n}` with one argument `{k}` = `{v}`, the wrapper's open and close
 #: around the calls (or ""), the end token, and the reasoning open / close
 _FORMS = {
     "qwen3.5": (
+        "<|im_start|>assistant\n",
+        "<tool_call>\n<function={n}>\n<parameter={k}>\n{v}\n</parameter>\n</function>\n</tool_call>",
+        "",
+        "",
+        "<|im_end|>",
+        "<think>",
+        "</think>",
+    ),
+    "qwen3-coder": (
         "<|im_start|>assistant\n",
         "<tool_call>\n<function={n}>\n<parameter={k}>\n{v}\n</parameter>\n</function>\n</tool_call>",
         "",
@@ -106,7 +115,9 @@ def _chained(tpl) -> list:
         else [
             d.field
             for d, act in fast[3].items()
-            if act is not None and act[1] == -1 and act[2].__qualname__.startswith("chain_run.")
+            if act is not None
+            and act[1] == -1
+            and act[2].__qualname__.startswith(("chain_run.", "chain_search_run."))
         ]
     )
 
@@ -115,21 +126,24 @@ def test_the_xml_calls_are_read_one_after_another():
     # (fails on the code before `call_chain`: no open of these had close kind -1)
     for name in _NAMES:
         assert _chained(TEMPLATES[name]) == ["tool_calls"], name
-    # (a close that is not one text (Qwen3-Coder's), calls section_scan reads (Kimi's), JSON calls, no calls)
-    for name in ("qwen3-coder", "kimi-k2", "kimi-k3", "hermes3", "mistral-small-3.2", "llama3", "gpt-oss"):
+    # (calls section_scan reads (Kimi's), JSON calls, no calls)
+    for name in ("kimi-k2", "kimi-k3", "hermes3", "mistral-small-3.2", "llama3", "gpt-oss"):
         assert _chained(TEMPLATES[name]) == [], name
 
 
 @pytest.mark.parametrize("name", _NAMES)
 def test_three_calls_take_one_chain_run(name, monkeypatch):
     runs = []
-    real = chain_module.chain_run
 
-    def counted(*a):
-        run = real(*a)
-        return lambda *b: runs.append(b[1]) or run(*b)
+    def counting(real):
+        def counted(*a):
+            run = real(*a)
+            return lambda *b: runs.append(b[1]) or run(*b)
 
-    monkeypatch.setattr(chain_module, "chain_run", counted)
+        return counted
+
+    monkeypatch.setattr(chain_module, "chain_run", counting(chain_module.chain_run))
+    monkeypatch.setattr(chain_module, "chain_search_run", counting(chain_module.chain_search_run))
     plan = OneShotPlan(load_template(TEMPLATES[name]))  # (a plan made again, with the counting `run`)
     text = "Hi\n" + _calls(name, *(_call(name, f"f{k}", "a", str(k)) for k in range(3)), between="\n \t\r\n")
     message = plan.run(text, _FORMS[name][0], None)
@@ -288,3 +302,93 @@ def test_an_idle_text_that_starts_with_whitespace_stops_the_chaining():
     for between in ("\n\n\n", "\n", " \n\n\n\n", ""):
         text = _calls("qwen3.5", c, g, between=between)
         assert_fast_loop_agrees(tpl, text, _FORMS["qwen3.5"][0])
+
+
+_CODER = [
+    "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",  # (no <tool_call> before)
+    "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>",  # (no </tool_call> after)
+    "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool>x</tool_call>",
+    "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</foo></tool_call>",
+    "<tool_call>\n<function=f>\n<parameter=a>\n</function> x\n</parameter>\n</function>\n</tool_call>",
+    "<tool_call>\n<function=f>\n</function></function>\n</tool_call>",
+    "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</tool_call>",
+]
+
+
+def test_qwen3_coder_calls_closed_every_way_equal_the_general_loop():
+    # (the close's texts, with and without the regex matching where they are found: `LeadSearch.end` then)
+    name = "qwen3-coder"
+    for a in _CODER:
+        for b in _CODER:
+            for between in ("\n", "", " x "):
+                text = "Hi\n" + a + between + b + "<|im_end|>"
+                for prefix in (_FORMS[name][0], ""):
+                    assert_fast_loop_agrees(TEMPLATES[name], text, prefix)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*_CODER, *_pieces("qwen3-coder"), "</function>", "<function=", "</tool_call>"]),
+        max_size=10,
+    )
+)
+def test_qwen3_coder_pieces_equal_the_general_loop_and_the_state_machine(parts):
+    assert_fast_loop_agrees(TEMPLATES["qwen3-coder"], "".join(parts), _FORMS["qwen3-coder"][0])
+
+
+def test_a_timed_close_search_in_a_chain_sends_the_response_to_the_state_machine(monkeypatch):
+    # (`LeadSearch.end` raising `DelimiterTimeout` in `chain_search_run`: the plan answers None, as for its own
+    # close kind 3, and `parse_response` gives the state machine's message)
+    from hf_response_templates.delimiters import DelimiterTimeout
+    from hf_response_templates.lead_scan import LeadSearch
+
+    name = "qwen3-coder"
+    text = "Hi\n" + _CODER[2] + "<|im_end|>"  # (`</function>` where the close's regex does not match)
+    want = parse_response(text, TEMPLATES[name], prefix=_FORMS[name][0], strict=False)
+
+    def timed(self, *a):
+        raise DelimiterTimeout(self.tries[0][0][0], "")
+
+    plan = OneShotPlan(load_template(TEMPLATES[name]))
+    monkeypatch.setattr(LeadSearch, "end", timed)
+    assert plan._fast_run(text, _FORMS[name][0], None) is None
+    assert plan._general(text, _FORMS[name][0], None) is None
+    monkeypatch.undo()
+    assert parse_response(text, TEMPLATES[name], prefix=_FORMS[name][0], strict=False) == want
+
+
+def test_a_close_with_captures_gives_them_to_its_call():
+    # (a close regex with a named group: `LeadSearch.end` reads it, and its captures join the open's)
+    tpl = _variant("qwen3-coder", {})
+    f = tpl["fields"]["tool_calls"]
+    f["close_pattern"] = "</function>(?P<sep>\\s*)</tool_call>|</tool_call>"
+    f["transform"] = {
+        "type": "function",
+        "function": {"name": "{name}", "arguments": "{content}"},
+        "sep": "{sep}",
+    }
+    assert _chained(tpl) == ["tool_calls"]
+    c = _call("qwen3-coder", "f")
+    text = "Hi\n" + c + "\n" + c.replace("\n</tool_call>", "  </tool_call>") + "\n" + c + "<|im_end|>"
+    message = oneshot_plan(load_template(tpl))._fast_run(text, _FORMS["qwen3-coder"][0], None)
+    assert [call["sep"] for call in message["tool_calls"]] == ["\n", "  ", "\n"]
+    for other in (
+        text,
+        c + c.replace("</function>\n", "") + "\n" + c,
+    ):  # (a call without the captures: no message)
+        assert_fast_loop_agrees(tpl, other, _FORMS["qwen3-coder"][0])
+
+
+def test_a_close_that_can_be_zero_width_is_not_chained():
+    # (a zero-width close changes the loop's `zw` / `fired`, which a chain's run does not keep)
+    tpl = _variant("qwen3-coder", {})
+    tpl["fields"]["tool_calls"]["close_pattern"] = "</function>\\s*</tool_call>|</tool_call>|(?=<function=)"
+    assert _chained(tpl) == []
+    c = _call("qwen3-coder", "f")
+    for text in (
+        c + "\n" + c,
+        c.replace("</function>\n</tool_call>", "") + c,
+        c + c.replace("<tool_call>\n", ""),
+    ):
+        assert_fast_loop_agrees(tpl, text, _FORMS["qwen3-coder"][0])
