@@ -595,7 +595,10 @@ class OneShotPlan:
                     cs, ce, d, g2 = r
             elif ck < 3:
                 if ck == -1:  # a call closed by a fixed text, and the calls right after it (`section_scan.py`)
-                    pos = ca(window, pos, n, groups, regions)
+                    try:
+                        pos = ca(window, pos, n, groups, regions)
+                    except DelimiterTimeout:  # (`call_chain.chain_search_run`'s close search, timed as kind 3's)
+                        return None
                     if pos < 0:  # (a region to the end)
                         break
                     continue

@@ -14,6 +14,7 @@ import copy
 from functools import partial
 from typing import Any
 
+from .call_chain import chain_opens
 from .delimiters import OPEN
 from .group_search import group_search
 from .here_scan import PLAIN, here_scan
@@ -332,6 +333,7 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
         idle = _fused(idle, opens, implicit, opens0, tpl.by_name)
         if not opens0:
             section_opens(tpl, idle, opens)
+            chain_opens(tpl, idle, opens)
     acts = {d: opens.get(d) for d in idle_watch.delimiters}  # (the implicit field's close: None)
     return (*idle, acts, None if implicit is None else info(implicit), tpl.hold_whitespace, tpl.has_regex,
             tpl._defaults_simple, keep, tuple(tpl.required), late_idle, opens0 or None)

@@ -20,8 +20,10 @@ from hf_response_templates.plan_shape import _no_close
 
 
 def _closes(plan):
-    # each open's close: `(kind, search, table)` (`_fast_shape`'s `opens`)
-    return {d.field: act[1:] for d, act in plan._fast[3].items() if act is not None}
+    # each open's close: `(kind, search, table)` (`_fast_shape`'s `opens`; of calls read one after another by
+    # `call_chain.chain_search_run`, the kind-3 close that run reads)
+    return {d.field: (3, *act[2].searched) if act[1] == -1 and hasattr(act[2], "searched") else act[1:]
+            for d, act in plan._fast[3].items() if act is not None}
 
 
 @pytest.mark.parametrize(
