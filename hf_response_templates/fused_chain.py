@@ -80,9 +80,12 @@ def fused_chain(texts: tuple[str, ...], j: int, t: tuple) -> Any:
                     if fb < 0:
                         fb = n
                 cs = fa if fa <= fb else fb
-                i = _ws(window, end, cs).end()
-                if i >= cs or window[i] not in '{["':
-                    return pos
+                if end < cs and window[end] == "{":  # (the usual: the value right at the open's end)
+                    i = end
+                else:
+                    i = _ws(window, end, cs).end()
+                    if i >= cs or window[i] not in '{["':
+                        return pos
                 try:
                     value, e = _scan_once(window, i)
                 except (StopIteration, ValueError, RecursionError):
@@ -134,7 +137,11 @@ def fused_chain(texts: tuple[str, ...], j: int, t: tuple) -> Any:
                 return pos
             finds[a] = fa
             finds[b] = fb
-            if dinfo is not None and (i := _ws(window, end, cs).end()) < cs and window[i] in '{["':
+            if (
+                dinfo is not None
+                and (i := end if end < cs and window[end] == "{" else _ws(window, end, cs).end()) < cs
+                and window[i] in '{["'
+            ):
                 try:
                     value, e = _scan_once(window, i)
                 except (StopIteration, ValueError, RecursionError):

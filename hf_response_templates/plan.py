@@ -383,7 +383,7 @@ class OneShotPlan:
                                         da, wa = db, wb
                                     if fk == 5:  # a JSON value read whole before the close: the region is its value
                                         # (`jsonscan.whole_value_end`, inlined: where it answers None, the usual path)
-                                        i = _json_ws(window, end, cs).end()
+                                        i = end if end < cs and window[end] == "{" else _json_ws(window, end, cs).end()
                                         if i < cs and window[i] in '{["':
                                             try:
                                                 value, e = _scan_once(window, i)
@@ -406,7 +406,8 @@ class OneShotPlan:
                                             opened = False
                                         elif start > pos and not (hold_ws and window[pos:start].isspace()):
                                             regions.append((imp, pos, start, None))
-                                        if dinfo is not None and (i := _json_ws(window, end, cs).end()) < cs and \
+                                        if dinfo is not None and (i := end if end < cs and window[end] == "{" else
+                                                                  _json_ws(window, end, cs).end()) < cs and \
                                                 window[i] in '{["':  # (plain JSON: its value decoded here, as kind 5)
                                             try:
                                                 value, e = _scan_once(window, i)
