@@ -369,7 +369,7 @@ class OneShotPlan:
                                 else:  # (kind 8)
                                     # the close's two texts from the idle finds (stale ones searched again from the
                                     # body's start; no zero-width skip: the close starts past `zw`)
-                                    fk, info, a, b, wa, da, wb, db = t[5]
+                                    fk, info, a, b, wa, da, wb, db, dinfo, chain = t[5]
                                     cs = finds[a]
                                     if cs < end:
                                         cs = window.find(ia.texts[a], end)
@@ -383,7 +383,7 @@ class OneShotPlan:
                                         da, wa = db, wb
                                     if fk == 5:  # a JSON value read whole before the close: the region is its value
                                         # (`jsonscan.whole_value_end`, inlined: where it answers None, the usual path)
-                                        i = _json_ws(window, end, cs).end()
+                                        i = end if end < cs and window[end] == "{" else _json_ws(window, end, cs).end()
                                         if i < cs and window[i] in '{["':
                                             try:
                                                 value, e = _scan_once(window, i)
@@ -397,6 +397,8 @@ class OneShotPlan:
                                                     regions.append((imp, pos, start, None))
                                                 regions.append((info, end, end, (value, groups)))
                                                 pos = e
+                                                if chain is not None and finds[j] == e:  # the next call right there
+                                                    pos = chain(window, e, n, finds, regions)  # (`fused_chain.py`)
                                                 continue
                                     else:  # a region to the close (or to the end)
                                         if opened:
@@ -404,7 +406,19 @@ class OneShotPlan:
                                             opened = False
                                         elif start > pos and not (hold_ws and window[pos:start].isspace()):
                                             regions.append((imp, pos, start, None))
-                                        regions.append((info, end, cs, groups))
+                                        if dinfo is not None and (i := end if end < cs and window[end] == "{" else
+                                                                  _json_ws(window, end, cs).end()) < cs and \
+                                                window[i] in '{["':  # (plain JSON: its value decoded here, as kind 5)
+                                            try:
+                                                value, e = _scan_once(window, i)
+                                            except (StopIteration, ValueError, RecursionError):
+                                                e = n + 1
+                                            if e == cs or e < cs and _json_ws(window, e, cs).end() == cs:
+                                                regions.append((dinfo, end, end, (value, groups)))
+                                            else:
+                                                regions.append((info, end, cs, groups))
+                                        else:
+                                            regions.append((info, end, cs, groups))
                                         if cs == n:
                                             break
                                         if not wa:  # (zero width: as the loop's close below)
@@ -412,6 +426,16 @@ class OneShotPlan:
                                             zw = cs
                                             if memo is not None:
                                                 memo.clear()
+                                            if chain is not None:  # the next call at this close (`fused_chain.py`)
+                                                e = chain(window, cs, n, finds, regions)
+                                                if e < 0:  # (after a close of some width)
+                                                    pos = ~e
+                                                    continue
+                                                if e != cs:  # (its last close, zero-width at `e`, fired there)
+                                                    fired = _NONE_FIRED | {da}
+                                                    zw = cs = e
+                                                    if memo is not None:
+                                                        memo.clear()
                                         pos = cs + wa
                                         continue
                         if d is None:  # no match, zero width or timed there: `LeadScan.end` decides from this find

@@ -16,6 +16,7 @@ from typing import Any
 
 from .call_chain import chain_opens
 from .delimiters import OPEN
+from .fused_chain import fused_chain
 from .group_search import group_search
 from .here_scan import PLAIN, here_scan
 from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
@@ -193,10 +194,12 @@ def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict 
     (`_sure`'s kind 6 close, as a JSON value read whole (kind 5) or a plain region: Mistral Small 3.2's and
     Ministral 3's `[TOOL_CALLS]NAME[ARGS]{...}` closed by `(?=\\[TOOL_CALLS\\])|</s>`): `(8, LeadScan, slot)` with
     those opens' tries marked (width 0, which `LeadScan.end` reads as a regex to match, as -1) and carrying
-    `(kind, info, a, b, wa, da, wb, db)`: the close's two texts' indices in the idle finds, their widths and
-    delimiters. `_fast_run` then reads the open, its close (from the idle finds, which hold the
-    same texts: one list, so each text is searched about once) and the value in one loop turn, where the
-    region is an ordinary one (see there); anything else takes the loop's usual path from the open. A kind-9
+    `(kind, info, a, b, wa, da, wb, db, dinfo, chain)`: the close's two texts' indices in the idle finds, their
+    widths and delimiters, the field's info for a value the loop decodes in a region to the close (plain JSON, as
+    `_fused_tails`'s `dinfo`; None for kind 5, whose `info` is that already), and `fused_chain.py`'s reading of the
+    calls that follow back to back (or None). `_fast_run` then reads the open, its close (from the idle finds,
+    which hold the same texts: one list, so each text is searched about once) and the value in one loop turn, where
+    the region is an ordinary one (see there); anything else takes the loop's usual path from the open. A kind-9
     idle scan's opens closed by a run then a fixed tail are fused likewise (`_fused_tails`, `by_name` the
     template's fields)."""
     kind, scan, slot = idle
@@ -217,7 +220,11 @@ def _fused(idle: tuple[int, Any, Any], opens: dict, implicit: Any, opens0: dict 
             continue
         (da, wa), (db, wb) = close[2][1]
         a, b = (scan.texts.index(text) for text in close[1].texts)
-        only[j] = (t[0], 0, *t[2:5], (ck, cb[2] if ck == 5 else info, a, b, wa, da, wb, db))
+        f = by_name[info[0]]  # (a region to the close: its plain JSON value decoded in the loop, as `_fused_tails`)
+        decoded = getattr(f.reshape, "decoded", None) if ck != 5 and f.plain_json else None
+        dinfo = None if decoded is None else (info[0], decoded, info[2], info[3])
+        tried = (t[0], 0, *t[2:5], (ck, cb[2] if ck == 5 else info, a, b, wa, da, wb, db, dinfo))
+        only[j] = (*tried[:5], (*tried[5], fused_chain(scan.texts, j, tried)))
     if only == list(scan.only):
         return idle
     fused = copy.copy(scan)
