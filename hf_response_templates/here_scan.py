@@ -17,9 +17,12 @@ plan's scans only (nothing disabled). `tests/test_here_scan.py` compares it with
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH, _groups
+from .regex_leads import stdlib_equivalent
+from .regex_safety import _NAMED_GROUP
 
 __all__ = ["PLAIN", "HereScan", "here_scan"]
 
@@ -31,9 +34,11 @@ class HereScan:
 
     def __init__(self, watch: Any) -> None:
         self.watch = watch
-        #: `(delimiter, fast match)` per regex, lowest rank first (a stable sort: `scan_end`'s order among
-        #: equals), so that the first of equally long matches is the one `scan_end` takes.
-        self.tries = tuple((d, d.fast.match) for d in sorted(watch.regexes, key=lambda d: d.rank))
+        #: `(delimiter, match, captures)` per regex, lowest rank first (a stable sort: `scan_end`'s order among
+        #: equals), so that the first of equally long matches is the one `scan_end` takes: `match` its `fast`
+        #: match, or its `re` twin with renamed groups (`_twin`), and `captures` None for a regex without named
+        #: groups, else what reads them from a match (`delimiters._groups` of it, or `_twin_groups`).
+        self.tries = tuple(_try(d) for d in sorted(watch.regexes, key=lambda d: d.rank))
         #: The longest rest of the text at which every regex's match is untimed (`Delimiter.untimed_match`).
         self.span = min(d.untimed_match for d in watch.regexes)
         self.zero_width = watch.zero_width
@@ -46,20 +51,73 @@ class HereScan:
         if pos < n:
             if n - pos <= self.span:
                 best = None
-                for d, match in self.tries:
+                for d, match, caps in self.tries:
                     m = match(window, pos)
                     if m is not None and (best is None or m.end() > best.end()):
                         best = m
                         bd = d
+                        bc = caps
                 if best is not None:
                     end = best.end()
                     # (zero width: it may be skipped at `zw`; too long: no delimiter, and a shorter match of
                     # another regex may be the answer; both rare, and `scan_end`'s)
                     if pos < end <= pos + MAX_DELIMITER_LENGTH:
-                        return pos, end, bd, _groups(bd, best) if bd.group_slots else None
+                        return pos, end, bd, None if bc is None else bc(best)
         elif not self.zero_width:
             return n
         return self.fallback(window, pos, zw, fired, disabled, timeout, memo)
+
+
+def _try(d: Any) -> tuple[Any, Any, Any]:
+    """`HereScan.tries`' entry of regex delimiter `d`."""
+    twin = _twin(d)
+    if twin is not None:
+        return d, twin[0], partial(_twin_groups, d, twin[1])
+    return d, d.fast.match, partial(_groups, d) if d.group_slots else None
+
+
+def _twin(d: Any) -> tuple[Any, tuple[tuple[str, tuple[int, ...]], ...]] | None:
+    """For a regex delimiter that `re` does not read only because a group name is used twice (gpt-oss's tool-call
+    open: `name` in both alternatives; its `fast` is then the `regex` pattern, ~4x dearer a try), its `re` twin
+    (`regex_leads.stdlib_equivalent`) with every group renamed `_1`, `_2`, ... (names change no match), and for
+    each of `d`'s names (`group_slots` order) the twin's group indices (in `groups()`) it became. None otherwise,
+    or where a renamed text was no group (in a class, escaped) or a named back reference needs the names."""
+    if d.fast is not d.pattern or not d.group_slots or "(?P=" in d.source:
+        return None
+    names: list[str] = []
+
+    def rename(m: Any) -> str:
+        names.append(m.group(1))
+        return f"(?P<_{len(names)}>"
+
+    source = _NAMED_GROUP.sub(rename, d.source)
+    if len(set(names)) == len(names):  # (no name used twice: `re` declines it for another reason)
+        return None
+    fast = stdlib_equivalent(source)
+    if fast is None or set(fast.groupindex) != {f"_{k}" for k in range(1, len(names) + 1)}:
+        return None
+    slots: dict[str, list[int]] = {}
+    for k, name in enumerate(names, 1):
+        slots.setdefault(name, []).append(fast.groupindex[f"_{k}"] - 1)
+    if set(slots) != {name for name, _ in d.group_slots}:
+        return None
+    return fast.match, tuple((name, tuple(slots[name])) for name, _ in d.group_slots)
+
+
+def _twin_groups(d: Any, slots: tuple[tuple[str, tuple[int, ...]], ...], m: Any) -> dict:
+    """`delimiters._groups(d, ...)` of the `regex` match that twin match `m` stands for (`_twin`): each name's one
+    group that took part. Where two groups of one name took part, `regex` keeps the last capture of the group
+    they share: that match is asked (never in gpt-oss's pattern, whose two are in different alternatives)."""
+    g = m.groups()
+    out = {}
+    for name, indices in slots:
+        for i in indices:
+            v = g[i]
+            if v is not None:
+                if name in out:
+                    return _groups(d, d.fast.match(m.string, m.pos))
+                out[name] = v
+    return out
 
 
 class _Plain:

@@ -356,14 +356,19 @@ def lead_scan(watch: Any) -> Any:
     return scan
 
 
-def fixed_scan(watch: Any) -> LeadScan | None:
+def fixed_scan(watch: Any, late: bool = False) -> LeadScan | None:
     """The `LeadScan` of `watch`, or None when some delimiter of it may match where no fixed text of it
     starts (a regex without leads that can match past offset 0, `\\G`, a reverse search), it has no fixed
     text, or it has no regex and one search finds its literals (one `str.find`, or one compiled alternation
     of literals sharing their first character: the plan reads those itself). A watch of literals with
     different first characters (Mistral Small 3.1's idle `[TOOL_CALLS]` / `</s>`, Phi-4-mini's `functools` /
     `<|end|>` / `<|endoftext|>` closes) is one: its finds are kept as a regex watch's are, where
-    `Watch.scan_end` would take `_literal_end`'s memo and finder tuples."""
+    `Watch.scan_end` would take `_literal_end`'s memo and finder tuples.
+
+    `late`: for a scan that no regex alternative anchored at offset 0 can match from (past offset 0, or from it
+    where those were tried there and none matched: the plan's late idle scan after `plan_shape._start`'s), a regex
+    with such alternatives is found by the fixed texts of its others (`Delimiter.late_leads`: Hunyuan's
+    `^\\s*助手：|<answer>` by `<answer>`) and matched there (where `^` cannot match)."""
     if watch is None or (not watch.regexes and len(watch.lit_finders) < 2):
         return None
     by_text: dict[str, list[tuple[Any, ...]]] = {}
@@ -375,6 +380,8 @@ def fixed_scan(watch: Any) -> LeadScan | None:
                     by_text.setdefault(lit, []).append((d, len(lit)))
             continue
         lead = watch.leads.get(d)
+        if lead is None and late and d.anchored and d.late_leads:
+            lead = d.late_leads
         if d not in watch.reusable:
             return None
         if lead is None:

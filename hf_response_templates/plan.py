@@ -44,7 +44,7 @@ from time import perf_counter
 from typing import Any
 
 from .delimiters import MAX_DELIMITER_LENGTH as _MAX_WIDTH
-from .delimiters import DelimiterTimeout, _groups
+from .delimiters import DelimiterTimeout
 from .end_search import _AFTER, _AT
 from .jsonscan import _WS as _JSON_WS
 from .jsonscan import _scan_once
@@ -470,20 +470,18 @@ class OneShotPlan:
                 if pos < n:
                     if n - pos <= ia.span:
                         e = pos  # (a zero-width match is never taken here)
-                        for t in ia.tries:
+                        for t in ia.tries:  # (`(delimiter, match, captures)`: see `HereScan.tries`)
                             m = t[1](window, pos)
                             if m is not None and m.end() > e:
                                 e = m.end()
                                 best = m
-                                d = t[0]
-                        if d is not None:
-                            if e - pos <= _MAX_WIDTH:
-                                start = pos
-                                end = e
-                                groups = _groups(d, best) if d.group_slots else None
-                                act = opens[d]
-                            else:
-                                d = None
+                                bt = t
+                        if pos < e <= pos + _MAX_WIDTH:
+                            d = bt[0]
+                            start = pos
+                            end = e
+                            groups = None if bt[2] is None else bt[2](best)
+                            act = opens[d]
                     if d is None:
                         if memo is None:
                             memo = {}

@@ -20,7 +20,7 @@ from .fused_chain import fused_chain
 from .group_search import group_search
 from .here_scan import PLAIN, here_scan
 from .jsonscan import ValueEnd, whole_sequence_end, whole_value_end
-from .lead_scan import _EMPTY, LeadScan, LeadSearch
+from .lead_scan import _EMPTY, LeadScan, LeadSearch, fixed_scan
 from .section_scan import section_opens
 from .tail_scan import tail_close
 from .template import _strip_text
@@ -331,10 +331,15 @@ def _fast_shape(plan: Any, tpl: Any) -> tuple | None:
         _alone(idle_of(idle_watch)))
     if idle[0] == 5 and idle[1][4].__class__ is TriggerScan and late_idle[1].__class__ is TriggerScan:
         # (`_start`'s `TriggerScan`: the late scan reads from offset 0 only where nothing matched there, so it
-        # need not try every delimiter there again)
-        late_scan = copy.copy(late_idle[1])
-        late_scan.at0 = False
-        late_idle = (late_idle[0], late_scan, late_idle[2])
+        # need not try every delimiter there again; where the fixed texts of the anchored regex's other
+        # alternatives find it (`lead_scan.fixed_scan(late=True)`: Hunyuan's), a `LeadScan` of those, read inline)
+        fixed = fixed_scan(lates[idle_watch], True)
+        if fixed is not None:
+            late_idle = _alone((2, fixed, late_idle[2]))
+        else:
+            late_scan = copy.copy(late_idle[1])
+            late_scan.at0 = False
+            late_idle = (late_idle[0], late_scan, late_idle[2])
     implicit = tpl.implicit_field
     if late_idle is None:
         idle = _fused(idle, opens, implicit, opens0, tpl.by_name)
