@@ -35,7 +35,8 @@ ends right before the close (whitespace aside) the region is stored decoded, as 
 (`(dinfo, start, start, (value, captures))`, parsed by the field's `reshape.decoded`); anything else is the plain
 region, which the field's own parse reads (and fails on) as before. In a template with an implicit field only
 those JSON fields' opens read on (the XML-call templates with one, Qwen3.5, GLM, DeepSeek V3.2 / V4, Seed-OSS, write
-a newline between calls, where the check would be only cost); in one without (Kimi K3), every open that can.
+a newline between calls: `call_chain.py` reads those across the whitespace); in one without (Kimi K3), every open
+that can.
 
 `plan_shape._fast_shape` gives such an open the close kind -1 (`section_opens`), with its `run` in the
 close's place. `tests/test_section_scan.py` compares the regions and messages with the general loop and the
