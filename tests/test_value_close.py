@@ -259,11 +259,12 @@ _HY = [
     st.sampled_from(["", "<|extra_0|>", "<|extra_0|>\n"]),
 )
 def test_hunyuan_reads_offset_0_in_the_loop_too(text, prefix):
-    # (its `^\s*助手：|<answer>` open, a `TriggerScan` of the same delimiters past offset 0 as at it: kind 5; where
-    # nothing matches at offset 0, the late scan reads from there without trying it again)
+    # (its `^\s*助手：|<answer>` open, tried at offset 0 first: kind 5; where nothing matches there, the late scan
+    # reads from there: past offset 0 only `<answer>` can match, a fixed-text search inline, kind 9,
+    # `tests/test_oneshot_late_leads.py`)
     tpl = TEMPLATES["hunyuan-a13b"]
     plan = oneshot_plan(tpl)
-    assert plan._fast[0] == 5 and plan._fast[10][1].at0 is False
+    assert plan._fast[0] == 5 and plan._fast[10][0] == 9
     assert_fast_loop_agrees(tpl, text, prefix)
 
 
