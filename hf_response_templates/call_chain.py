@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .delimiters import MAX_DELIMITER_LENGTH
+from .delimiters import MAX_DELIMITER_LENGTH, open_at
 from .jsonscan import _WS
 from .lead_scan import LeadSearch
 from .plan_general import _NONE_FIRED, _TIMEOUT
@@ -71,19 +71,10 @@ def chain_run(close: str, begins: tuple[str, ...], match: Any, span: int, slots:
             at = ws(window, pos).end()
             if not window.startswith(begins, at) or n - at > span:
                 return pos
-            m = match(window, at)
-            if m is None:
+            got = open_at(match, window, at, slots)
+            if got is None:
                 return pos
-            end = m.end()
-            if not at < end <= at + MAX_DELIMITER_LENGTH:
-                return pos
-            if slots:
-                groups = m.groupdict()
-                if None in groups.values():  # (only the groups that took part)
-                    groups = {k: v for k, v in groups.items() if v is not None}
-            else:
-                groups = None
-            pos = end
+            pos, groups = got
 
     return run
 
@@ -136,19 +127,10 @@ def chain_search_run(
             at = ws(window, pos).end()
             if not window.startswith(begins, at) or n - at > span:
                 return pos
-            m = match(window, at)
-            if m is None:
+            got = open_at(match, window, at, slots)
+            if got is None:
                 return pos
-            end = m.end()
-            if not at < end <= at + MAX_DELIMITER_LENGTH:
-                return pos
-            if slots:
-                groups = m.groupdict()
-                if None in groups.values():  # (only the groups that took part)
-                    groups = {k: v for k, v in groups.items() if v is not None}
-            else:
-                groups = None
-            pos = end
+            pos, groups = got
 
     run.searched = (search, table)  # type: ignore[attr-defined]  # (the kind-3 close it reads, for inspection)
     return run

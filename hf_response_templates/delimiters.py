@@ -1059,6 +1059,25 @@ def _groups(d: Delimiter, m: Any) -> dict | None:
     return out
 
 
+def open_at(match: Any, window: str, at: int, slots: Any) -> tuple[int, dict | None] | None:
+    """An open delimiter's regex matched at `at` the way the one-shot chains take it (`call_chain`, `fused_chain`,
+    `section_scan`): `(end, groups)` where `match(window, at)` (an untimed match) matches, not with zero width and no
+    longer than `MAX_DELIMITER_LENGTH`; else None. `groups`: the named groups that took part (None where `slots` is
+    false: the delimiter has none)."""
+    m = match(window, at)
+    if m is None:
+        return None
+    end = m.end()
+    if not at < end <= at + MAX_DELIMITER_LENGTH:
+        return None
+    if not slots:
+        return end, None
+    groups = m.groupdict()
+    if None in groups.values():  # (only the groups that took part)
+        groups = {k: v for k, v in groups.items() if v is not None}
+    return end, groups
+
+
 #: The most characters a template regex may stand for once its counted repeats are written out
 #: (`a{1000}` is 1,000; `(?:a{100}){100}` 10,000): the `regex` module expands them when it compiles, so
 #: `a{100000000}` would take half a minute and then run out of memory. 100,000 compile in ~0.05 s.

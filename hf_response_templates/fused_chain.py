@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .delimiters import MAX_DELIMITER_LENGTH
+from .delimiters import open_at
 from .jsonscan import _WS, _scan_once
 
 __all__ = ["fused_chain"]
@@ -51,74 +51,17 @@ def fused_chain(texts: tuple[str, ...], j: int, t: tuple) -> Any:
     ta, tb = texts[a], texts[b]
     slots = bool(d.group_slots)
 
-    if fk == 5:
-
-        def chain(window: str, pos: int, n: int, finds: list, regions: list) -> int:
-            """Kind 5: read the calls from `pos` (where `finds[j]` is) while each value ends where the next open's
-            text is; return the position after the last value read (`pos` if none)."""
-            while n - pos <= span:
-                m = match(window, pos)
-                if m is None:
-                    return pos
-                end = m.end()
-                if not pos < end <= pos + MAX_DELIMITER_LENGTH:
-                    return pos
-                if slots:
-                    groups = m.groupdict()
-                    if None in groups.values():  # (only the groups that took part)
-                        groups = {k: v for k, v in groups.items() if v is not None}
-                else:
-                    groups = None
-                fa = finds[a]
-                if fa < end:
-                    fa = window.find(ta, end)
-                    if fa < 0:
-                        fa = n
-                fb = finds[b]
-                if fb < end:
-                    fb = window.find(tb, end)
-                    if fb < 0:
-                        fb = n
-                cs = fa if fa <= fb else fb
-                if end < cs and window[end] == "{":  # (the usual: the value right at the open's end)
-                    i = end
-                else:
-                    i = _ws(window, end, cs).end()
-                    if i >= cs or window[i] not in '{["':
-                        return pos
-                try:
-                    value, e = _scan_once(window, i)
-                except (StopIteration, ValueError, RecursionError):
-                    return pos
-                if e > cs:
-                    return pos
-                finds[a] = fa
-                finds[b] = fb
-                regions.append((info, end, end, (value, groups)))
-                if finds[j] != e:
-                    return e
-                pos = e
-            return pos
-
-        return chain
-
-    def chain(window: str, pos: int, n: int, finds: list, regions: list) -> int:  # noqa: F811
-        """Kind 6: read the calls from `pos` (a zero-width close's position, where `finds[j]` is) while each is
-        closed; return the last zero-width close's position (`pos` if none), or `~end` after a close of some
-        width."""
+    def chain(window: str, pos: int, n: int, finds: list, regions: list) -> int:
+        """Read the calls from `pos` (where `finds[j]` is) one after another. Kind 5: while each value ends where
+        the next open's text is; returns the position after the last value read (`pos` if none). Kind 6: while
+        each is closed; returns the last zero-width close's position (`pos` if none), or `~end` after a close of
+        some width."""
         while n - pos <= span:
-            m = match(window, pos)
-            if m is None:
+            got = open_at(match, window, pos, slots)
+            if got is None:
                 return pos
-            end = m.end()
-            if not pos < end <= pos + MAX_DELIMITER_LENGTH:
-                return pos
-            if slots:
-                groups = m.groupdict()
-                if None in groups.values():
-                    groups = {k: v for k, v in groups.items() if v is not None}
-            else:
-                groups = None
+            end, groups = got
+            # the close: the earlier of its two texts, from the idle finds (stale ones searched again from `end`)
             fa = finds[a]
             if fa < end:
                 fa = window.find(ta, end)
@@ -133,6 +76,23 @@ def fused_chain(texts: tuple[str, ...], j: int, t: tuple) -> Any:
                 cs, w = fa, wa
             else:
                 cs, w = fb, wb
+            if fk == 5:  # the value, read whole before the close, is the region's
+                i = end if end < cs and window[end] == "{" else _ws(window, end, cs).end()
+                if i >= cs or window[i] not in '{["':
+                    return pos
+                try:
+                    value, e = _scan_once(window, i)
+                except (StopIteration, ValueError, RecursionError):
+                    return pos
+                if e > cs:
+                    return pos
+                finds[a] = fa
+                finds[b] = fb
+                regions.append((info, end, end, (value, groups)))
+                if finds[j] != e:
+                    return e
+                pos = e
+                continue
             if cs == n:  # (no close: the loop's, which ends there)
                 return pos
             finds[a] = fa

@@ -48,7 +48,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .delimiters import MAX_DELIMITER_LENGTH
+from .delimiters import open_at
 from .jsonscan import _scan_once
 from .lead_scan import LeadSearch
 
@@ -102,19 +102,10 @@ def section_run(first: tuple, links: tuple, head: Any) -> Any:
                 continue
             if n - pos > span:
                 return pos
-            m = match(window, pos)
-            if m is None:
+            got = open_at(match, window, pos, slots)
+            if got is None:
                 return pos
-            end = m.end()
-            if not pos < end <= pos + MAX_DELIMITER_LENGTH:
-                return pos
-            if slots:
-                groups = m.groupdict()
-                if None in groups.values():  # (only the groups that took part)
-                    groups = {k: v for k, v in groups.items() if v is not None}
-            else:
-                groups = None
-            pos = end
+            pos, groups = got
 
     run.first = first  # (for tests and inspection: the open's own link)
     return run
