@@ -1425,11 +1425,9 @@ def parse_response(
             "or a batch, use tokenizer.parse_response(response, prefix=...), which decodes them (and returns a "
             "list for a batch); or parse each text with [parse_response(t, template, prefix=p) for t in texts]"
         )
-    # the dict of the last call (`_last`) while it equals its snapshot; any other template through `_loaded`
-    last = _last
-    if template is last[0] and template == last[1]:
-        tpl = last[2]
-    else:
+    # the dict of the last call (`_last`, one unpack) while it equals its snapshot; any other template through `_loaded`
+    kept, snapshot, tpl = _last
+    if template is not kept or not template == snapshot:
         tpl = _loaded(template)
     if (policy is None and regex_timeout is None and regex_budget is None and prefix.__class__ is str
             and (tools is None or tools.__class__ is list or tools.__class__ is tuple)  # (read once: no iterator)

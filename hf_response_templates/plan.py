@@ -884,8 +884,16 @@ class OneShotPlan:
             if regions or (one := self._imp_text) is None:
                 regions.append((imp, start_at, n, None))
             else:  # the implicit region alone, of a plain one-value text field: the loop below's store, inlined (not
-                # empty: whitespace alone does not open the region, see `_imp_text`)
+                # empty: whitespace alone does not open the region, see `_imp_text`); with no other region, nothing is
+                # joined or emptied, so only the end's tests are left: the regex guard and required fields
                 message[one] = window[start_at:n].strip()
+                if timed and perf_counter() - t0 >= _REGEX_GUARD:
+                    return None
+                if tail:
+                    for name in required:
+                        if name not in message:
+                            return None
+                return message
         typing = schemas.type_tool_calls if schemas else None  # (`ToolSchemas.__bool__` once, not per region)
         # A field not in the defaults (store 0-2) is new in `message` until its first value; those of the
         # defaults (3-5) are tracked in `kept` (a set, made at the first). Only a field whose first value is

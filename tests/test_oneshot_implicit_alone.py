@@ -8,6 +8,7 @@ implicit field in the defaults or required, and content that must not be stored 
 
 from __future__ import annotations
 
+import pytest
 from engine_helpers import assert_fast_loop_agrees, oneshot_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -57,6 +58,11 @@ SYNTHETIC = [
             "r": {"open": "<r>", "close": "</r>"},
         },
     },
+    {
+        "version": 1,
+        "start_anchor": "<s>",
+        "fields": {"content": {"close": "<e>"}, "r": {"open": "<r>", "close": "</r>", "optional": False}},
+    },
 ]
 SYNTHETIC_PIECES = ["<e>", "<e1>", "<r>", "</r>", "<s>", "x", " ", "\n", "", "<", "y z"]
 
@@ -74,6 +80,19 @@ def test_the_shortcut_is_taken_where_expected():
     assert (
         oneshot_plan(SYNTHETIC[5])._imp_text is None
     )  # (whitespace kept: a region of whitespace alone opens)
+    assert (
+        oneshot_plan(SYNTHETIC[6])._imp_text == "content"
+    )  # (another field required: the short exit's test)
+
+
+@pytest.mark.parametrize("text", ["Hi", "Hi<e>", " Hi <e> ", "Hi<e>x"])
+def test_the_region_alone_is_no_message_when_another_field_is_required(text):
+    """The region alone ends the plan early (`_fast_run`'s short exit: no other region to store); a required field
+    that is missing then still sends the response to the state machine, which reports it."""
+    plan = oneshot_plan(SYNTHETIC[6])
+    assert plan._fast_run(text, "", None) is None
+    assert_fast_loop_agrees(SYNTHETIC[6], text, "")
+    assert plan._fast_run("<r>x</r>" + text, "", None) == {"r": "x", "content": "Hi"}
 
 
 @settings(max_examples=800, deadline=None)
@@ -106,3 +125,22 @@ def test_mixed_responses_equal_the_general_loop_and_the_state_machine(name, data
 )
 def test_synthetic_templates_equal_the_general_loop_and_the_state_machine(i, text, prefix):
     assert_fast_loop_agrees(SYNTHETIC[i], text, prefix)
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "hermes3", "functiongemma"])
+def test_the_region_alone_still_meets_the_regex_guard(name, monkeypatch):
+    """The short exit keeps the end's regex guard: with a clock that moves 10 s a call, a template that runs a regex
+    (`timed`) sends its content-only response to the state machine, as the general loop does; one that runs none
+    (Hermes 3) answers."""
+    from hf_response_templates import plan as plan_module
+    from hf_response_templates import plan_general
+
+    plan = oneshot_plan(TEMPLATES[name])
+    text = "Hi" + next(p for p in PIECES[name] if "end" in p or "eot" in p)
+    assert plan._fast_run(text, "", None)["content"] == "Hi"  # (the short exit, with the usual clock)
+    clock = iter(range(0, 10**6, 10))
+    monkeypatch.setattr(plan_module, "perf_counter", lambda: float(next(clock)))
+    monkeypatch.setattr(plan_general, "perf_counter", lambda: float(next(clock)))
+    got = plan._fast_run(text, "", None)
+    assert got == plan._general(text, "", None)
+    assert (got is None) == bool(plan._timed)
