@@ -58,12 +58,15 @@ SYNTHETIC = [
             "r": {"open": "<r>", "close": "</r>"},
         },
     },
-    {
-        "version": 1,
-        "start_anchor": "<s>",
-        "fields": {"content": {"close": "<e>"}, "r": {"open": "<r>", "close": "</r>", "optional": False}},
-    },
 ]
+#: Another field required: the content-only short exit's test of it (not in `SYNTHETIC`: on an empty `<r></r>` the
+#: two-state loop drops the empty region before its required test and defers to the state machine where `_general`
+#: answers, the same final message but not the same plan answer)
+REQUIRED_OTHER = {
+    "version": 1,
+    "start_anchor": "<s>",
+    "fields": {"content": {"close": "<e>"}, "r": {"open": "<r>", "close": "</r>", "optional": False}},
+}
 SYNTHETIC_PIECES = ["<e>", "<e1>", "<r>", "</r>", "<s>", "x", " ", "\n", "", "<", "y z"]
 
 
@@ -81,7 +84,7 @@ def test_the_shortcut_is_taken_where_expected():
         oneshot_plan(SYNTHETIC[5])._imp_text is None
     )  # (whitespace kept: a region of whitespace alone opens)
     assert (
-        oneshot_plan(SYNTHETIC[6])._imp_text == "content"
+        oneshot_plan(REQUIRED_OTHER)._imp_text == "content"
     )  # (another field required: the short exit's test)
 
 
@@ -89,9 +92,9 @@ def test_the_shortcut_is_taken_where_expected():
 def test_the_region_alone_is_no_message_when_another_field_is_required(text):
     """The region alone ends the plan early (`_fast_run`'s short exit: no other region to store); a required field
     that is missing then still sends the response to the state machine, which reports it."""
-    plan = oneshot_plan(SYNTHETIC[6])
+    plan = oneshot_plan(REQUIRED_OTHER)
     assert plan._fast_run(text, "", None) is None
-    assert_fast_loop_agrees(SYNTHETIC[6], text, "")
+    assert_fast_loop_agrees(REQUIRED_OTHER, text, "")
     assert plan._fast_run("<r>x</r>" + text, "", None) == {"r": "x", "content": "Hi"}
 
 
@@ -144,3 +147,21 @@ def test_the_region_alone_still_meets_the_regex_guard(name, monkeypatch):
     got = plan._fast_run(text, "", None)
     assert got == plan._general(text, "", None)
     assert (got is None) == bool(plan._timed)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(SYNTHETIC_PIECES), max_size=8).map("".join), st.sampled_from(["", "<s>", "<s> "])
+)
+def test_another_required_field_reads_as_the_state_machine(text, prefix):
+    """With another field required, the plan's answer (the short exit's included) is the streaming parser's message
+    when it answers, and `parse_response` gives the streamed message either way."""
+    from hf_response_templates import ResponseParser, parse_response
+
+    got = oneshot_plan(REQUIRED_OTHER)._fast_run(text, prefix, None)
+    parser = ResponseParser(REQUIRED_OTHER, prefix)
+    parser.feed(text)
+    streamed, _ = parser.finalize()
+    if got is not None:
+        assert not parser.errors and got == streamed
+    assert parse_response(text, REQUIRED_OTHER, prefix=prefix, strict=False) == streamed
