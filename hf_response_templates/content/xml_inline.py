@@ -16,6 +16,7 @@ except ImportError:  # Python < 3.11
 from ..errors import RegexTimeoutError, TemplateError
 from .base import DEFAULT_REGEX_TIMEOUT, REGEX_TIMEOUT, _regex_arg
 from .patterns import _ASSERTIONS, _every_item, _is_literals, _is_terminator
+from .value_parsers import _as_is, _json_or_text
 
 
 def _tag_pattern(value: Any, field: str, key: str) -> regex.Pattern:
@@ -362,6 +363,43 @@ def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
     if args["_plain"] and args["_stdlib"] is not None:
         limit = args["_untimed"] if args["_chain"] is None else min(args["_untimed"], _BOUND_FROM)
         args["_plain_small"] = (limit, args["_stdlib"].findall)
+    #: With `_select` (its group's column known), the `re` twin, no `merge_duplicates` and value parsers that raise
+    #: no `TimeoutError` (`_SURE_PARSERS`): `(length, read)`, the bodies up to `length` that `parse_xml_inline`
+    #: reads as `_select_rows(findall(text), ...)` whatever else, read by `read` (`_select_reader`) so; a field's
+    #: parse takes `dict(read(text))` (`template._compile_field`: the same test as `_plain_small`'s)
+    select = args.get("_select")
+    if (select is not None and select[2] is not None and args["_stdlib"] is not None
+            and not args.get("merge_duplicates", False)
+            and all(p in _SURE_PARSERS for p in (*select[1].values(), args.get("value_parser")))):
+        limit = args["_untimed"] if args["_chain"] is None else min(args["_untimed"], _BOUND_FROM)
+        args["_select_small"] = (limit, _select_reader(args["_stdlib"].findall, columns, select[2], select[1],
+                                                       args.get("value_parser")))
+
+
+#: The value parsers `_select_reader` reads with (`value_parsers._fast_value_parser`'s, and none): they raise no
+#: `TimeoutError` (which `parse_xml_inline` turns into a `RegexTimeoutError` of the tag pattern)
+_SURE_PARSERS = (None, str.strip, _as_is, _json_or_text)
+
+
+def _select_reader(findall: Callable[[str], list[tuple[str, ...]]], columns: tuple[int, int], column: int,
+                   parsers: Mapping[str, Callable[[str], Any]], default: Callable[[str], Any] | None,
+                   ) -> Callable[[str], dict[str, Any]]:
+    """`read(text)`: `_select_rows(findall(text), columns, column, parsers, default, False)` for `findall` of the
+    `re` twin (whose tuples hold "" for a group that did not take part, never None: no key is None, and "" picks
+    `default` as it is not a key of `parsers` where `column` is known), with `_as_is` read as no parser (no call
+    per value kept as it is: DeepSeek V3.2's `string="true"` values)."""
+    k, v = columns
+    get = {text: None if p is _as_is else p for text, p in parsers.items()}.get
+    fallback = None if default is _as_is else default
+
+    def read(text: str) -> dict[str, Any]:
+        out = {}
+        for t in findall(text):
+            parse = get(t[column], fallback)
+            out[t[k]] = t[v] if parse is None else parse(t[v])
+        return out
+
+    return read
 
 
 #: Bodies up to this long are searched without `_search_bounds` (~2.5 µs saved on DeepSeek's 135-character
