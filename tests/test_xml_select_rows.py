@@ -48,6 +48,17 @@ def _ours(text: str, args: dict) -> object:
         return type(exc), str(exc)
 
 
+def _tags(pattern: str, open_: str, close: str, params: list, pad: int) -> str:
+    """The tags of `params` ((key, group text or None, value) each), one a line, then `pad` spaces."""
+    parts = []
+    for key, string, value in params:
+        if pattern is DSML and string not in (None, "true", "false"):
+            string = None
+        attr = "" if string is None else f' string="{string}"'
+        parts.append(f'{open_} name="{key}"{attr}>{value}{close}')
+    return "\n".join(parts) + " " * pad
+
+
 _value = st.sampled_from(["Paris", "3", " 3 ", "", "[1, 2]", '{"a": 1}', "true", "x\ny", '"q"', "{bad", "null"])
 _string = st.sampled_from([None, "true", "false", "", "other"])
 _key = st.sampled_from(["city", "days", "a", "city"])
@@ -60,13 +71,7 @@ def test_select_rows_equal_general_reading(params, merge, dsml, pad):
         if pattern is DSML and not dsml:
             continue
         args = _args(pattern, merge)
-        parts = []
-        for key, string, value in params:
-            if pattern is DSML and string not in (None, "true", "false"):
-                string = None
-            attr = "" if string is None else f' string="{string}"'
-            parts.append(f'{open_} name="{key}"{attr}>{value}{close}')
-        text = "\n".join(parts) + " " * pad  # (past 256 characters: the bounded search first)
+        text = _tags(pattern, open_, close, params, pad)  # (past 256 characters: the bounded search first)
         assert _ours(text, args) == _reference(text, args), text
 
 
@@ -112,13 +117,7 @@ def test_select_small_equals_parse_xml_inline(params, sure, dsml, pad):
             continue
         args = _shipped_args(pattern, parsers, default)
         limit, read = args["_select_small"]
-        parts = []
-        for key, string, value in params:
-            if pattern is DSML and string not in (None, "true", "false"):
-                string = None
-            attr = "" if string is None else f' string="{string}"'
-            parts.append(f'{open_} name="{key}"{attr}>{value}{close}')
-        text = "\n".join(parts) + " " * pad
+        text = _tags(pattern, open_, close, params, pad)
         if len(text) > limit:  # (the field's parse reads only the bodies up to `limit` so)
             text = text[:limit]
         try:
