@@ -359,10 +359,13 @@ def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
     )
     #: With `_plain` and the `re` twin: `(length, findall)`, the bodies up to `length` that `parse_xml_inline`
     #: reads as `dict(findall(text))` whatever else (untimed, and too short for `_search_bounds`), read so
-    #: before any other lookup (the usual tool call's arguments)
+    #: before any other lookup (the usual tool call's arguments); by the twin with its value written out where it
+    #: has one (`_unrolled`: Qwen3.5's, Qwen3-Coder's)
     if args["_plain"] and args["_stdlib"] is not None:
         limit = args["_untimed"] if args["_chain"] is None else min(args["_untimed"], _BOUND_FROM)
-        args["_plain_small"] = (limit, args["_stdlib"].findall)
+        shape = args["_shape"]
+        twin = (_unrolled(pattern.pattern, shape) if shape is not None else None) or args["_stdlib"]
+        args["_plain_small"] = (limit, twin.findall)
     #: With `_select` (its group's column known), the `re` twin, no `merge_duplicates` and value parsers that raise
     #: no `TimeoutError` (`_SURE_PARSERS`): `(length, read)`, the bodies up to `length` that `parse_xml_inline`
     #: reads as `_select_rows(findall(text), ...)` whatever else, read by `read` (`_select_reader`) so; a field's
@@ -400,6 +403,29 @@ def _select_reader(findall: Callable[[str], list[tuple[str, ...]]], columns: tup
         return out
 
     return read
+
+
+def _unrolled(source: str, shape: TagShape) -> Any | None:
+    r"""The `re` twin of a tag pattern of `shape` (HEAD ``(?P<value>.*?)`` TAIL, `_tag_shape`) whose TAIL does not start
+    with one fixed text (an optional newline, lookaheads or several ends: Qwen3.5's ``\n?(?:</parameter>|(?=
+    <parameter=)|(?=</function>)|\Z)``), with the lazy value written out: ``[^S]*(?:(?!TAIL)[S][^S]*)*``, `S` the
+    characters TAIL can start with (the first characters of its ends and lookaheads, and the newline). TAIL cannot
+    match at a position whose character is not in `S` (nor at the end, where ``[^S]*`` stops anyway), so the written
+    out value stops where the lazy one stops, at the first position where TAIL matches (it goes on only over a
+    character of `S` where TAIL does not match), and is the same text; `re` reads it ~2.5x faster (the lazy one tries
+    TAIL after each character). TAIL holds no group (`_is_terminator`), so its copy in the lookahead adds none. None
+    for other shapes (a single fixed end: `re` skips to its first character already), or where `re` would not match
+    what `regex` does (`regex_leads.stdlib_equivalent`)."""
+    from ..regex_leads import stdlib_equivalent  # local: as in `_prepare_xml_inline`
+
+    if not shape.newline and not shape.looks and len(shape.ends) == 1:
+        return None
+    marker = "(?P<value>.*?)"
+    at = source.find(marker)
+    tail = source[at + len(marker) :]
+    starts = {t[0] for t in (*shape.ends, *shape.looks)} | ({"\n"} if shape.newline else set())
+    chars = "".join("\\n" if c == "\n" else _stdre.escape(c) for c in sorted(starts))
+    return stdlib_equivalent(f"{source[:at]}(?P<value>[^{chars}]*(?:(?!{tail})[{chars}][^{chars}]*)*){tail}")
 
 
 #: Bodies up to this long are searched without `_search_bounds` (~2.5 µs saved on DeepSeek's 135-character
