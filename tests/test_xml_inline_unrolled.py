@@ -18,13 +18,36 @@ _HEAD = r"<parameter=(?P<key>[^>\s]+)>"
 _PATTERNS = [
     get_template("qwen3.5")["fields"]["tool_calls"]["content_args"]["tag_pattern"],
     get_template("qwen3-coder")["fields"]["tool_calls"]["content_args"]["tag_pattern"],
-    _HEAD + r"\n?(?P<value>.*?)\n?(?:</parameter>|(?=<parameter=))",  # (no \Z: an unclosed value matches nothing)
+    _HEAD
+    + r"\n?(?P<value>.*?)\n?(?:</parameter>|(?=<parameter=))",  # (no \Z: an unclosed value matches nothing)
     _HEAD + r"(?P<value>.*?)(?:</parameter>|</p>|(?=<p>))",  # (ends and a lookahead of one first character)
-    _HEAD + r"(?P<value>.*?)(?:</parameter>|(?=\n<parameter=)|(?=;)|\Z)",  # (a lookahead starting with a newline)
+    _HEAD
+    + r"(?P<value>.*?)(?:</parameter>|(?=\n<parameter=)|(?=;)|\Z)",  # (a lookahead starting with a newline)
     _HEAD + r"\n?(?P<value>.*?)\n?</parameter>",  # (one end after the optional newline)
 ]
-_PIECES = st.sampled_from(["<parameter=", "<parameter=a>", "<parameter=b>\n", "</parameter>", "</p>", "<p>", "\n",
-                           "</function>", "<", ">", "a", " ", ";", "é", "\n\n", "x\ny", "</", "=", "\u2028"])
+_PIECES = st.sampled_from(
+    [
+        "<parameter=",
+        "<parameter=a>",
+        "<parameter=b>\n",
+        "</parameter>",
+        "</p>",
+        "<p>",
+        "\n",
+        "</function>",
+        "<",
+        ">",
+        "a",
+        " ",
+        ";",
+        "é",
+        "\n\n",
+        "x\ny",
+        "</",
+        "=",
+        "\u2028",
+    ]
+)
 
 
 def _twin(pattern: str):
@@ -39,8 +62,13 @@ def test_these_shapes_get_the_written_out_twin(pattern):
     assert "(?P<value>.*?)" not in twin.pattern and "(?!" in twin.pattern
 
 
-@pytest.mark.parametrize("pattern", [get_template(n)["fields"]["tool_calls"]["content_args"]["tag_pattern"]
-                                     for n in ("minimax-m2", "glm-4.7", "deepseek-v4", "seed-oss")])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        get_template(n)["fields"]["tool_calls"]["content_args"]["tag_pattern"]
+        for n in ("minimax-m2", "glm-4.7", "deepseek-v4", "seed-oss")
+    ],
+)
 def test_a_single_fixed_end_keeps_the_lazy_twin(pattern):
     assert "(?P<value>.*?)" in _twin(pattern).pattern
 
