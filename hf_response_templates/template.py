@@ -851,8 +851,9 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
                     return out
                 return apply({**captures, "content": value} if captures else {"content": value})
 
-            small = args.get("_plain_small") if parse_content is parse_xml_inline else None
-            if small is not None:  # (the usual xml-inline arguments: `parse_xml_inline`'s first test, read here)
+            small = args.get("_plain_small") or args.get("_select_small") if parse_content is parse_xml_inline else None
+            if small is not None:  # (the usual xml-inline arguments: `parse_xml_inline`'s first test, read here; or
+                # DeepSeek V3.2's, whose values are typed by their `string` group: `xml_inline._select_reader`)
                 limit, findall = small
 
                 def parse(body: str, captures: dict | None) -> Any:

@@ -1,7 +1,8 @@
 """A tool call of the usual transform (`{"type": "function", "function": {"name": "{name}", "arguments":
 "{content}"}}`) whose arguments are `xml-inline` tags of the plain shape (`_plain_small`: FunctionGemma's,
-Qwen3-Coder's, GLM's, ...) is parsed by `FieldSpec.parse` in one frame: `parse_xml_inline`'s first test (a body
-up to the untimed length read as `dict(findall(body))`) is made in the field's parse itself
+Qwen3-Coder's, GLM's, ...; or DeepSeek V3.2's typed tags, `_select_small`) is parsed by `FieldSpec.parse` in one
+frame: `parse_xml_inline`'s first test (a body up to the untimed length read as `dict(findall(body))`, or as
+`dict(read(body))` by `xml_inline._select_reader`) is made in the field's parse itself
 (`template._compile_field`). The value must be the one `parse_xml_inline` gives, then the transform's: compared
 here with the same field compiled without its transform (whose parse is `parse_xml_inline` itself), on short and
 long bodies, and with every kind of captures.
@@ -17,7 +18,7 @@ from hf_response_templates import load_template
 from hf_response_templates.library import get_template
 
 _CALL = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
-_NAMES = ["functiongemma", "qwen3-coder", "glm-4.7", "minimax-m2", "seed-oss", "kimi-k3"]
+_NAMES = ["functiongemma", "qwen3-coder", "glm-4.7", "minimax-m2", "seed-oss", "kimi-k3", "deepseek-v3.2"]
 
 
 def _pair(name: str):
@@ -47,6 +48,9 @@ _GEMMA = ["k:<escape>v<escape>", "city:<escape>New York<escape>", ",", "a:<escap
 _TAGS = ["<parameter=a>1</parameter>", "<parameter=b>\nx\n</parameter>", "<arg_key>k</arg_key>",
          "<arg_value>v</arg_value>", '<parameter name="p">q</parameter>', "<parameter=", "</parameter>", "x", " ",
          "\n", "<", ">"]
+#: DeepSeek V3.2's typed tags (`_select_small`: the value parser picked by the `string` group)
+_DSML = ['<｜DSML｜parameter name="a" string="true">', '<｜DSML｜parameter name="b" string="false">',
+         '<｜DSML｜parameter name="a">', "</｜DSML｜parameter>", " 3 ", '"s"', "[1, 2]", "{bad", "null", ' string="x"']
 _CAPTURES = [None, {}, {"name": "f"}, {"name": "f", "other": "o"}, {"other": "o"}]
 
 
@@ -61,7 +65,7 @@ def _same(field, plain, body: str, captures: dict | None) -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(_NAMES), st.lists(st.sampled_from(_GEMMA + _TAGS), max_size=16).map("".join),
+@given(st.sampled_from(_NAMES), st.lists(st.sampled_from(_GEMMA + _TAGS + _DSML), max_size=16).map("".join),
        st.sampled_from(_CAPTURES), st.sampled_from([0, 1]))
 def test_the_call_parse_equals_parse_xml_inline_then_the_transform(name, body, captures, long):
     field, plain = _pair(name)
@@ -72,7 +76,10 @@ def test_the_call_parse_equals_parse_xml_inline_then_the_transform(name, body, c
 
 @pytest.mark.parametrize("name", _NAMES)
 @pytest.mark.parametrize("body", ["", "k:<escape>v<escape>,days:<escape>3<escape>", "<parameter=a>1</parameter>",
-                                  "<arg_key>k</arg_key><arg_value>v</arg_value>", "k:<escape>v<escape>" * 40])
+                                  "<arg_key>k</arg_key><arg_value>v</arg_value>", "k:<escape>v<escape>" * 40,
+                                  '<｜DSML｜parameter name="a" string="true"> x </｜DSML｜parameter>'
+                                  '<｜DSML｜parameter name="b" string="false"> [1] </｜DSML｜parameter>'
+                                  '<｜DSML｜parameter name="c">{bad </｜DSML｜parameter>'])
 @pytest.mark.parametrize("captures", _CAPTURES)
 def test_the_call_parse_of_each_shape(name, body, captures):
     field, plain = _pair(name)
