@@ -5,8 +5,8 @@ response and `parse_response` of the text, the split point known beforehand).
     python benchmarks/ab_tokenizer.py --base /path/to/other/checkout [--templates lfm2,qwen3] [--long] [--rounds 21]
 
 Per template, the benchmark's case (a ~300-token response; the prompt's last 40 tokens, or 2,300 with `--long`):
-CPU µs per call, best of `--rounds` rounds of 40 calls, the three run in turn (the order reversed every other
-round, the collector off during a run), each side on its own tokenizer with the template set by its own module;
+CPU µs per call, best of `--rounds` rounds of 40 calls, the three run in turn (the order rotated every round,
+the collector off during a run), each side on its own tokenizer with the template set by its own module;
 then each side minus the floor, and the medians over the templates. Both sides' messages are checked equal (tool
 call ids aside). Each checkout is imported in turn (its modules dropped from `sys.modules` and imported again from
 its directory).
@@ -46,12 +46,20 @@ def _load(root: Path) -> tuple[Any, Any]:
 
 
 def _alternating(runs: dict[str, Any], rounds: int, calls: int = 40) -> dict[str, float]:
+    """{name: best CPU µs per call} of `rounds` rounds in which each callable runs `calls` times in turn.
+
+    The order rotates by one every round (A B C, B C A, C A B, ...): over a multiple of len(runs) rounds every
+    callable takes every place equally often, and with three or more none runs twice in a row (a round's end
+    and the next one's start, the warm-up's end and the first round's start). (Reversing it every other
+    round, as before, ran the first and the last callables twice in a row, on caches they had just warmed,
+    and never the middle one: with base / ours / floor, ours read ~1-2 µs slower than base, the same code.)"""
     best = {name: float("inf") for name in runs}
     items = list(runs.items())
     for fn in runs.values():
         fn()
     for r in range(rounds):
-        for name, fn in items if r % 2 == 0 else items[::-1]:
+        k = r % len(items)
+        for name, fn in items[k:] + items[:k]:
             gc.disable()
             t0 = time.process_time_ns()
             for _ in range(calls):

@@ -157,3 +157,30 @@ def test_goals_counts_templates_meeting_each_goal_of_issue_19():
     assert line("tokenizer path faster than native, both prompts").endswith("0 of   1; not met: a 0.8x")
     assert line("tokenizer path <= decode + parse_response + 15 µs, short").endswith("1 of   1")
     assert line("tokenizer path <= decode + parse_response + 15 µs, long").endswith("0 of   1; not met: a +20 µs")
+
+
+def test_ab_tokenizer_order_rotates_every_place_equally_never_twice_in_a_row():
+    """`ab_tokenizer._alternating` (base / ours / floor): each callable in each place equally often, and no
+    callable timed right after its own run (the warm-up's last run included), which reversing the order every
+    other round did for the first and the last (their best then came from caches they had just warmed)."""
+    import ab_tokenizer
+
+    order: list[str] = []
+
+    def make(name):
+        return lambda: order.append(name)
+
+    names = ("base", "ours", "floor")
+    rounds, calls = 6, 2
+    best = ab_tokenizer._alternating({n: make(n) for n in names}, rounds, calls)
+    assert set(best) == set(names) and all(v >= 0 for v in best.values())
+    runs = order[len(names) :: calls]  # the warm-up's one call each, then `calls` calls per timed run
+    assert order[: len(names)] == list(names) and len(runs) == rounds * len(names)
+    start = len(names)
+    assert all(order[start + i * calls : start + (i + 1) * calls] == [r] * calls for i, r in enumerate(runs))
+    places = {n: [0] * len(names) for n in names}
+    for i, name in enumerate(runs):
+        places[name][i % len(names)] += 1
+    assert all(counts == [rounds // len(names)] * len(names) for counts in places.values()), places
+    timed_after = [order[len(names) - 1], *runs]  # the warm-up's last, then every timed run
+    assert all(a != b for a, b in zip(timed_after, timed_after[1:], strict=False)), timed_after
