@@ -189,7 +189,7 @@ class Delimiter:
         match_span, search_span = untimed_spans(self.source) if regex_ else (-1, -1)
         object.__setattr__(self, "untimed_match", match_span)
         object.__setattr__(self, "untimed_search", search_span)
-        fast = stdlib_equivalent(self.source) if regex_ and match_span >= 0 else None
+        fast = stdlib_equivalent(self.source, digits=True) if regex_ and match_span >= 0 else None
         object.__setattr__(self, "fast", fast or self.pattern)
         if regex_:
             firsts, anchored = _start_chars(self.source)

@@ -19,6 +19,8 @@ import re as _stdre
 from functools import lru_cache
 from typing import Any
 
+import regex
+
 from .regex_safety import _SPACE as _regex_space_ranges
 from .regex_safety import strict_parse, tolerant_parse
 
@@ -78,16 +80,47 @@ def stdlib_parse(source: str) -> Any | None:
 _REGEX_SPACE = "\\t-\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 
 
+#: An inline flag group that sets ASCII or LOCALE matching (`(?a)`, `(?aL-s:...)`), under which `\d` reads otherwise
+#: (a false find, `\(?a` being no such group, only declines `digits`)
+_ASCII_FLAGS = _stdre.compile(r"\(\?[a-zA-Z]*[aL]")
+
+
+@lru_cache(maxsize=1)
+def regex_digits() -> str:
+    """`\\d` as `regex` reads it in a pattern of a `str` (Unicode, no ASCII flag), written out for `re` (whose `\\d`
+    follows Python's own, older or newer, Unicode tables): the ranges of every code point it matches, inside a class.
+    Found once by `regex` itself, one search over a text of every code point (~20-30 ms, made by slices of
+    UTF-32 bytes: a loop of `chr` is ~30x slower), so it is what the installed `regex` matches, whatever its
+    Unicode version."""
+    n = 0x110000
+    raw = bytearray(4 * n)  # code point k, little-endian, at 4 * k
+    raw[0::4] = bytes(range(256)) * (n // 256)
+    raw[1::4] = b"".join(bytes((b,)) * 256 for b in range(256)) * (n // 65536)
+    raw[2::4] = b"".join(bytes((p,)) * 65536 for p in range(n // 65536))
+    # (the surrogates apart: UTF-32 does not decode them)
+    every = (
+        raw[: 0xD800 * 4].decode("utf-32-le")
+        + "".join(map(chr, range(0xD800, 0xE000)))
+        + raw[0xE000 * 4 :].decode("utf-32-le")
+    )
+    return "".join(f"\\U{m.start():08x}-\\U{m.end() - 1:08x}" for m in regex.finditer(r"\d+", every))
+
+
 @lru_cache(maxsize=1024)
-def stdlib_equivalent(source: str) -> Any | None:
+def stdlib_equivalent(source: str, digits: bool = False) -> Any | None:
     """Regex `source` compiled by the standard library's `re` (DOTALL), when `re` matches exactly what
     `regex` does with it; else None.
 
     Only for patterns `stdlib_parse` reads (so no `regex`-only syntax, no case folding), whose class
     escapes are `\\s` alone (written out as `regex`'s set; `\\d`, `\\w`, `\\b` and their negations
-    follow each module's own Unicode tables and are left to `regex`)."""
+    follow each module's own Unicode tables and are left to `regex`), or with `digits` `\\s` and `\\d`
+    (`\\d` written out as `regex`'s set, `regex_digits`: made once, on the first pattern that has one, so
+    only for the callers that match with the twin often, `Delimiter.fast`; not under an ASCII or LOCALE
+    flag)."""
     if stdlib_parse(source) is None:
         return None
+    if digits and _ASCII_FLAGS.search(source):
+        digits = False
     out = []
     i, n = 0, len(source)
     in_class = False
@@ -97,6 +130,8 @@ def stdlib_equivalent(source: str) -> Any | None:
             e = source[i + 1]
             if e == "s":
                 out.append(_REGEX_SPACE if in_class else f"[{_REGEX_SPACE}]")
+            elif e == "d" and digits:
+                out.append(regex_digits() if in_class else f"[{regex_digits()}]")
             elif e in "SdDwWbB":
                 return None
             else:
