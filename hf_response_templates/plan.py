@@ -329,7 +329,7 @@ class OneShotPlan:
                                     groups = {k: v for k, v in groups.items() if v is not None}
                                 if ik == 9:  # closed by a run then a fixed tail (`plan_shape._fused_tails`): the loop's
                                     # close kind 10 (see there) from the body's start; a plain JSON body decoded here
-                                    info, tail, chars, search, span, bounded, dinfo = t[5]
+                                    info, tail, chars, search, span, bounded, dinfo, ones = t[5]
                                     k = window.find(tail, end)
                                     if k >= 0:
                                         ce = k + len(tail)
@@ -338,9 +338,12 @@ class OneShotPlan:
                                             cs = end
                                         cs += len(window[cs:k].rstrip(chars))
                                         if bounded:
-                                            m = search(window, cs, ce) if ce - cs <= span else None
-                                            if m is not None:
-                                                cs = m.start()
+                                            if cs + 1 == k and window[cs] in ones:  # (a match there: `tail_scan._ones`)
+                                                m = True
+                                            else:
+                                                m = search(window, cs, ce) if ce - cs <= span else None
+                                                if m is not None:
+                                                    cs = m.start()
                                         else:
                                             m = search(window, cs) if n - cs <= span else None
                                             if m is not None:
@@ -719,7 +722,7 @@ class OneShotPlan:
                     if k < 0:  # (every match holds the tail)
                         regions.append((info, pos, n, groups))
                         break
-                    chars, search, span, d, scan, slot, bounded = cb
+                    chars, search, span, d, scan, slot, bounded, ones = cb
                     ce = k + len(ca)
                     cs = ce - _MAX_WIDTH  # (a match that starts before is too long)
                     if cs < pos:
@@ -727,9 +730,12 @@ class OneShotPlan:
                     cs += len(window[cs:k].rstrip(chars))  # (the run: no match starts before it)
                     # (the search gives the first position that matches)
                     if bounded:  # every match from the run ends at `ce`: the search sees no further
-                        m = search(window, cs, ce) if ce - cs <= span else None
-                        if m is not None:
-                            cs = m.start()
+                        if cs + 1 == k and window[cs] in ones:  # (a run of one character that matches: `tail_scan._ones`)
+                            m = True
+                        else:
+                            m = search(window, cs, ce) if ce - cs <= span else None
+                            if m is not None:
+                                cs = m.start()
                     else:  # it reads on: a match too long goes to the scanner
                         m = search(window, cs) if n - cs <= span else None
                         if m is not None:

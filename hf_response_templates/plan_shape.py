@@ -236,7 +236,7 @@ def _fused_tails(table: tuple[tuple[Any, ...], ...], opens: dict, by_name: Any) 
     """A kind-9 idle scan's table (`_only`) with each regex open whose field is closed by a run then a fixed
     tail (`tail_scan.py`'s close kind 10: FunctionGemma's, InternLM2's and DeepSeek-R1's tool calls) marked as
     `_fused`'s kind-8 opens are (width 0), carrying `(info, tail, chars, search, untimed span, bounded,
-    dinfo)`: the close's constants, and `dinfo` the field's info for a value the loop decodes (its parse the
+    dinfo, ones)`: the close's constants, and `dinfo` the field's info for a value the loop decodes (its parse the
     field's `reshape.decoded`, as `_fast_shape`'s) where its content is plain JSON (`FieldSpec.plain_json`),
     else None. `_fast_run` then reads the open, its close and (plain JSON) the value in one loop turn; anything
     else (no tail, no match, a timed search, a body that is not one JSON value) takes the loop's usual path
@@ -246,11 +246,11 @@ def _fused_tails(table: tuple[tuple[Any, ...], ...], opens: dict, by_name: Any) 
         act = opens.get(t[0]) if t[0] is not None else None
         if t[1] != -1 or act is None or act[1] != 10:
             continue
-        info, _, tail, (chars, search, span, _, _, _, bounded) = act
+        info, _, tail, (chars, search, span, _, _, _, bounded, ones) = act
         f = by_name[info[0]]
         decoded = getattr(f.reshape, "decoded", None) if f.plain_json else None
         dinfo = None if decoded is None else (info[0], decoded, info[2], info[3])
-        out[j] = (t[0], 0, *t[2:5], (info, tail, chars, search, span, bounded, dinfo))
+        out[j] = (t[0], 0, *t[2:5], (info, tail, chars, search, span, bounded, dinfo, ones))
     return tuple(out)
 
 

@@ -104,7 +104,7 @@ def tail_close(watch: Any, scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any
     """A close watch's `plan_shape._scanner` answer, as close kind 10 where the watch is one regex of
     `tail_shape` (no captures, searched untimed on some text) and the plan reads it by a scanner with a finds
     slot (kind 2, the fallback): `(10, tail, (chars, fast search, untimed search span, delimiter, scanner, slot,
-    bounded))`."""
+    bounded, ones))` (`_ones`)."""
     kind, scan, slot = scanner
     if kind != 2 or watch is None or len(watch.delimiters) != 1 or watch.lit_lookup:
         return scanner
@@ -116,4 +116,15 @@ def tail_close(watch: Any, scanner: tuple[int, Any, Any]) -> tuple[int, Any, Any
     if shape is None:
         return scanner
     chars, tail, bounded = shape
-    return 10, tail, (chars, d.fast.search, d.untimed_search, d, scan, slot, bounded)
+    return 10, tail, (chars, d.fast.search, d.untimed_search, d, scan, slot, bounded, _ones(d, chars, tail, bounded))
+
+
+def _ones(d: Any, chars: str, tail: str, bounded: bool) -> str:
+    """The characters `c` of `chars` for which `c + tail` is a match of bounded regex `d` (FunctionGemma's `}`):
+    where the run stripped back from the tail is one of them alone, the search from it would match there (a bounded
+    regex is the run's items then the tail, nothing around them, so a match there reads only those characters), and
+    `plan._fast_run` takes that match without the search. "" where the regex is not bounded or that text is past its
+    untimed span (the search then decides, as for any run)."""
+    if not bounded or len(tail) + 1 > d.untimed_search:
+        return ""
+    return "".join(c for c in chars if (m := d.fast.match(c + tail)) is not None and m.end() == len(tail) + 1)

@@ -100,6 +100,24 @@ def test_tail_closes_read_each_shape(text, expected):
     assert parse_response(text, _TAIL, prefix="") == expected
 
 
+def test_a_run_of_one_character_is_taken_without_the_search_where_it_matches_with_the_tail():
+    # `tail_scan._ones`: the run characters `c` where `c + tail` is a match (bounded regexes only); the loop takes
+    # a run of one of them alone without the search (fails on the code before `_ones`: no eighth item)
+    ones = {d.field: act[3][7] for d, act in _plan(_TAIL)._fast[3].items() if act is not None}
+    assert ones == {"f": "}", "g": "}", "h": "ab", "k": ""}  # (`x</h>` is no match: `[ab]+?` takes one at least)
+    for name in ("functiongemma", "internlm2"):
+        assert {a[3][7] for a in _plan(TEMPLATES[name])._fast[3].values() if a is not None and a[1] == 10} == {"}"}
+
+
+@pytest.mark.parametrize("text", [
+    "<h>qx</h>", "<h>x</h>", "<h>qa</h>", "<h>a</h>", "<h>ax</h>", "<h>xa</h>", "<h></h>", "<h>q</h>x<z>",
+    "<f>}<e>", "<f>x}<e>", "<f>x <e>", "<f>x}}<e>", "<f>x } <e>", "<f><e>}<e>", "<g>[1]}</g>", "<g>1 }</g>",
+    "<g>}</g>", "<g>\x1c}</g>", '<g>{"a": 1}</g>}</g>',
+])
+def test_runs_of_one_character_equal_the_general_loop_and_the_state_machine(text):
+    assert_fast_loop_agrees(_TAIL, text, "")
+
+
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join), st.sampled_from(["", "<s>", "<s><f>"]))
 def test_tail_closes_equal_the_general_loop_and_the_state_machine(text, prefix):
