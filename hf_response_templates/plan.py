@@ -329,10 +329,10 @@ class OneShotPlan:
                                     groups = {k: v for k, v in groups.items() if v is not None}
                                 if ik == 9:  # closed by a run then a fixed tail (`plan_shape._fused_tails`): the loop's
                                     # close kind 10 (see there) from the body's start; a plain JSON body decoded here
-                                    info, tail, chars, search, span, bounded, dinfo, ones = t[5]
-                                    k = window.find(tail, end)
+                                    info, ftail, chars, search, span, bounded, dinfo, ones = t[5]
+                                    k = window.find(ftail, end)
                                     if k >= 0:
-                                        ce = k + len(tail)
+                                        ce = k + len(ftail)
                                         cs = ce - _MAX_WIDTH
                                         if cs < end:
                                             cs = end
