@@ -520,7 +520,8 @@ class OneShotPlan:
                         opened = True
                         start_at = pos
                 break
-            if not opened and start > pos and not (hold_ws and window[pos:start].isspace()):
+            # (the text's first character decides most: a text there is not whitespace, with no copy of the text)
+            if not opened and start > pos and not (hold_ws and window[pos].isspace() and window[pos:start].isspace()):
                 if imp is None:
                     gap = window[max(pos, len(cut)):start]
                     if gap and not gap.isspace():
