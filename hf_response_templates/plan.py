@@ -849,7 +849,12 @@ class OneShotPlan:
                         regions.append((dinfo, pos, pos, (got[1], groups)))
                         pos = got[0]
                         continue
-                    info = _decoded(info, field, got[1])  # (a sequence that runs to the close)
+                    if d is None or not g2:  # a sequence that runs to the close: its decoded values in the captures'
+                        # place too (the close adds none), its parse `dinfo`'s (`_fast_shape`), the region as the body
+                        info = dinfo
+                        groups = (got[1], groups)
+                    else:
+                        info = _decoded(info, field, got[1])
                 else:
                     vend = field.value_end()
                     got = vend.scan(window, pos, cs, 0, True)
