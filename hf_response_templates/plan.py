@@ -523,7 +523,8 @@ class OneShotPlan:
                         opened = True
                         start_at = pos
                 break
-            if not opened and start > pos and not (hold_ws and window[pos:start].isspace()):
+            # (the text's first character decides most: a text there is not whitespace, with no copy of the text)
+            if not opened and start > pos and not (hold_ws and window[pos].isspace() and window[pos:start].isspace()):
                 if imp is None:
                     gap = window[max(pos, len(cut)):start]
                     if gap and not gap.isspace():
@@ -629,32 +630,27 @@ class OneShotPlan:
                     continue
                 # (-2) plain JSON calls back to back (`value_close.py`): each call's close (the trigger's first
                 # candidate), its value (decoded once) and the next call's open right at the close's end, in this turn
-                trig, kinds, cd, fast, span, scan, slot, dinfo, ilits, od, ifast, ispan = cb
+                trig, kinds, cd, fast, span, scan, slot, dinfo, ilits, od, ifast, ispan, by_cd, by_both = cb
                 while True:
                     # the close: a zero-width one at `pos` that fired there is skipped (the watch's one delimiter)
                     done = pos if pos == zw and cd in fired else pos - 1
                     f = trig(window, done)  # (`re` reads -1 as 0)
-                    cs = -1
                     if f is None:  # (no candidate: no close; `TriggerScan.end` tries nothing at offset 0 here)
                         cs = ce = n
                     else:
-                        t = f.start()
+                        lo = t = f.start()
                         kind = kinds[f.lastindex]
                         if kind is _AFTER:
                             lo = t = t + 1
-                        elif kind is _AT:
-                            lo = t
-                        else:  # (a run of these characters may come before the text)
-                            lo = t
+                        elif kind is not _AT:  # (a run of these characters may come before the text)
                             while lo > pos and window[lo - 1] in kind:
                                 lo -= 1
                         if lo <= done:
                             lo = done + 1
-                        if lo <= t and n - lo <= span:  # (the first candidate, untimed)
-                            m = fast(window, lo)
-                            if m is not None and (ce := m.end()) - lo <= _MAX_WIDTH:
-                                cs = lo
-                        if cs < 0:  # anything else: the scan's, from `pos` (close kind 2's)
+                        if lo <= t and n - lo <= span and (m := fast(window, lo)) is not None and (
+                                ce := m.end()) - lo <= _MAX_WIDTH:  # (the first candidate, untimed)
+                            cs = lo
+                        else:  # anything else: the scan's, from `pos` (close kind 2's)
                             finds = found[slot]
                             if finds is None:
                                 finds = found[slot] = scan.fresh(window, pos)
@@ -673,8 +669,8 @@ class OneShotPlan:
                     regions.append((dinfo, pos, pos, (value, groups)) if e == cs else (info, pos, cs, groups))
                     if ce == n:  # (no close, or one to the end: nothing more, as the idle state would find)
                         break
-                    if cs == ce:
-                        fired = (fired if cs == zw else _NONE_FIRED) | {cd}
+                    if cs == ce:  # (`fired`: `{cd}` where `zw` moves, made once: `value_close`'s `by_cd`)
+                        fired = by_cd if cs != zw else fired | by_cd
                         zw = cs
                         if memo is not None:
                             memo.clear()
@@ -686,8 +682,8 @@ class OneShotPlan:
                     if m is None or (e := m.end()) - pos > _MAX_WIDTH or (e == pos == zw and od in fired) or (
                             opens[od] is not act):
                         break  # (none there, too long, zero width and skipped, another field's: the idle state's)
-                    if e == pos:
-                        fired = (fired if pos == zw else _NONE_FIRED) | {od}
+                    if e == pos:  # (after a zero-width close here, `{cd, od}`: `by_both`)
+                        fired = by_both if fired is by_cd and pos == zw else (fired if pos == zw else _NONE_FIRED) | {od}
                         zw = pos
                         if memo is not None:
                             memo.clear()
@@ -859,7 +855,12 @@ class OneShotPlan:
                         regions.append((dinfo, pos, pos, (got[1], groups)))
                         pos = got[0]
                         continue
-                    info = _decoded(info, field, got[1])  # (a sequence that runs to the close)
+                    if d is None or not g2:  # a sequence that runs to the close: its decoded values in the captures'
+                        # place too (the close adds none), its parse `dinfo`'s (`_fast_shape`), the region as the body
+                        info = dinfo
+                        groups = (got[1], groups)
+                    else:
+                        info = _decoded(info, field, got[1])
                 else:
                     vend = field.value_end()
                     got = vend.scan(window, pos, cs, 0, True)

@@ -58,7 +58,8 @@ def _plain_json(tpl: Any, f: Any) -> bool:
 def value_close(plan: Any, tpl: Any, f: Any, w: Any, dinfo: tuple) -> tuple | None:
     """Close kind -2's constants for field `f` closed by watch `w` (see the module docstring): `(trigger search,
     kinds by group number, close delimiter, its untimed match, untimed span, TriggerScan, its slot, dinfo, the idle
-    watch's literals, its open, the open's untimed match, untimed span)`; None where the kind does not apply."""
+    watch's literals, its open, the open's untimed match, untimed span, and the `fired` sets the loop moves to:
+    `{close}` and `{close, open}`, made here once)`; None where the kind does not apply."""
     one = plan._ones.get(w)
     if one is None or len(one) != 4 or one[2].__class__ is not TriggerScan or not _plain_json(tpl, f):
         return None
@@ -76,4 +77,5 @@ def value_close(plan: Any, tpl: Any, f: Any, w: Any, dinfo: tuple) -> tuple | No
     if od.kind != OPEN or od.field != f.name or od.group_slots:
         return None
     cd, _, fast, span, _ = scan.one
-    return (scan.trigger, kinds, cd, fast, span, scan, slot, dinfo, ids.lit_texts, od, ids.one[2], ids.one[3])
+    return (scan.trigger, kinds, cd, fast, span, scan, slot, dinfo, ids.lit_texts, od, ids.one[2], ids.one[3],
+            frozenset({cd}), frozenset({cd, od}))

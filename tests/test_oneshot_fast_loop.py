@@ -198,3 +198,16 @@ def test_start_anchors_of_fixed_texts_are_cut_in_the_two_state_loop(name):
             got = _plan(TEMPLATES[name])._fast_run(text, prefix, None)
             assert got == _plan(TEMPLATES[name])._general(text, prefix, None)
             assert got == _streamed(TEMPLATES[name], prefix, [text])[0]
+
+
+_IDLE_TEMPLATES = ["llama3", "llama3.2-pythonic", "phi-4-mini", "llama4-json", "qwen3"]
+_LEADS = st.text(alphabet=" \n\t\u3000\x85ab{<", max_size=4)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(_IDLE_TEMPLATES), _LEADS, st.sampled_from(["", "x", " x ", "\n\nHi there", "{", "<"]),
+       st.sampled_from(["", "<|eot_id|>", "<|eot|>", "<|end|>", "<|im_end|>", "functools[]"]))
+def test_text_before_a_delimiter_that_starts_with_whitespace_or_not(name, lead, body, end):
+    # (the idle state's test of whether the text before a delimiter is whitespace alone: its first character first,
+    # then the whole text only where that one is whitespace; fails where only the first character is looked at)
+    assert_fast_loop_agrees(TEMPLATES[name], lead + body + end, "")

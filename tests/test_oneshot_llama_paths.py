@@ -96,3 +96,36 @@ def test_the_start_regex_cases():
     for _ in range(200):
         text = "".join(rng.choice(_LLAMA3) for _ in range(rng.randint(0, 8)))
         assert_fast_loop_agrees(tpl, text, "")
+
+
+#: A JSON sequence closed by a delimiter with captures (`<eN>`, the transform reads `{k}`) or without (`<f>`): the
+#: close kind 5 region of a sequence that runs to the close is stored decoded only where the close adds no captures
+_CAPTURED = {"start_anchor": "<s>", "fields": {
+    "calls": {"open_pattern": r"^\s*(?=[\[{])", "close_pattern": r"<e(?P<k>\d)>|<f>", "content": "json",
+              "content_args": {"separator": ";", "trailing": "stream"}, "transform": {"v": "{content}", "k": "{k}"}},
+    "content": {"close": "<e1>"}}}
+#: The same with an open of captures too (`<cN>`, read as `{o}`): the stored captures are the open's and the close's
+_OPEN_CAPTURED = {**_CAPTURED, "fields": {**_CAPTURED["fields"], "calls": {
+    **_CAPTURED["fields"]["calls"], "open_pattern": r"<c(?P<o>\d)>", "transform": {"v": "{content}", "o": "{o}"}}}}
+_CAPTURED_PIECES = ['{"a": 1}', "[2]", '"s"', ";", " ", "<e1>", "<e3>", "<f>", "x", "{", "]", "1", "<c2>", "<c5>"]
+
+
+def test_a_sequence_to_a_close_with_captures_keeps_them():
+    # (fails where the sequence's decoded values are stored with the captures before the close's)
+    plan = oneshot_plan(_CAPTURED)
+    ((_, ck, (sk, _, _), cb),) = [act for act in plan._fast[3].values() if act is not None]
+    assert ck == 5 and sk == 2 and cb[1].func is whole_sequence_end
+    for text, calls in (('{"a": 1}; [2]<e3>', {"v": [{"a": 1}, [2]], "k": "3"}), ('[2]<e1>x', {"v": [[2]], "k": "1"})):
+        assert plan._fast_run(text, "", None)["calls"] == calls
+        assert_fast_loop_agrees(_CAPTURED, text, "")
+    plan = oneshot_plan(_OPEN_CAPTURED)
+    for text in ('<c2>{"a": 1}; [2]<f>', "<c5>[2]<e1>x"):
+        assert plan._fast_run(text, "", None)["calls"] == {"v": [{"a": 1}, [2]] if "a" in text else [[2]], "o": text[2]}
+        assert_fast_loop_agrees(_OPEN_CAPTURED, text, "")
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_CAPTURED_PIECES), max_size=8).map("".join), st.sampled_from(["", "<s>", "<s> "]),
+       st.sampled_from([_CAPTURED, _OPEN_CAPTURED]))
+def test_a_sequence_to_a_close_with_or_without_captures_agrees(text, prefix, tpl):
+    assert_fast_loop_agrees(tpl, text, prefix)

@@ -300,3 +300,30 @@ def test_a_decoded_call_reads_its_keys_as_the_transform(value, captures):
     assert _outcome(lambda: f.reshape.decoded("", (value, captures))) == _outcome(
         lambda: f.reshape(value, captures)
     )
+
+
+@pytest.mark.parametrize("tpl", [TEMPLATES[L4], _synthetic(True), _synthetic(False)])
+def test_the_fired_sets_are_made_once_with_the_close_and_its_open(tpl):
+    # (close kind -2's `fired` where a zero-width close moves `zw` (`{close}`), and after it the zero-width open
+    # there (`{close, open}`): made by `value_close`, not per call; fails with either set wrong)
+    plan = oneshot_plan(tpl)
+    (fused,) = [act[3] for act in plan._fast[3].values() if act is not None and act[1] == -2]
+    cd, od, by_cd, by_both = fused[2], fused[9], fused[12], fused[13]
+    assert by_cd == frozenset({cd}) and by_both == frozenset({cd, od}) and cd != od
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "f"}{"name": "g"}{"name": "h"}<|eot|>',  # (each `}{`: a zero-width close, then open, at one place)
+        '{"name": "f"}{"name": "g"} ; {"name": "h"}{"name": "i"}\n<|eom|>',  # (an open of some width between)
+        '{"name": "f"}{"name": "g"}}{"name": "h"}<|eot|>',  # (the loop's idle state after a zero-width close)
+        'x}{"name": "f"}{"name": "g"}<|eot|>',  # (a zero-width open found by the idle state, then the loop)
+        '{"name": "f"}{"name": "g", "parameters": {"q": "}{"}}{"name": "h"}<|eot|>',
+    ],
+)
+def test_zero_width_closes_and_opens_back_to_back(text):
+    for prefix in ("", ANCHOR):
+        plan = oneshot_plan(TEMPLATES[L4])
+        assert plan._fast_run(text, prefix, None) == plan._general(text, prefix, None)
+        assert_fast_loop_agrees(TEMPLATES[L4], text, prefix)
