@@ -1,8 +1,9 @@
 """How the benchmarks time a callable: one rule, the same for every side (ours, native, the floor, a decode).
 
 ``warm`` (the default), as ``timeit`` and ``pyperf`` do: one full collection and one untimed run of every
-callable first, then ``repeats`` rounds in which each callable runs once, the order reversed every other
-round; the cyclic collector is off during each timed run (``timeit``'s default) and the young generations
+callable first, then ``repeats`` rounds in which each callable runs once, the order rotated by one every
+round (A B C, B C A, C A B: each callable in each place equally often, none timed right after its own run; with
+two, the order reversed every other round); the cyclic collector is off during each timed run (``timeit``'s default) and the young generations
 are collected right after it (what the run left), so no run follows a full collection.
 
 ``cold`` (the rule of ``bench_all.py`` before 2026-12-02): a full ``gc.collect()`` right before every timed
@@ -70,7 +71,10 @@ def best_alternating(runs: list[tuple[str, Callable[[], Any]]], repeats: int, wa
                 fn()
             gc.collect(1)
     for r in range(repeats):
-        order = runs if (MODE == "cold" or r % 2 == 0) else runs[::-1]
-        for name, fn in order:
+        # rotated by one each round: reversing every other round, the rule before 2026-12-03, timed the first and
+        # the last callable twice in a row, on caches they had just warmed, and never the middle ones (native,
+        # the decode) so; with two callables both orders are the same
+        k = 0 if MODE == "cold" else r % len(runs)
+        for name, fn in runs[k:] + runs[:k]:
             best[name] = min(best[name], timed(fn) / 1e9)
     return best

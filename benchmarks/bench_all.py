@@ -31,7 +31,7 @@ All figures are CPU time (``time.process_time``), best of ``--repeats`` (5), our
 alternately so that a slow spell on a shared machine weighs on both, under one rule for every side
 (``_timing.py``; ``--timing``): by default, as ``timeit`` and ``pyperf`` do, one untimed run of each first,
 the cyclic collector off during each timed run and no full collection right before one, the order of the
-sides reversed every other round. ``--cold`` is the rule of earlier runs: a full ``gc.collect()`` right
+sides rotated by one every round. ``--cold`` is the rule of earlier runs: a full ``gc.collect()`` right
 before every timed run (which evicts the CPU caches and costs the next run a fixed ~100-400 µs, see
 ``gc_effect.py``). ``same`` says whether the two parsers
 give the same messages on those inputs (a differing row compares different work; see the README's

@@ -184,3 +184,21 @@ def test_ab_tokenizer_order_rotates_every_place_equally_never_twice_in_a_row():
     assert all(counts == [rounds // len(names)] * len(names) for counts in places.values()), places
     timed_after = [order[len(names) - 1], *runs]  # the warm-up's last, then every timed run
     assert all(a != b for a, b in zip(timed_after, timed_after[1:], strict=False)), timed_after
+
+
+def test_warm_rule_rotates_three_sides_every_place_equally_never_twice_in_a_row(events):
+    """With three or more sides (ours, native, a decode), `best_alternating` rotates the order by one every round:
+    each side in each place equally often, none timed right after its own run (the warm-up's last included).
+    Reversing the order every other round timed the first and the last twice in a row and never the middle one."""
+    _timing.set_mode("warm")
+    names = ("ours", "native", "decode")
+    _timing.best_alternating(_runs(events, names), repeats=6)
+    runs = [r[1] for r in _timed_runs(events)]
+    assert runs[:3] == list(names)  # the warm-up, in the given order
+    timed = runs[3:]
+    assert len(timed) == 18
+    places = {n: [0, 0, 0] for n in names}
+    for i, name in enumerate(timed):
+        places[name][i % 3] += 1
+    assert all(counts == [2, 2, 2] for counts in places.values()), places
+    assert all(a != b for a, b in zip(runs[2:], runs[3:], strict=False)), runs
