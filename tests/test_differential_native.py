@@ -13,9 +13,11 @@ Skipped when `transformers.utils.chat_parsing` is not importable (Transformers 4
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
+from _native_typing import native_argument
 from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
 from strategies import Case, canon, cases, merge_chunks, without_trace
@@ -311,4 +313,10 @@ def test_tool_argument_typing_matches_native(params: list[tuple[dict[str, Any], 
     parser.feed(text)
     ours_msg, _ = parser.finalize()
     theirs_msg = native.parse_response(text, TOOL_TEMPLATE, prefix="", tools=tools)
-    assert canon(ours_msg) == canon(theirs_msg), case
+    # (Transformers >= 5.25 leaves a JSON body's argument as written where its schema admits a string: each
+    # argument as native's version types it, `_native_typing.py`)
+    want = copy.deepcopy(ours_msg)
+    typed = want["tool_calls"][0]["function"]["arguments"]
+    for key, value in typed.items():
+        typed[key] = native_argument(value, arguments[key], properties[key])
+    assert canon(want) == canon(theirs_msg), case
