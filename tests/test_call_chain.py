@@ -29,15 +29,6 @@ _FORMS = {
         "<think>",
         "</think>",
     ),
-    "qwen3-coder": (
-        "<|im_start|>assistant\n",
-        "<tool_call>\n<function={n}>\n<parameter={k}>\n{v}\n</parameter>\n</function>\n</tool_call>",
-        "",
-        "",
-        "<|im_end|>",
-        "<think>",
-        "</think>",
-    ),
     "seed-oss": (
         "<seed:bos>assistant",
         "<seed:tool_call>\n<function={n}>\n<parameter={k}>{v}</parameter>\n</function>\n</seed:tool_call>",
@@ -95,6 +86,7 @@ _FORMS = {
         "</think>",
     ),
 }
+_FORMS["qwen3-coder"] = _FORMS["qwen3.5"]  # (the same chat format; its call close is searched: `chain_search_run`)
 _NAMES = sorted(_FORMS)
 
 
