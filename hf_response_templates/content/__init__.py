@@ -60,7 +60,7 @@ from .text import (  # noqa: F401 (the package's names, kept importable from `co
     _remove_pattern,
     parse_text,
 )
-from .value_parsers import _value_parser, _value_parsers
+from .value_parsers import _value_parser, _value_parser_by, _value_parsers
 from .xml_inline import (  # noqa: F401 (the package's names, kept importable from `content`)
     Chain,
     TagShape,
@@ -114,6 +114,7 @@ def _register_builtins() -> None:
         {
             "tag_pattern": _required(_tag_pattern),
             "value_parser": _value_parser,
+            "value_parser_by": _value_parser_by,
             "value_parser_group": _nonempty_str,
             "value_parsers": _value_parsers,
             "merge_duplicates": _typed(bool),

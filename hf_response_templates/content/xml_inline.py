@@ -309,23 +309,44 @@ def _tag_shape(pattern: regex.Pattern) -> TagShape | None:
 
 
 def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
-    """Check `value_parser_group` / `value_parsers` against `tag_pattern`, then work out how
-    `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`), `_chain` (see
-    `_literal_chain`), `_select` (`(group, {text: value parser}, the group's column in findall's tuples
-    or None)` when a group picks each value's parser) and `_plain` (the result is just `dict(findall(...))`: key and value are the only groups,
-    nothing else is asked)."""
+    """Check `value_parser_by` (or its older spelling `value_parser_group` / `value_parsers`) against
+    `tag_pattern`, then work out how `parse_xml_inline` reads matches: `_columns` (see `_key_value_columns`),
+    `_chain` (see `_literal_chain`), `_select` (`(group, {text: value parser}, the group's column in findall's
+    tuples or None)` when a group picks each value's parser) and `_plain` (the result is just `dict(findall(...))`:
+    key and value are the only groups, nothing else is asked).
+
+    Either spelling leaves the same compiled arguments: `value_parser_by` as `(group, {text: value parser})` (the
+    older keys are taken out), so every reader of them (`_select`, `_select_small`, the partial reader) sees one
+    thing whichever was written. (`args` is the compiled copy: the template dict the user gave is not changed.)"""
     pattern = args["tag_pattern"]
-    group, parsers = args.get("value_parser_group"), args.get("value_parsers")
-    if (group is None) != (parsers is None):
+    by = args.pop("value_parser_by", None)
+    group, parsers = args.pop("value_parser_group", None), args.pop("value_parsers", None)
+    if by is not None and (group is not None or parsers is not None):
+        raise TemplateError(
+            "is given together with value_parser_group / value_parsers, this package's older spelling of the same "
+            "option: give only one of them (value_parser_by, as Transformers writes it)",
+            field=field,
+            key=f"{key}.value_parser_by",
+        )
+    if by is not None:
+        group, parsers = by
+        if group not in pattern.groupindex:
+            raise TemplateError(
+                f"names group {group!r}, which tag_pattern does not define (its named groups: "
+                f"{sorted(pattern.groupindex)})",
+                field=field,
+                key=f"{key}.value_parser_by.group",
+            )
+    elif (group is None) != (parsers is None):
         given, other = ("value_parser_group", "value_parsers") if parsers is None else ("value_parsers",
                                                                                        "value_parser_group")
         raise TemplateError(
             f"needs {other} too: value_parser_group names the tag_pattern group whose text picks a parser "
-            "from value_parsers",
+            "from value_parsers (or write both as value_parser_by: {\"group\": ..., \"parsers\": {...}})",
             field=field,
             key=f"{key}.{given}",
         )
-    if group is not None:
+    elif group is not None:
         if group in ("key", "value") or group not in pattern.groupindex:
             others = sorted(set(pattern.groupindex) - {"key", "value"})
             raise TemplateError(
@@ -334,6 +355,8 @@ def _prepare_xml_inline(args: dict[str, Any], field: str, key: str) -> None:
                 field=field,
                 key=f"{key}.value_parser_group",
             )
+    if group is not None:
+        args["value_parser_by"] = (group, parsers)
     columns = _key_value_columns(pattern)
     if group is not None:
         # with `columns`, findall's tuples hold the group too ("" when it did not take part, which picks
