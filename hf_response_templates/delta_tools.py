@@ -23,7 +23,7 @@ from hf_response_templates.delta_state import (
     _scrub,
     _Shape,
 )
-from hf_response_templates.tools import ToolSchemas, admits_string, cast_value
+from hf_response_templates.tools import UNTYPED, ToolSchemas, _schema_types, admits_string, cast_value
 
 
 class ToolCallDeltas:
@@ -252,11 +252,11 @@ class ToolCallDeltas:
                 # every member was sent whole, each as json.dumps writes it (typed): the arguments are what
                 # was sent and the "}" (not encoded again; the close checks the parsed value against it)
                 full = call.sent + "}"
-                if self._params(call.name) is None:  # (untyped: what was sent is json.dumps of `value`)
+                if self._params(call.name, r) is None:  # (untyped: what was sent is json.dumps of `value`)
                     call.value = value
                 # (all but the "}" was sent: nothing to advance)
             else:
-                call.value = self._typed_args(call.name, value)
+                call.value = self._typed_args(call.name, value, r)
                 full = _scrub(_dumps(call.value))
                 # the closing "}" waits for the region's close: the arguments become valid JSON only once the
                 # call is complete (a body can still turn out malformed after its arguments object)
@@ -287,13 +287,14 @@ class ToolCallDeltas:
         name = call.name
         keys = frame.keys
         n = call.members
-        props = self._params(name) if self._tools else None
+        props = self._params(name, r) if self._tools else None
+        kept = props is not None and self._kept(r)
         while n < len(keys):
             key = keys[n]
             if key == frame.open_key:
                 break
             member = value[key]
-            typed = member if props is None or key not in props else cast_value(member, props[key])
+            typed = member if props is None or key not in props else cast_value(member, props[key], kept)
             if call.str_key is not None and call.str_key == key:
                 rest = self._string_rest(call)  # (with the closing quote: one fragment)
                 call.str_key = None
@@ -312,7 +313,7 @@ class ToolCallDeltas:
         if n < len(keys) and call.str_key is None:
             key = keys[n]
             chunks = p.open_string(frame)
-            if chunks is not None and (props is None or self._string_stays(name, key)):
+            if chunks is not None and (props is None or self._string_stays(name, key, kept)):
                 call.str_key, call.str_chunks, call.str_idx = key, chunks, 0
                 r.streaming = call
                 # (with what the string holds already: one fragment)
@@ -378,8 +379,10 @@ class ToolCallDeltas:
         call.str_idx = len(chunks)
         return _encode_string(new)[1:-1]
 
-    def _params(self, name: str) -> Mapping | None:
-        if not self._tools:
+    def _params(self, name: str, r: _Region) -> Mapping | None:
+        """The `properties` of tool `name`'s schema, where they type the calls of region `r` (None for a field
+        whose calls `tools=` does not type: `FieldSpec.tool_typing`)."""
+        if not self._tools or self._tpl.by_name[r.name].tool_typing == UNTYPED:
             return None
         params = self._tools.by_name.get(name)
         if not params:
@@ -387,21 +390,25 @@ class ToolCallDeltas:
         props = params.get("properties")
         return props if isinstance(props, dict) else None
 
-    def _type_member(self, name: str, key: str, value: Any) -> Any:
-        props = self._params(name)
-        if props is not None and key in props:
-            return cast_value(value, props[key])
+    def _kept(self, r: _Region) -> bool:
+        """Whether region `r`'s field is a `TYPED_BODY` (`json`, `python-call-list`): an argument whose schema admits
+        a string is left as written (`tools.ToolSchemas.type_tool_calls`)."""
+        return bool(self._tpl.by_name[r.name].tool_typing)
+
+    def _typed_args(self, name: str, value: Any, r: _Region) -> Any:
+        props = self._params(name, r) if isinstance(value, dict) else None
+        if props is not None:
+            kept = self._kept(r)
+            return {k: cast_value(v, props[k], kept) if k in props else v for k, v in value.items()}
         return value
 
-    def _typed_args(self, name: str, value: Any) -> Any:
-        if isinstance(value, dict) and self._params(name) is not None:
-            return {k: self._type_member(name, k, v) for k, v in value.items()}
-        return value
-
-    def _string_stays(self, name: str, key: str) -> bool:
-        """Whether a string value for this parameter stays a string after tool-argument typing."""
-        props = self._params(name)
-        if props is None or key not in props or not isinstance(props[key], Mapping):
+    def _string_stays(self, name: str, key: str, kept: bool = False) -> bool:
+        """Whether a string value for this parameter stays a string after tool-argument typing (`kept`: in a
+        `TYPED_BODY` field, where a schema that admits a string leaves it as written)."""
+        props = self._tools.by_name.get(name, {}).get("properties") if self._tools else None
+        if not isinstance(props, dict) or key not in props or not isinstance(props[key], Mapping):
+            return True
+        if kept and "string" in _schema_types(props[key]):
             return True
         return admits_string(props[key])
 

@@ -1132,7 +1132,7 @@ class ResponseParser:
             else:
                 value = field.reshape(decoded[0], self._captures)  # type: ignore[misc]
             if self._tools:
-                value = self._tools.type_tool_calls(value)
+                value = self._tools.type_tool_calls(value, field.tool_typing)
             if field.join is not None and not isinstance(value, str):
                 raise ValueError(f"'join' needs every match to parse to a string, got {type(value).__name__}")
         except RegexTimeoutError as e:

@@ -922,7 +922,7 @@ class OneShotPlan:
                 try:
                     value = parse(window[a:b], caps)
                     if typing is not None:
-                        value = typing(value)
+                        value = typing(value, self._by_name[name].tool_typing)
                 except Exception:  # a region that does not parse: the state machine reports it
                     return None
             if store == 1:  # repeats

@@ -205,11 +205,11 @@ def general_run(self: Any, text: str, prefix: str, schemas: Any) -> dict[str, An
                 else:
                     value = parse(window[a:b], caps)
                     if typing is not None:
-                        value = typing(value)
+                        value = typing(value, field.tool_typing)
             else:
                 value = field.reshape(decoded[0], caps)
                 if typing is not None:
-                    value = typing(value)
+                    value = typing(value, field.tool_typing)
         except Exception:  # a region that does not parse: the state machine reports it
             return None
         name = field.name

@@ -96,6 +96,9 @@ class FieldSpec:
     #: `json` with no options: `parse(body, captures)` is `reshape(json.loads(body), captures)` (the one-shot
     #: plan decodes such a body in its loop: `plan_shape._fused_tails`)
     plain_json: bool = False
+    #: How `tools=` schemas type the tool calls this field parses to (`tools.SCHEMA_TYPED`, `TYPED_BODY` for a
+    #: `json` / `python-call-list` body, `UNTYPED` with `value_parser_by` / `value_parser_group`): `tools` docs
+    tool_typing: int = 0
 
     @property
     def implicit(self) -> bool:
@@ -924,4 +927,16 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
         markup=args.get("remove_pattern") if content == "text" else None,
         report=args.get("report_as") if content == "text" else None,
         plain_json=parser.parse is parse_json and not args,
+        tool_typing=_tool_typing(content, raw.get("content_args")),
     )
+
+
+def _tool_typing(content: str, content_args: Any) -> int:
+    """`FieldSpec.tool_typing` of a field (as Transformers 5.25 decides it): `UNTYPED` when its `content_args` have
+    `value_parser_by` (or this package's older spelling, `value_parser_group`), whatever the parser; else
+    `TYPED_BODY` for a `json` or `python-call-list` body; else `SCHEMA_TYPED`."""
+    from .tools import SCHEMA_TYPED, TYPED_BODY, TYPED_BODY_PARSERS, UNTYPED  # local: tools imports content
+
+    if isinstance(content_args, dict) and ("value_parser_by" in content_args or "value_parser_group" in content_args):
+        return UNTYPED
+    return TYPED_BODY if content in TYPED_BODY_PARSERS else SCHEMA_TYPED

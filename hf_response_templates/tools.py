@@ -18,6 +18,17 @@ the rules Transformers' native parser and llama.cpp follow:
   `{{ value }}` or `|string` write; it is read strictly, never evaluated (`parse_python_literal`);
 * anything else (a `string`-only parameter, no declared type, a failed cast) keeps the text.
 
+Which values are typed depends on the field the call was parsed from (`FieldSpec.tool_typing`), as in
+Transformers 5.25:
+
+* a `json` or `python-call-list` body (`TYPED_BODY`): its syntax already tells a quoted string from a typed
+  literal, so an argument whose schema admits a string (`["integer", "string"]`, `["string", "null"]`, ...) is
+  left as the model wrote it (`"8"` stays `"8"`, `"null"` stays `"null"`), at any depth; a quoted string for a
+  parameter that admits no string is still cast (`"8"` is `8` for `"integer"`);
+* an `xml-inline` field with `value_parser_by` (or its older spelling `value_parser_group`) (`UNTYPED`): the
+  model's own output says how to read each value, which the schemas must not undo: nothing is cast;
+* any other body (`SCHEMA_TYPED`: `xml-inline`, `kv-lines`, text): the rules above.
+
 An `enum` without a `type` casts only to one of its members (`"2"` is `2` for `{"enum": [1, 2]}`, `"7"`
 stays `"7"`). Objects and arrays are typed recursively through `properties` and `items`.
 """
@@ -36,35 +47,55 @@ from typing import Any
 
 from .content import parse_python_literal
 
-__all__ = ["ToolSchemas", "admits_string", "cast_value", "tool_schemas"]
+__all__ = ["SCHEMA_TYPED", "TYPED_BODY", "UNTYPED", "ToolSchemas", "admits_string", "cast_value", "tool_schemas"]
+
+#: `FieldSpec.tool_typing`: how the `tools=` schemas type the tool calls a field parses to (module docstring).
+SCHEMA_TYPED, TYPED_BODY, UNTYPED = 0, 1, 2
+
+#: The content parsers whose syntax tells strings from typed literals (Transformers 5.25's
+#: `TYPED_STRUCTURED_PARSERS`): their fields are `TYPED_BODY`.
+TYPED_BODY_PARSERS = frozenset({"json", "python-call-list"})
 
 
 class ToolSchemas:
     """Parameter schemas by tool name, built once per parser."""
 
-    __slots__ = ("by_name", "_props")
+    __slots__ = ("by_name", "_props", "_kept")
 
     def __init__(self, by_name: dict[str, dict[str, Any]]):
         self.by_name = by_name
         # tool name -> {parameter: (its schema, its types)}: the types of each parameter read once; a
         # parameter whose schema leaves every value as it is (`_inert`: a plain `string`) is left out
         self._props: dict[str, dict[str, tuple[Any, list[str]]]] = {}
+        # the same for a `TYPED_BODY` field: without the parameters that admit a string (left as written there)
+        self._kept: dict[str, dict[str, tuple[Any, list[str]]]] = {}
         for name, params in by_name.items():
             props = params.get("properties") if params else None
             if isinstance(props, dict):
                 self._props[name] = {
                     k: (v, _schema_types(v)) for k, v in props.items() if isinstance(v, Mapping) and not _inert(v)
                 }
+                self._kept[name] = {k: t for k, t in self._props[name].items() if "string" not in t[1]}
 
     def __bool__(self) -> bool:
         return bool(self.by_name)
 
-    def type_tool_calls(self, value: Any) -> Any:
-        """Type the arguments of every tool call found in `value` (a call dict or a list of them), in place."""
+    def type_tool_calls(self, value: Any, typing: int = SCHEMA_TYPED) -> Any:
+        """Type the arguments of every tool call found in `value` (a call dict or a list of them), in place, as
+        a field of `typing` (`FieldSpec.tool_typing`) has them typed: `SCHEMA_TYPED`, `TYPED_BODY` (arguments
+        whose schema admits a string stay as written) or `UNTYPED` (`value` as it is)."""
+        if typing:
+            if typing == UNTYPED:
+                return value
+            kept = True
+            by_tool = self._kept
+        else:
+            kept = False
+            by_tool = self._props
         if value.__class__ is not dict:  # (the usual call dict: no isinstance checks)
             if isinstance(value, list):
                 for item in value:
-                    self.type_tool_calls(item)
+                    self.type_tool_calls(item, typing)
                 return value
             if not isinstance(value, dict):
                 return value
@@ -72,13 +103,13 @@ class ToolSchemas:
         call = fn if fn.__class__ is dict or isinstance(fn, dict) else value
         name, arguments = call.get("name"), call.get("arguments")
         if name.__class__ is str and arguments.__class__ is dict or isinstance(name, str) and isinstance(arguments, dict):
-            props = self._props.get(name)
+            props = by_tool.get(name)
             if props:
                 for key, arg in arguments.items():
                     typed = props.get(key)
                     # (a number, boolean or None is never cast: only strings, and what lists and dicts hold)
                     if typed is not None and arg.__class__ not in _KEPT_AS_IS:
-                        arguments[key] = _cast(arg, typed[0], typed[1])
+                        arguments[key] = _cast(arg, typed[0], typed[1], kept)
         return value
 
 
@@ -251,17 +282,20 @@ def _subschemas(schema: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return subs
 
 
-def cast_value(value: Any, schema: Any) -> Any:
-    """Cast `value` to what `schema` asks for, where it is a string that the schema does not accept."""
+def cast_value(value: Any, schema: Any, kept: bool = False) -> Any:
+    """Cast `value` to what `schema` asks for, where it is a string that the schema does not accept. `kept`: as
+    in a `TYPED_BODY` field (a value, or a value nested in it, whose schema admits a string stays as it is)."""
     if schema.__class__ is not dict and not isinstance(schema, Mapping):  # (a dict: no ABC check, a Python call)
         return value
-    return _cast(value, schema, _schema_types(schema))
+    return _cast(value, schema, _schema_types(schema), kept)
 
 
-def _cast(value: Any, schema: Any, types: list[str]) -> Any:
+def _cast(value: Any, schema: Any, types: list[str], kept: bool = False) -> Any:
     """`cast_value` with the schema's types already read (`_schema_types`)."""
     if schema.__class__ is not dict and not isinstance(schema, Mapping):
         return value
+    if kept and "string" in types:
+        return value  # (a `TYPED_BODY` argument whose schema admits a string: as the model wrote it)
     if isinstance(value, str):
         if not types:
             return _cast_to_member(value, _enum_members(schema)) if "enum" in schema else value
@@ -270,9 +304,9 @@ def _cast(value: Any, schema: Any, types: list[str]) -> Any:
         for t in types:
             ok, cast = _cast_str(value, t)
             if ok:
-                return _cast_nested(cast, schema)
+                return _cast_nested(cast, schema, kept)
         return value
-    return _cast_nested(value, schema)
+    return _cast_nested(value, schema, kept)
 
 
 def _reject_constant(name: str) -> Any:
@@ -332,14 +366,14 @@ def _cast_to_member(value: str, members: list[Any]) -> Any:
     return value
 
 
-def _cast_nested(value: Any, schema: Mapping[str, Any]) -> Any:
+def _cast_nested(value: Any, schema: Mapping[str, Any], kept: bool = False) -> Any:
     if isinstance(value, dict):
         for sub in _subschemas(schema):
             props = sub.get("properties")
             if props.__class__ is dict or isinstance(props, Mapping):
                 for key in value:
                     if key in props:
-                        value[key] = cast_value(value[key], props[key])
+                        value[key] = cast_value(value[key], props[key], kept)
                 break
     elif isinstance(value, list):
         for sub in _subschemas(schema):
@@ -348,13 +382,13 @@ def _cast_nested(value: Any, schema: Mapping[str, Any]) -> Any:
                 types = _schema_types(items)  # (read once for the list, not per item)
                 for i, item in enumerate(value):
                     if item.__class__ not in _KEPT_AS_IS:
-                        value[i] = _cast(item, items, types)
+                        value[i] = _cast(item, items, types, kept)
                 break
             if "array" not in _schema_types(sub) and _schema_types(sub):
                 # a list collected by `merge_duplicates` for a scalar parameter: type each item
                 for i, item in enumerate(value):
                     if isinstance(item, str):
-                        value[i] = cast_value(item, sub)
+                        value[i] = cast_value(item, sub, kept)
                 break
     return value
 

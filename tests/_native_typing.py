@@ -2,17 +2,18 @@
 
 Transformers 5.25 (`chat_parsing.content_parsers.TYPED_STRUCTURED_PARSERS`) stopped casting the arguments of a
 `json` or `python-call-list` body wherever the parameter's schema admits a string: the body's own syntax already
-tells `"8"` from `8`, so native leaves the argument exactly as the model wrote it. Transformers 5.24, which this
-package's rules follow (`hf_response_templates.tools`: `"8"` is `8` for `["integer", "string"]`, `"null"` is None
-where null is admitted), casts it. The README lists this among the differences from native. The tests that use
-native as an oracle compare with what each native version does: `native_argument` is the argument native gives.
+tells `"8"` from `8`, so native leaves the argument exactly as the model wrote it. This package follows 5.25
+(`hf_response_templates.tools`, `TYPED_BODY`). Transformers 5.24 casts such an argument by the rule both keep for
+text bodies (`xml-inline`, `kv-lines`): `"8"` is `8` for `["integer", "string"]`, `"null"` is None where null is
+admitted. The tests that use native as an oracle compare with what the installed native version does:
+`native_argument` is the argument native gives, told apart by what native exports, not by its version number.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hf_response_templates.tools import _schema_types
+from hf_response_templates.tools import _schema_types, cast_value
 
 try:
     from transformers.utils.chat_parsing import content_parsers as _native_parsers
@@ -28,7 +29,9 @@ NATIVE_KEEPS_JSON_STRINGS = _native_parsers is not None and "json" in getattr(
 
 def native_argument(ours: Any, written: Any, schema: Any) -> Any:
     """The argument native gives for a JSON body's argument `written` under parameter `schema`, where ours (the
-    5.24 rule) gives `ours`: `written` itself where native keeps it (see the module docstring), else `ours`."""
-    if NATIVE_KEEPS_JSON_STRINGS and "string" in _schema_types(schema):
-        return written
-    return ours
+    5.25 rule) gives `ours`: `ours` on Transformers >= 5.25; on 5.24, where the schema admits a string, a string
+    argument cast by the text-body rule (`cast_value`: what 5.24 does, apart from its lenient casts of text that
+    is not JSON, which the tests that call this filter out), else `ours`."""
+    if NATIVE_KEEPS_JSON_STRINGS or not isinstance(written, str) or "string" not in _schema_types(schema):
+        return ours
+    return cast_value(written, schema)

@@ -227,8 +227,9 @@ _values = st.recursive(
 )
 
 
-def _reference_cast_nested(value, schema):
-    """`tools._cast_nested` as it was before its fast paths (list items cast one by one, numbers too)."""
+def _reference_cast_nested(value, schema, kept=False):
+    """`tools._cast_nested` as it was before its fast paths (list items cast one by one, numbers too); `kept`: a
+    `TYPED_BODY` field's typing, passed down."""
     from hf_response_templates import tools as T
 
     if isinstance(value, dict):
@@ -237,24 +238,24 @@ def _reference_cast_nested(value, schema):
             if isinstance(props, dict):
                 for key in value:
                     if key in props:
-                        value[key] = T.cast_value(value[key], props[key])
+                        value[key] = T.cast_value(value[key], props[key], kept)
                 break
     elif isinstance(value, list):
         for sub in T._subschemas(schema):
             items = sub.get("items")
             if isinstance(items, dict):
                 for i, item in enumerate(value):
-                    value[i] = T.cast_value(item, items)
+                    value[i] = T.cast_value(item, items, kept)
                 break
             if "array" not in T._schema_types(sub) and T._schema_types(sub):
                 for i, item in enumerate(value):
                     if isinstance(item, str):
-                        value[i] = T.cast_value(item, sub)
+                        value[i] = T.cast_value(item, sub, kept)
                 break
     return value
 
 
-def _reference_typing(by_name, call):
+def _reference_typing(by_name, call, typing=0):
     """What `ToolSchemas.type_tool_calls` did before its fast paths: `_cast` on every argument that has a
     schema, nested values cast by the old `_cast_nested` (patched in: `_cast` reads it at call time)."""
     from unittest import mock
@@ -262,13 +263,16 @@ def _reference_typing(by_name, call):
     from hf_response_templates import tools as T
 
     props = (by_name.get(call["name"]) or {}).get("properties")
+    if typing == T.UNTYPED:
+        return call
     with mock.patch.object(T, "_cast_nested", _reference_cast_nested):
         if isinstance(props, dict):
             for key, arg in call["arguments"].items():
                 if key in props:
                     schema = props[key]
                     call["arguments"][key] = T._cast(arg, schema,
-                                                     T._schema_types(schema) if isinstance(schema, dict) else [])
+                                                     T._schema_types(schema) if isinstance(schema, dict) else [],
+                                                     typing == T.TYPED_BODY)
     return call
 
 
@@ -286,9 +290,10 @@ def test_typing_without_inert_parameters_equals_casting_every_one(properties, ar
 
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
     schemas = tool_schemas(tools)
-    got = schemas.type_tool_calls({"name": "f", "arguments": copy.deepcopy(arguments)})
-    want = _reference_typing(schemas.by_name, {"name": "f", "arguments": copy.deepcopy(arguments)})
-    assert repr(got) == repr(want)  # repr: 8 and 8.0 and True differ
+    for typing in (0, 1, 2):  # (`FieldSpec.tool_typing`: schema-typed, a typed body, untyped)
+        got = schemas.type_tool_calls({"name": "f", "arguments": copy.deepcopy(arguments)}, typing)
+        want = _reference_typing(schemas.by_name, {"name": "f", "arguments": copy.deepcopy(arguments)}, typing)
+        assert repr(got) == repr(want), typing  # repr: 8 and 8.0 and True differ
 
 
 def test_string_parameters_and_numbers_are_not_cast(monkeypatch):

@@ -1,10 +1,12 @@
 """Tool-argument typing agrees with Transformers' native parser (and llama.cpp) on both Transformers majors.
 
-The rules (`hf_response_templates.tools`): `"null"` is `None` where the schema admits null; text that reads
-as an admitted non-string type becomes that value even when a string is admitted too; anything else keeps
-the text. The expected values below are what `transformers.utils.chat_parsing` (5.24) returns, so they are
-asserted on Transformers 4.46 as well; on 5.x every case is also run through native itself (from 5.25, native
-leaves a JSON body's argument as written where a string is admitted: `_native_typing.py`).
+The rules (`hf_response_templates.tools`), for a text body (`xml-inline`: Qwen3-Coder's parameters): `"null"` is
+`None` where the schema admits null; text that reads as an admitted non-string type becomes that value even when
+a string is admitted too; anything else keeps the text. For a `json` or `python-call-list` body (Transformers
+5.25): an argument whose schema admits a string stays as the model wrote it; a quoted string for a parameter that
+admits none is cast as above. The expected values below are written out (they hold on Transformers 4.46 too);
+on 5.x every case is also run through native itself (5.24 casts a JSON body's argument where a string is
+admitted as well: `_native_typing.py`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 from typing import Any, Optional, Union
 
 import pytest
-from _native_typing import native_argument
+from _native_typing import NATIVE_KEEPS_JSON_STRINGS, native_argument
 from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import canon
@@ -27,14 +29,28 @@ except ImportError:  # Transformers 4.x: no native parser, the expected values s
     native = None
 
 TEMPLATE = get_template("smollm3")  # tool calls as JSON in <tool_call>, wrapped as {"type", "function"}
+XML_TEMPLATE = get_template("qwen3-coder")  # tool calls as <function=f><parameter=p>\nvalue\n</parameter>
 
 
 def _call(arguments: dict[str, Any], name: str = "f") -> str:
     return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call><|im_end|>"
 
 
-def _arguments(text: str, tools: list[Any], parse: Any = parse_response) -> dict[str, Any]:
-    return parse(text, TEMPLATE, prefix="", tools=tools)["tool_calls"][0]["function"]["arguments"]
+def _xml_call(arguments: dict[str, str], name: str = "f") -> str:
+    params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
+    return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call><|im_end|>"
+
+
+def _arguments(text: str, tools: list[Any], parse: Any = parse_response, template: Any = TEMPLATE) -> dict[str, Any]:
+    return parse(text, template, prefix="", tools=tools)["tool_calls"][0]["function"]["arguments"]
+
+
+def _admits_string(schema: dict[str, Any]) -> bool:
+    """Whether a schema names "string" among its types (`type`, `anyOf` / `oneOf` choices), read here
+    independently of tools.py: a JSON body's argument is then left as written."""
+    declared = schema.get("type", [])
+    types = [declared] if isinstance(declared, str) else list(declared)
+    return "string" in types or any(_admits_string(c) for c in schema.get("anyOf", []) + schema.get("oneOf", []))
 
 
 def _tool(properties: dict[str, Any]) -> list[dict[str, Any]]:
@@ -68,12 +84,19 @@ SCHEMA_CASES = [
 
 @pytest.mark.parametrize("schema, raw, expected", SCHEMA_CASES)
 def test_json_schema_tools(schema: dict[str, Any], raw: str, expected: Any) -> None:
+    # `expected`: the text-body rule, what an xml-inline parameter gets
     tools = _tool({"p": schema})
-    got = _arguments(_call({"p": raw}), tools)["p"]
+    got = _arguments(_xml_call({"p": raw}), tools, template=XML_TEMPLATE)["p"]
     assert canon(got) == canon(expected) and type(got) is type(expected)
-    if native is not None:  # (Transformers >= 5.25 keeps a JSON body's argument where a string is admitted)
-        want = native_argument(expected, raw, schema)
+    # a JSON body: the argument as written wherever the schema admits a string (Transformers 5.25)
+    in_json = raw if _admits_string(schema) else expected
+    got = _arguments(_call({"p": raw}), tools)["p"]
+    assert canon(got) == canon(in_json) and type(got) is type(in_json)
+    if native is not None:  # (Transformers 5.24 casts a JSON body's argument where a string is admitted too)
+        want = native_argument(in_json, raw, schema)
         assert canon(_arguments(_call({"p": raw}), tools, native.parse_response)["p"]) == canon(want)
+        theirs = _arguments(_xml_call({"p": raw}), tools, native.parse_response, XML_TEMPLATE)["p"]
+        assert canon(theirs) == canon(expected)
 
 
 def weather(city: str, days: Optional[int] = None, unit: str | None = None,  # noqa: UP045 (old-style hints on purpose)
@@ -92,14 +115,14 @@ def weather(city: str, days: Optional[int] = None, unit: str | None = None,  # n
     return city
 
 
-FUNCTION_CASES = [
+FUNCTION_CASES = [  # (in a JSON body: `unit` (str | None) and `extra` (int | str) admit a string, kept as written)
     ({"days": "null"}, {"days": None}),
     ({"days": "3"}, {"days": 3}),
-    ({"unit": "null"}, {"unit": None}),
+    ({"unit": "null"}, {"unit": "null"}),
     ({"unit": "7"}, {"unit": "7"}),
     ({"limit": "None"}, {"limit": None}),
     ({"limit": "5"}, {"limit": 5}),
-    ({"extra": "8"}, {"extra": 8}),
+    ({"extra": "8"}, {"extra": "8"}),
     ({"extra": "eight"}, {"extra": "eight"}),
     ({"tags": "null"}, {"tags": None}),
     ({"tags": '["a", "b"]'}, {"tags": ["a", "b"]}),
@@ -151,20 +174,26 @@ VALUES = st.one_of(
 
 
 @pytest.mark.skipif(native is None, reason="needs the native parser (Transformers 5.x)")
-@given(st.lists(st.tuples(SCHEMAS, VALUES), min_size=1, max_size=4))
-def test_string_admitting_unions_type_like_native(params: list[tuple[dict[str, Any], str]]) -> None:
+@given(st.lists(st.tuples(SCHEMAS, VALUES), min_size=1, max_size=4), st.booleans())
+def test_string_admitting_unions_type_like_native(params: list[tuple[dict[str, Any], str]], xml: bool) -> None:
+    # an xml-inline body (`xml`) types by the union rule; a JSON body keeps each of these arguments as written
+    # (every schema here admits a string, or declares no type)
     tools = _tool({f"p{i}": schema for i, (schema, _) in enumerate(params)})
-    text = _call({f"p{i}": value for i, (_, value) in enumerate(params)})
-    parser = ResponseParser(TEMPLATE, "", tools=tools)
+    arguments = {f"p{i}": value for i, (_, value) in enumerate(params)}
+    template = XML_TEMPLATE if xml else TEMPLATE
+    text = _xml_call(arguments) if xml else _call(arguments)
+    parser = ResponseParser(template, "", tools=tools)
     parser.feed(text)
     ours, _ = parser.finalize()
-    theirs = native.parse_response(text, TEMPLATE, prefix="", tools=tools)
+    theirs = native.parse_response(text, template, prefix="", tools=tools)
     ours_args = ours["tool_calls"][0]["function"]["arguments"]
     theirs_args = theirs["tool_calls"][0]["function"]["arguments"]
     for i, (schema, value) in enumerate(params):
         got = ours_args[f"p{i}"]
-        assert canon(got) == canon(_json_rule(value, schema)), (schema, value)
-        if canon(got) != canon(theirs_args[f"p{i}"]):
+        assert canon(got) == canon(_json_rule(value, schema) if xml else value), (schema, value)
+        if not xml and NATIVE_KEEPS_JSON_STRINGS:  # (Transformers >= 5.25: the same rule)
+            assert canon(got) == canon(theirs_args[f"p{i}"]), (schema, value)
+        elif canon(_json_rule(value, schema)) != canon(theirs_args[f"p{i}"]):
             # the one deliberate difference (README): when the schema admits a string, native also casts
             # text that is not JSON of the type it becomes ("True", "007", "1" -> True); we cast only JSON
             # text of an admitted type, to exactly that JSON value
@@ -216,23 +245,25 @@ def _types_of(schema: dict[str, Any]) -> list[str]:
 
 UNION_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
     "n": {"type": ["string", "integer"]}, "o": {"anyOf": [{"type": "string"}, {"type": "object"}]},
-    "s": {"type": "string", "nullable": True}, "t": {"type": "string"}}}}}]
+    "s": {"type": "string", "nullable": True}, "t": {"type": "string"}, "i": {"type": "integer"}}}}}]
 
 
-@pytest.mark.parametrize("name, text", [
-    ("smollm3", '<tool_call>{"name": "f", "arguments": {"n": "8", "o": "{\\"a\\": 1}", "s": "null", "t": "8"}}'
-                "</tool_call><|im_end|>"),
+@pytest.mark.parametrize("name, text, arguments", [
+    # a JSON body: the arguments whose schema admits a string stay as written, the integer one is cast
+    ("smollm3", '<tool_call>{"name": "f", "arguments": {"n": "8", "o": "{\\"a\\": 1}", "s": "null", "t": "8", '
+                '"i": "8"}}</tool_call><|im_end|>', {"n": "8", "o": '{"a": 1}', "s": "null", "t": "8", "i": 8}),
     ("qwen3-coder", "<tool_call>\n<function=f>\n<parameter=n>\n8\n</parameter>\n<parameter=o>\n{\"a\": 1}\n"
-                    "</parameter>\n<parameter=s>\nnull\n</parameter>\n<parameter=t>\n8\n</parameter>\n</function>\n"
-                    "</tool_call><|im_end|>"),
+                    "</parameter>\n<parameter=s>\nnull\n</parameter>\n<parameter=t>\n8\n</parameter>\n"
+                    "<parameter=i>\n8\n</parameter>\n</function>\n</tool_call><|im_end|>",
+     {"n": 8, "o": {"a": 1}, "s": None, "t": "8", "i": 8}),
 ])
-def test_openai_argument_deltas_stream_only_strings_that_stay_strings(name, text):
+def test_openai_argument_deltas_stream_only_strings_that_stay_strings(name, text, arguments):
     # a string union may end up an int, a dict or None: its text must not be streamed as a JSON string
     from test_openai_deltas import check_text
 
     template = get_template(name)
     expected = parse_response(text, template, prefix="", tools=UNION_TOOLS)
-    assert expected["tool_calls"][0]["function"]["arguments"] == {"n": 8, "o": {"a": 1}, "s": None, "t": "8"}
+    assert expected["tool_calls"][0]["function"]["arguments"] == arguments
     check_text(template, "", text, list(text), tools=UNION_TOOLS)
 
 
@@ -296,3 +327,78 @@ def test_a_string_is_cast_without_a_json_decode_only_where_a_decode_would_keep_i
     # admitted non-string type starts with: it must give what decoding it first gives, on any text
     schema = {"type": ["string", *[t for t in types if t != "string"]]}
     assert canon(cast_value(raw, schema)) == canon(_decoded_cast(raw, schema["type"]))
+
+
+# --------------------------------------------------------------------------- every typing place, one rule
+
+EVERY_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+    "u": {"type": ["integer", "string"]}, "n": {"type": ["string", "null"]}, "i": {"type": "integer"},
+    "o": {"type": "object", "properties": {"k": {"type": ["integer", "string"]}, "j": {"type": "integer"}}},
+    "s": {"type": "string"}}}}}]
+DSML_CALL = ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n'
+             '<｜DSML｜parameter name="u" string="true">8</｜DSML｜parameter>\n'
+             '<｜DSML｜parameter name="n" string="true">null</｜DSML｜parameter>\n'
+             '<｜DSML｜parameter name="i" string="true">8</｜DSML｜parameter>\n'
+             '<｜DSML｜parameter name="s" string="false">8</｜DSML｜parameter>\n'
+             '</｜DSML｜invoke>\n</｜DSML｜function_calls><｜end▁of▁sentence｜>')
+#: (template, prompt, response, the arguments every typing place must give)
+EVERY_CASES = {
+    # a JSON body: "u", "n" and nested "k" admit a string (kept as written); "i" and nested "j" do not (cast)
+    "json": ("smollm3", "", _call({"u": "8", "n": "null", "i": "8", "o": {"k": "1", "j": "2"}, "s": "x"}),
+             {"u": "8", "n": "null", "i": 8, "o": {"k": "1", "j": 2}, "s": "x"}),
+    # a text body (xml-inline): every value is text, typed by the schema
+    "xml": ("qwen3-coder", "", _xml_call({"u": "8", "n": "null", "i": "8", "o": '{"k": "1", "j": "2"}', "s": "x"}),
+            {"u": 8, "n": None, "i": 8, "o": {"k": 1, "j": 2}, "s": "x"}),
+    # value_parser_by: the model's string="true|false" says how to read each value; the schemas type nothing
+    "value_parser_by": ("deepseek-v3.2", "<｜Assistant｜><think></think>", DSML_CALL,
+                        {"u": "8", "n": "null", "i": "8", "s": 8}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EVERY_CASES))
+def test_every_typing_place_follows_the_fields_rule(case: str) -> None:
+    """The one-shot plan (both loops), the streaming parser, DeltaStream's streamed deltas and the tokenizer's
+    parse_response all type a field's calls by its rule (`FieldSpec.tool_typing`): any one of them keeping another
+    rule fails here."""
+    from hf_response_templates import load_template
+    from hf_response_templates.openai import DeltaStream, accumulate_deltas
+    from hf_response_templates.plan import plan_for
+
+    name, prompt, text, want = EVERY_CASES[case]
+    template = get_template(name)
+    tpl = load_template(template)
+
+    def args(message: dict[str, Any]) -> Any:
+        return message["tool_calls"][0]["function"]["arguments"]
+
+    assert args(parse_response(text, template, prefix=prompt, tools=EVERY_TOOLS)) == want
+    plan = plan_for(tpl)
+    schemas = tool_schemas(EVERY_TOOLS)
+    assert args(plan.run(text, prompt, schemas)) == want  # (the plan's own answer, not the state machine's)
+    assert args(plan._general(text, prompt, schemas)) == want  # (the general loop, whichever `run` is)
+    parser = ResponseParser(template, prompt, tools=EVERY_TOOLS)
+    for ch in text:  # (piece by piece: the state machine, never the plan)
+        parser.feed(ch)
+    message, _ = parser.finalize()
+    assert args(message) == want
+    for mode in ("incremental", "validated"):
+        stream = DeltaStream(template, prefix=prompt, tools=EVERY_TOOLS, tool_call_streaming=mode)
+        deltas = [d for ch in text for d in stream.feed(ch)] + stream.finish()
+        assert not [c for d in deltas for c in d.get("tool_calls", []) if c.get("error")], mode
+        assert json.loads(accumulate_deltas(deltas)["tool_calls"][0]["function"]["arguments"]) == want, mode
+
+
+@pytest.mark.parametrize("case", sorted(EVERY_CASES))
+def test_tokenizer_parse_response_with_tools_follows_the_fields_rule(case: str) -> None:
+    _tokenizers = pytest.importorskip("_tokenizers")
+    from hf_response_templates.tokenizer import install
+
+    install()
+    name, prompt, text, want = EVERY_CASES[case]
+    tok = _tokenizers.byte_level_tokenizer()
+    tok.response_template = get_template(name)
+    ids = tok.encode(text, add_special_tokens=False)
+    prefix = tok.encode(prompt, add_special_tokens=False)
+    for response in (text, ids):
+        message = tok.parse_response(response, prefix=prefix if response is ids else prompt, tools=EVERY_TOOLS)
+        assert message["tool_calls"][0]["function"]["arguments"] == want
