@@ -203,9 +203,9 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "thinking off), DSML tool calls <｜DSML｜function_calls><｜DSML｜invoke name=\"N\"><｜DSML｜parameter name=\"K\" "
         'string="true|false">V</｜DSML｜parameter>...</｜DSML｜invoke>...</｜DSML｜function_calls>, one call per invoke, '
         "content up to <｜end▁of▁sentence｜>. The string attribute picks each value's parser (xml-inline "
-        'value_parser_group): string="true" values are raw text (typed from the tools\' schemas when tools= is '
-        'given), string="false" or absent ones JSON (objects, arrays, numbers, booleans, null; text that is not '
-        "JSON is kept), so arguments are typed without tools=. "
+        'value_parser_by): string="true" values are raw text, string="false" or absent ones JSON (objects, '
+        "arrays, numbers, booleans, null; text that is not JSON is kept), so arguments are typed without tools=, "
+        "and tools= retypes none of them (as in Transformers 5.25). "
         "The chat template renders history turns with </think> only, so thinking-off turns do not continue the "
         "<think></think> prompt: the round trip checks thinking mode.",
     },

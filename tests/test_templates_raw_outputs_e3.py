@@ -1,6 +1,6 @@
 """Raw outputs of the families that needed the engine additions of issue 16 (group e3): Apertus (calls as
 one-key objects, read with the transform steps ``{$key}`` / ``{$value}``) and DeepSeek V3.2's DSML
-``string="false"`` values typed without ``tools=`` (xml-inline ``value_parser_group``).
+``string="false"`` values typed without ``tools=`` (xml-inline ``value_parser_by``).
 
 Model outputs and expected values are transcribed from vLLM 0.33.0's parser tests (the source file and
 test name are given next to each case); cases without a named source are written in the form the

@@ -462,8 +462,9 @@ def parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
 
     Linear in the length of `text` for patterns made of fixed texts around lazy or bounded parts (the
     usual tag patterns; see `_search_bounds`). A match in which the `key` group does not take part is
-    an error (as in Transformers' native parser), never skipped silently. With `value_parser_group`, the
-    text of that group picks each value's parser from `value_parsers` (see `_select_values`).
+    an error (as in Transformers' native parser), never skipped silently. With `value_parser_by` (or its older
+    spelling `value_parser_group` / `value_parsers`), the text of that group picks each value's parser (see
+    `_select_values`).
     """
     small = args.get("_plain_small")
     if small is not None and len(text) <= small[0]:  # (the general path below gives the same, later)
@@ -554,8 +555,8 @@ def _xml_searches(pattern: regex.Pattern, stdlib: Any, text: str, end: int | Non
 def _select_values(found: list[tuple[Any, Any, Any]], matches: list[Any] | None,
                    parsers: Mapping[str, Callable[[str], Any]], default: Callable[[str], Any] | None,
                    merge: bool) -> dict[str, Any]:
-    """`parse_xml_inline` with `value_parser_group`: `found` holds each match's (key, value, group text);
-    the value is read by the parser the group's text names in `parsers` (`value_parsers`), or by
+    """`parse_xml_inline` with `value_parser_by`: `found` holds each match's (key, value, group text);
+    the value is read by the parser the group's text names in `parsers` (`value_parser_by`'s), or by
     `default` (`value_parser`, else kept as raw text) when the group did not take part or its text is not
     a key there. `matches`: the Match objects, when `found` came from them (for error positions)."""
     out: dict[str, Any] = {}

@@ -244,7 +244,7 @@ class XmlTagsPartial(_OpenRoot):
     costs a set test and an append; only the short text that may be a cut end (``\\n</para``) is held back.
 
     When a value ends with the end of the text too (``\\Z``: a match exists as soon as a head does) and values
-    are kept as text (no ``value_parser``, ``value_parser_group``), each value streams as it is written: its
+    are kept as text (no ``value_parser``, ``value_parser_by``), each value streams as it is written: its
     key is in `Frame.keys` (the frame's ``open_key``) and `open_string` gives its pieces, as for `JsonPartial`;
     `feed` returns True when the piece went whole into it and needs no JSON escaping (the structure did not
     change). Such a reader can also `follow` (see the module docs): write the arguments object out as
