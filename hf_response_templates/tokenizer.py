@@ -61,6 +61,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .byte_level_pair import byte_level_texts
+from .control_tokens import CONTEXT_TOKENS, ControlTokens, IdTextStream, defused_text, strip_markers
+from .control_tokens import MARKER as _MARKER
 from .joint_context import DEFAULT as _DEFAULT_CONTEXT
 from .joint_context import decode_context
 from .joint_decode import (  # the decoding plan; re-exported: tests and tools read them here
@@ -74,7 +76,7 @@ from .joint_decode import (  # the decoding plan; re-exported: tests and tools r
     _lead_never_inside,  # noqa: F401
     _one_char_excludes,  # noqa: F401
     _prompt_text,
-    _split_point,
+    _split_point,  # noqa: F401
     _window_text,  # noqa: F401
     decode_one_pair,
 )
@@ -708,6 +710,114 @@ def _decode_pairs(
     return out
 
 
+# --------------------------------------------------------------------------------------------------
+# Control tokens: a delimiter only where the model generated its id (`control_tokens.py`)
+# --------------------------------------------------------------------------------------------------
+
+_CONTROL = "_hf_response_template_control"  # instance __dict__ key: (backend, its size, chat template, list, tokens)
+_NO_CONTROL = ControlTokens({})  # a slow tokenizer: ids are decoded as text, as Transformers does
+
+
+@functools.lru_cache(maxsize=64)
+def _template_literal_text(chat_template: str) -> str:
+    """The literal text of a Jinja chat template: its template data (outside `{{ }}`, `{% %}` and comments) and
+    every string constant inside them, joined with NUL (no token spans two). An added token found there is a
+    control token (`_control_tokens`). A template that does not parse has none."""
+    try:
+        from transformers.utils.chat_template_utils import _compile_jinja_template
+
+        environment = _compile_jinja_template(chat_template).environment
+    except Exception:  # noqa: BLE001 - older Transformers, or a template Transformers cannot compile
+        try:
+            import jinja2
+        except ImportError:  # pragma: no cover - Transformers requires jinja2 for chat templates
+            return ""
+        environment = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"])
+    try:
+        import jinja2.nodes
+
+        tree = environment.parse(chat_template)
+    except Exception:  # noqa: BLE001
+        return ""
+    literals = {node.data for node in tree.find_all(jinja2.nodes.TemplateData)}
+    literals |= {node.value for node in tree.find_all(jinja2.nodes.Const) if isinstance(node.value, str)}
+    return "\0".join(sorted(literals))
+
+
+def _control_tokens(tokenizer: Any) -> ControlTokens | None:
+    """The control tokens of a fast tokenizer (None for a slow one, or one without any): its added tokens that
+    are special, or listed in `chat_control_tokens` (Transformers 5.25) when it is set, or else whose text is
+    in the literal text of one of its chat templates and is not whitespace. Computed once per tokenizer, again
+    when its backend, its number of tokens (added ones included), its chat template or its `chat_control_tokens`
+    change."""
+    attrs = tokenizer.__dict__
+    rust = attrs.get("_tokenizer")
+    size = getattr(rust, "get_vocab_size", None)
+    if size is None:
+        return None
+    size = size(True)
+    chat_template = getattr(tokenizer, "chat_template", None)
+    listed = getattr(tokenizer, "chat_control_tokens", None)
+    cached = attrs.get(_CONTROL)
+    if cached is not None and cached[0] is rust and cached[1] == size and cached[2] is chat_template \
+            and cached[3] == listed:
+        return cached[4]
+    control = _build_control_tokens(tokenizer, rust, chat_template, listed)
+    attrs[_CONTROL] = (rust, size, chat_template, None if listed is None else list(listed), control)
+    return control
+
+
+def _build_control_tokens(tokenizer: Any, rust: Any, chat_template: Any, listed: Any) -> ControlTokens | None:
+    try:
+        added = rust.get_added_tokens_decoder()
+    except Exception:  # noqa: BLE001 - a backend without added tokens
+        return None
+    if listed is not None:
+        wanted = set(listed)
+        by_id = {i: t.content for i, t in added.items() if t.special or t.content in wanted}
+    else:
+        templates = list(chat_template.values()) if isinstance(chat_template, dict) else [chat_template or ""]
+        literal = "\0".join(_template_literal_text(t) for t in templates if isinstance(t, str) and t)
+        by_id = {i: t.content for i, t in added.items()
+                 if t.special or (t.content in literal and not t.content.isspace())}
+    by_id = {i: text for i, text in by_id.items() if text}
+    if not by_id:
+        return None
+    # every control id decodes to exactly its text, alone and twice in a row (`ControlTokens.verbatim`)
+    ids = sorted(by_id)
+    texts = _decode_many(tokenizer, [[i] for i in ids] + [[i, i] for i in ids])
+    verbatim = all(texts[k] == by_id[i] and texts[len(ids) + k] == by_id[i] * 2 for k, i in enumerate(ids))
+    return ControlTokens(by_id, verbatim)
+
+
+def _control_texts(
+    tokenizer: Any, control: ControlTokens, prompt: list[int] | None, response: list[int] | None, prefix_text: str,
+    text: str,
+) -> tuple[str, str, bool]:
+    """(prefix text, response text, whether a spelling was defused) by the control-token rule, from the texts
+    decoded with special tokens kept (the ids that were text: None). The cheap exact tests
+    (`ControlTokens.is_clean`, `prompt_is_clean`) almost always keep the texts; else the ids are decoded again run by
+    run (`control_tokens.defused_text`)."""
+    marked = False
+    pad = eos = _MISSING
+    if response and not control.is_clean(text, response):
+        pad, eos = _pad_ids(tokenizer)
+        stripped = _strip_response_padding(response, pad, eos)
+        if stripped is response or not control.is_clean(text, stripped):
+            context = [] if not prompt else _strip_prefix_padding(prompt, pad)[-_JOINT_TOKENS:]
+            text, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control, stripped, context)
+            marked = marked or defused
+    if prompt and prefix_text and not control.prompt_is_clean(prefix_text, prompt, _decoder(tokenizer)):
+        if pad is _MISSING:
+            pad, _ = _pad_ids(tokenizer)
+        whole, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control,
+                                      _strip_prefix_padding(prompt, pad))
+        if whole.endswith("\ufffd") and not prefix_text.endswith("\ufffd"):  # the character went to the response
+            whole = whole.rstrip("\ufffd")
+        prefix_text, marked = whole, marked or defused
+    return prefix_text, text, marked
+
+
 def _warn_if_prompt_included(responses: list[_Item], prefixes: list[_Item]) -> None:
     """Warn when a response starts with its whole prompt (`out` instead of `out[:, prompt_len:]`): the prompt's
     turns would be parsed as the answer. One comparison of the prompt's length per row."""
@@ -735,7 +845,22 @@ def _single_prefix_text(tokenizer: Any, prefix: Any) -> str:
     if isinstance(item, str):
         return item
     pad, _ = _pad_ids(tokenizer)
-    return _decoder(tokenizer)(_strip_prefix_padding(item, pad))
+    item = _strip_prefix_padding(item, pad)
+    text = _decoder(tokenizer)(item)
+    control = _control_tokens(tokenizer)
+    if control is not None and item:
+        text, _, _ = _control_texts(tokenizer, control, item, None, text, "")
+    return text
+
+
+def _prompt_ids(tokenizer: Any, prefix: Any) -> list[int]:
+    """The prompt's ids without left padding ([] for a text prompt): the decoding context of a token-id stream."""
+    items, _ = _normalize(prefix, "prefix")
+    item = items[0]
+    if isinstance(item, str) or not item:
+        return []
+    pad, _ = _pad_ids(tokenizer)
+    return _strip_prefix_padding(item, pad)
 
 
 def _underlying_tokenizer(obj: Any) -> Any:
@@ -849,16 +974,31 @@ class ResponseTemplateMixin:
             if texts is not None:
                 if len(response) > len(prefix) and response[0] == prefix[0]:
                     _warn_if_prompt_included([response], [prefix])
-                return engine_parse(texts[1], template, prefix=texts[0], tools=tools, strict=strict, policy=policy)
+                control = _control_tokens(tokenizer)
+                if control is None:
+                    return engine_parse(texts[1], template, prefix=texts[0], tools=tools, strict=strict,
+                                        policy=policy)
+                prefix_text, text, marked = _control_texts(tokenizer, control, prefix, response, *texts)
+                message = engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
+                return strip_markers(message) if marked else message
         responses, batched = _normalize(response, "response")
         prefixes, prefix_batched = _normalize(prefix, "prefix")
         paired = _pair_up(responses, batched, prefixes, prefix_batched)
         _warn_if_prompt_included(responses, paired)
         messages = []
+        control = None
+        if any(isinstance(item, list) for item in responses) or any(isinstance(item, list) for item in paired):
+            control = _control_tokens(tokenizer)
         for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired, template.start_anchor)):
+            marked = False
+            if control is not None:
+                response_ids, prompt_ids = responses[row], paired[row]
+                prefix_text, text, marked = _control_texts(
+                    tokenizer, control, prompt_ids if isinstance(prompt_ids, list) else None,
+                    response_ids if isinstance(response_ids, list) else None, prefix_text, text)
             try:
-                messages.append(engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict,
-                                             policy=policy))
+                message = engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
+                messages.append(strip_markers(message) if marked else message)
             except ValueError as exc:  # ResponseParseError (strict) or RegexTimeoutError: say which row
                 if batched:
                     exc.row = row  # type: ignore[attr-defined]
@@ -873,6 +1013,7 @@ class ResponseTemplateMixin:
         prefix: SequenceLike | None = None,
         tools: list[dict | Callable] | None = None,
         policy: ParsePolicy | dict[str, str] | None = None,
+        token_ids: bool = False,
     ) -> ResponseParser:
         """A streaming `ResponseParser` for one generation, set up with the prompt.
 
@@ -882,9 +1023,15 @@ class ResponseTemplateMixin:
                 batch). `prefix=""` opts out.
             tools: as for `parse_response`.
             policy: as for `parse_response`.
+            token_ids: feed the parser the generated token ids (a list, a 1-D array or tensor, or one id) instead of
+                text; `feed` then raises `TypeError` for text, and `finalize` works as for text. The ids are decoded
+                with special tokens kept, after the prompt's last ids (`prefix` as ids), and a control token acts as
+                a delimiter only where its id was generated (as in `parse_response`); a slow tokenizer decodes them
+                as text.
 
         Feed it text: if you decode tokens yourself, keep special tokens (`skip_special_tokens=True` deletes
-        the delimiters). To stream straight out of `generate`, `ResponseStreamer` does all of this for you.
+        the delimiters), or pass `token_ids=True` and feed the ids. To stream straight out of `generate`,
+        `ResponseStreamer` does all of this for you.
 
         Example:
             >>> parser = tokenizer.get_response_parser(prefix=inputs["input_ids"][0])
@@ -897,7 +1044,70 @@ class ResponseTemplateMixin:
         template = _resolve_template(tokenizer, response_template)
         prefix_text = _single_prefix_text(tokenizer, prefix)
         _, ResponseParser, _, _ = _engine()
-        return ResponseParser(template, prefix_text, tools=tools, policy=policy)
+        parser = ResponseParser(template, prefix_text, tools=tools, policy=policy)
+        if not token_ids:
+            return parser
+        return TokenIdResponseParser(tokenizer, parser, _prompt_ids(tokenizer, prefix),
+                                     marked=_MARKER in prefix_text)
+
+
+class TokenIdResponseParser:
+    """A `ResponseParser` fed token ids (`get_response_parser(..., token_ids=True)`): `feed(ids)` decodes them
+    after the prompt's last ids (`control_tokens.IdTextStream`: a control token is a delimiter only where its id
+    was generated; held text is released by `finalize`) and feeds the text to the parser; the events and the
+    message are the parser's, with the defusing markers removed. Everything else is the parser's
+    (`initial_events`, `errors`, `strict_errors`, ...)."""
+
+    def __init__(self, tokenizer: Any, parser: ResponseParser, prompt_ids: list[int], marked: bool = False) -> None:
+        control = _control_tokens(tokenizer) or _NO_CONTROL
+        self._parser = parser
+        self._stream = IdTextStream(lambda seqs: _decode_many(tokenizer, seqs), control,
+                                    prompt_ids[-CONTEXT_TOKENS:])
+        self._marked = marked
+        self.initial_events = strip_markers(parser.initial_events) if marked else parser.initial_events
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_parser", "_stream", "_marked"):
+            raise AttributeError(name)
+        return getattr(self._parser, name)
+
+    @property
+    def parser(self) -> ResponseParser:
+        """The text parser the ids' text goes to."""
+        return self._parser
+
+    def feed(self, token_ids: Any) -> list[dict]:
+        """Feed the next generated token ids (a list, a 1-D array or tensor, or one id); returns the events."""
+        if isinstance(token_ids, str):
+            raise TypeError(
+                "this parser was created with token_ids=True: feed it token ids (a list of ints, a 1-D array or "
+                "tensor), not text (create one without token_ids=True to feed text)"
+            )
+        if isinstance(token_ids, numbers.Integral) and not isinstance(token_ids, bool):
+            ids = [int(token_ids)]
+        else:
+            items, batched = _normalize(token_ids, "token_ids")
+            if batched:
+                if len(items) != 1:
+                    raise ValueError(f"feed one sequence's token ids, got a batch of {len(items)}")
+            ids = items[0]
+            if isinstance(ids, str):
+                raise TypeError("this parser was created with token_ids=True: feed it token ids, not text")
+        text = self._stream.feed(ids)
+        return self._events(self._parser.feed(text) if text else [])
+
+    def finalize(self) -> tuple[dict, list[dict]]:
+        """Release the held text and finish: (message, final events), as `ResponseParser.finalize`."""
+        text = self._stream.flush()
+        events = self._parser.feed(text) if text else []
+        message, final_events = self._parser.finalize()
+        events = self._events(events + final_events)
+        return (strip_markers(message) if self._marked else message), events
+
+    def _events(self, events: list[dict]) -> list[dict]:
+        if not self._marked and self._stream.defused:
+            self._marked = True
+        return strip_markers(events) if self._marked else events
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1326,9 +1536,8 @@ class _ResponseStreamerImpl(_EventQueueIterator):
             resolve_policy(policy, load_template(self._template))
         self._policy = policy
         self._parser: Any = None
-        self._ids: list[int] = []
-        self._prefix_offset = 0  # ids[_prefix_offset:_read_offset] is decoding context, already emitted
-        self._read_offset = 0
+        self._stream: Any = None
+        self._marked = False  # a spelled-out control token was defused: markers to remove from the events
         self._closed = False
         self._prefix_text: str | None = None
         _watch_for_failures(self)
@@ -1349,10 +1558,9 @@ class _ResponseStreamerImpl(_EventQueueIterator):
             if self._parser is None:
                 self._start(ids)
             else:
-                self._ids.extend(ids)
-                text = self._new_text(final=False)
+                text = self._stream.feed(ids)
                 if text:
-                    self._emit(self._parser.feed(text))
+                    self._emit_events(self._parser.feed(text))
         except BaseException as exc:
             self._closed = True
             self._finish(None, exc)
@@ -1366,15 +1574,23 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         try:
             if self._parser is None:
                 self._start([])
-            text = self._new_text(final=True)
+            text = self._stream.flush()
             if text:
-                self._emit(self._parser.feed(text))
+                self._emit_events(self._parser.feed(text))
             message, events = self._parser.finalize()
-            self._emit(events)
+            self._emit_events(events)
+            if self._marked:
+                message = strip_markers(message)
         except Exception as exc:
             self._finish(None, exc)
             return
         self._finish(message, _strict_error(self._parser, self._strict))
+
+    def _emit_events(self, events: list[dict]) -> None:
+        """Queue the parser's events, without the markers of defused spellings (`control_tokens`)."""
+        if not self._marked and self._stream.defused:
+            self._marked = True
+        self._emit(strip_markers(events) if self._marked else events)
 
     # -- internals ----------------------------------------------------------------------------------
     def _row(self, value: Any) -> list[int]:
@@ -1401,41 +1617,22 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         pad, _ = _pad_ids(self.tokenizer)
         prompt_ids = _strip_prefix_padding(prompt_ids, pad)
         prefix_text = _decode_many(self.tokenizer, [prompt_ids])[0] if prompt_ids else ""
+        control = _control_tokens(self.tokenizer)
+        if control is not None and prompt_ids:
+            prefix_text, _, self._marked = _control_texts(self.tokenizer, control, prompt_ids, None, prefix_text, "")
         # A prompt ending inside a UTF-8 character: the response completes (and owns) the character.
         prefix_text = prefix_text.rstrip("\ufffd") if prefix_text.endswith("\ufffd") else prefix_text
         _, ResponseParser, _, _ = _engine()
         self._parser = ResponseParser(
             self._template, prefix_text, tools=self._tools, policy=self._policy, trace=self._trace
         )
-        self._prefix_text = prefix_text
-        self._ids = list(prompt_ids)
-        self._read_offset = len(self._ids)
-        self._prefix_offset = max(0, self._read_offset - _CONTEXT_TOKENS)
-        self._emit(self._parser.initial_events)
-
-    def _new_text(self, final: bool) -> str:
-        """Text of the ids not yet emitted, decoded after a few context ids; held back while it ends in
-        an incomplete UTF-8 character (U+FFFD), except at the end."""
-        if self._read_offset >= len(self._ids):
-            return ""
-        before, after = _decode_many(
-            self.tokenizer,
-            [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset :]],
-        )
-        end = len(self._ids)
-        if not final and (len(after) <= len(before) or after.endswith("\ufffd")):
-            if end - self._read_offset < _MAX_HELD_TOKENS:
-                return ""
-            # More than a UTF-8 character's worth: the U+FFFD is real. Stream it, holding only the last
-            # token (it may start a character the next tokens complete).
-            end -= 1
-            before, after = _decode_many(
-                self.tokenizer,
-                [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset : end]],
-            )
-        text = after[_split_point(after, before) :]
-        self._prefix_offset, self._read_offset = self._read_offset, end
-        return text
+        self._prefix_text = strip_markers(prefix_text) if self._marked else prefix_text
+        # the new ids' text, decoded after the prompt's last ids (held back while it ends in an unfinished UTF-8
+        # character), a control token a delimiter only where its id was generated (`control_tokens.IdTextStream`)
+        tokenizer = self.tokenizer
+        self._stream = IdTextStream(lambda seqs: _decode_many(tokenizer, seqs), control or _NO_CONTROL,
+                                    prompt_ids[-_CONTEXT_TOKENS:])
+        self._emit_events(self._parser.initial_events)
 
     @property
     def prefix_text(self) -> str | None:
