@@ -16,9 +16,10 @@ response are separate sequences for this rule (a spelling that straddles them is
 
 Nothing here knows Transformers or the tokenizer: `ControlTokens` is built from `{id: text}` (`tokenizer.py` reads
 them from a tokenizer, once per tokenizer), and `IdTextStream` takes a `decode_many` callable (lists of ids to
-their texts). Cost: `is_clean` / `prompt_is_clean` decide from the text already decoded whether the rule changes
+their texts). Cost: `is_clean` decides from the text already decoded whether the rule changes
 anything (almost never: the model wrote no spelling), in one regex scan of the text and one C-level pass over the
-ids; only otherwise is the text decoded again run by run (`IdTextStream`).
+ids (a prompt's: those of the window its text was decoded from); only otherwise is the text decoded again run by
+run (`IdTextStream`).
 """
 
 from __future__ import annotations
@@ -130,29 +131,6 @@ class ControlTokens:
             return False
         return len(found) == len([*filter(self.is_control, ids)])
 
-    def prompt_is_clean(self, text: str, ids: list[int], decode: Callable[[list[int]], str]) -> bool:
-        """Whether `text`, a suffix of the decode of the prompt `ids` (a window of its last tokens, or all of
-        it), holds no spelled-out control token. With k matches in `text`, the ids' last k control ids (found
-        from the end: a window's few tokens) and the decode of the ids from the first of them on must be the end
-        of `text` starting at the first match: then those k control ids' texts start at k of the k matches
-        (`is_clean`'s argument), and nothing else does. One decode of those last tokens."""
-        starts = [m.start() for m in self.regex.finditer(text)]
-        if not starts:
-            return True
-        if not self.verbatim or (self.inner and not self.inner.isdisjoint(self.regex.findall(text))):
-            return False
-        need = len(starts)
-        is_control = self.is_control
-        i = len(ids)
-        while need and i:
-            i -= 1
-            if is_control(ids[i]):
-                need -= 1
-        if need:
-            return False
-        tail = decode(ids[i:])
-        return text.endswith(tail) and len(text) - len(tail) == starts[0]
-
 
 def _spread(match: re.Match) -> str:
     return MARKER.join(match.group())
@@ -231,10 +209,22 @@ class IdTextStream:
         before, after = self._decode_many([ids[self._prefix : self._read], ids[self._prefix :]])
         end = len(ids)
         if not final and (len(after) <= len(before) or after.endswith("\ufffd")):
-            if end - self._read < MAX_HELD_TOKENS:
-                return ""
-            end -= 1
-            before, after = self._decode_many([ids[self._prefix : self._read], ids[self._prefix : end]])
+            # hold the ids of the unfinished character only: the text up to the last id that ends a character
+            cut = end - 1
+            while cut > self._read:
+                (text,) = self._decode_many([ids[self._prefix : cut]])
+                if len(text) > len(before) and not text.endswith("\ufffd"):
+                    break
+                cut -= 1
+            if end - cut < MAX_HELD_TOKENS:
+                if cut == self._read:
+                    return ""
+                end, after = cut, text
+            else:
+                # more than a character's worth: the U+FFFD before the last ids is real. An unfinished character
+                # at the end has at most 3 bytes so far, so it starts in the last 3 ids: hold those.
+                end -= MAX_HELD_TOKENS - 1
+                before, after = self._decode_many([ids[self._prefix : self._read], ids[self._prefix : end]])
         text = after[_split_point(after, before) :]
         # the next ids' context: the ids just read (at most `_LONG_CONTEXT` of them)
         self._prefix, self._read = max(self._read, end - _LONG_CONTEXT), end

@@ -610,14 +610,18 @@ def _strip_response_padding(ids: list[int], pad: int | None, eos: int | None) ->
     return ids[:end] + [eos] if saw_eos else ids[:end]
 
 
-def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: Any) -> tuple[str, str] | None:
+def _decode_one(
+    tokenizer: Any, response: list[int], prompt: list[int], anchor: Any, used: list | None = None
+) -> tuple[str, str] | None:
     """(prefix text, response text) of one non-empty list of ids and its non-empty prompt, with `_decode_pairs`'s
     padding rules and decodes, without the bookkeeping of `_normalize` / `_pair_up` / `_decode_pairs`; None where
     the ids are not all plain ints (the checked path then names the first bad id and its position). The prompt's
     ids are checked in C (`_plain_ids`); the response's by the backend's decode (`_backend_decoder`), which raises
     TypeError for an id that is not an integer (integer scalars of NumPy / torch convert as `_ids` converts
     them), except trailing padding, never decoded, checked here; another decoder gets checked ids. A byte-level
-    backend decodes the response alone (`byte_level_pair`), any other through `joint_decode.decode_one_pair`."""
+    backend decodes the response alone (`byte_level_pair`), any other through `joint_decode.decode_one_pair`.
+    `used` (for the control-token tests, `_control_texts`): a list that gets the prompt's and the response's ids
+    without padding, then the number of the prompt's last ids its text was decoded from (none without a prompt)."""
     if type(prompt[0]) is not int:
         return None
     try:
@@ -649,19 +653,21 @@ def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: 
                 if backend is not None and not _plain_ids(response[len(kept) - len(response) - 1 :]):
                     return None  # padding ids that are not integers
                 response = kept
+        if used is not None:
+            used += (prompt, response)
         if backend is None:
             decode = _decoder(tokenizer)
             if not prompt:
                 return "", decode(response)
-            return decode_one_pair(decode, prompt, response, anchor, rust, *_DEFAULT_CONTEXT)
+            return decode_one_pair(decode, prompt, response, anchor, rust, *_DEFAULT_CONTEXT, used)
         if not prompt:
             return "", backend(response, False)
         # a byte-level decoder: the response decoded alone (`byte_level_pair`), else as few prompt tokens of
         # context as the decoder needs (`joint_context`)
-        texts = byte_level_texts(backend, rust, prompt, response, anchor)
+        texts = byte_level_texts(backend, rust, prompt, response, anchor, used)
         if texts is not None:
             return texts
-        return decode_one_pair(_backend_call(backend), prompt, response, anchor, rust, *decode_context(rust))
+        return decode_one_pair(_backend_call(backend), prompt, response, anchor, rust, *decode_context(rust), used)
     except TypeError:
         if backend is not None:  # an id the backend could not convert
             return None
@@ -669,7 +675,7 @@ def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: 
 
 
 def _decode_pairs(
-    tokenizer: Any, responses: list[_Item], prefixes: list[_Item], anchor: Any = None
+    tokenizer: Any, responses: list[_Item], prefixes: list[_Item], anchor: Any = None, used: list | None = None
 ) -> list[tuple[str, str]]:
     """(prefix text, response text) per item, decoding token ids jointly where both are ids.
 
@@ -677,18 +683,20 @@ def _decode_pairs(
     prompt), then only its last tokens again together with each response (`_joint_split`). With the
     template's start `anchor` (literal, or a regex of bounded match length), a prompt whose last tokens hold
     it is decoded from there only (`_window_text`): the prefix text is then the end of the prompt's, which
-    parses the same."""
+    parses the same. `used` (for the control-token tests, `_control_texts`): a list that gets per row its prompt's
+    and response's ids without padding (None where text) and the number of the prompt's last ids its text is from."""
     decode = _decoder(tokenizer)
     pad, eos = _pad_ids(tokenizer)
-    # a prompt's ids (its identity for one row) -> its text and whether it is the whole prompt's
-    prompt_texts: dict[Any, tuple[str, bool]] = {}
+    # a prompt's ids (its identity for one row) -> its text, whether it is the whole prompt's, its window
+    prompt_texts: dict[Any, tuple[str, bool, int]] = {}
     single = len(responses) == 1
 
-    def prompt_text(ids: list[int]) -> tuple[str, bool]:
+    def prompt_text(ids: list[int]) -> tuple[str, bool, int]:
         key = id(ids) if single else tuple(ids)
         known = prompt_texts.get(key)
         if known is None:
-            known = prompt_texts[key] = _prompt_text(decode, ids, anchor)
+            size: list[int] = []
+            known = prompt_texts[key] = (*_prompt_text(decode, ids, anchor, size), size[-1])
         return known
 
     out = []
@@ -697,14 +705,25 @@ def _decode_pairs(
             prefix = _strip_prefix_padding(prefix, pad)
         if isinstance(response, list):
             response = _strip_response_padding(response, pad, eos)
+        if used is not None:
+            used.append([prefix if isinstance(prefix, list) else None, response if isinstance(response, list)
+                         else None, None])
         if isinstance(prefix, list) and isinstance(response, list):
             if not prefix:
                 out.append(("", decode(response)))
             else:
-                text, whole = prompt_text(prefix)
-                out.append(_joint_split(decode, prefix, text, response, whole))
+                text, whole, size = prompt_text(prefix)
+                sizes = None if used is None else [size]
+                out.append(_joint_split(decode, prefix, text, response, whole, used=sizes))
+                if used is not None:
+                    used[-1][2] = sizes[-1]
         else:
-            p = prefix if isinstance(prefix, str) else prompt_text(prefix)[0]
+            if isinstance(prefix, str):
+                p = prefix
+            else:
+                p, _, size = prompt_text(prefix)
+                if used is not None:
+                    used[-1][2] = size
             r = response if isinstance(response, str) else decode(response)
             out.append((p, r))
     return out
@@ -785,33 +804,29 @@ def _build_control_tokens(tokenizer: Any, rust: Any, chat_template: Any, listed:
         return None
     # every control id decodes to exactly its text, alone and twice in a row (`ControlTokens.verbatim`)
     ids = sorted(by_id)
-    texts = _decode_many(tokenizer, [[i] for i in ids] + [[i, i] for i in ids])
+    probes = [[i] for i in ids] + [[i, i] for i in ids]
+    batch = getattr(rust, "decode_batch", None) if _backend_decoder(tokenizer) is not None else None
+    texts = batch(probes, False) if callable(batch) else _decode_many(tokenizer, probes)
     verbatim = all(texts[k] == by_id[i] and texts[len(ids) + k] == by_id[i] * 2 for k, i in enumerate(ids))
     return ControlTokens(by_id, verbatim)
 
 
 def _control_texts(
     tokenizer: Any, control: ControlTokens, prompt: list[int] | None, response: list[int] | None, prefix_text: str,
-    text: str,
+    text: str, window: int | None = None,
 ) -> tuple[str, str, bool]:
     """(prefix text, response text, whether a spelling was defused) by the control-token rule, from the texts
-    decoded with special tokens kept (the ids that were text: None). The cheap exact tests
-    (`ControlTokens.is_clean`, `prompt_is_clean`) almost always keep the texts; else the ids are decoded again run by
-    run (`control_tokens.defused_text`)."""
+    decoded with special tokens kept (the ids that were text: None), `prefix_text` from the prompt's last `window`
+    ids (None: all of them); the ids are without padding. The cheap exact test
+    (`ControlTokens.is_clean`) almost always keeps the texts; else the ids are decoded again run by run
+    (`control_tokens.defused_text`)."""
     marked = False
-    pad = eos = _MISSING
     if response and not control.is_clean(text, response):
-        pad, eos = _pad_ids(tokenizer)
-        stripped = _strip_response_padding(response, pad, eos)
-        if stripped is response or not control.is_clean(text, stripped):
-            context = [] if not prompt else _strip_prefix_padding(prompt, pad)[-_JOINT_TOKENS:]
-            text, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control, stripped, context)
-            marked = marked or defused
-    if prompt and prefix_text and not control.prompt_is_clean(prefix_text, prompt, _decoder(tokenizer)):
-        if pad is _MISSING:
-            pad, _ = _pad_ids(tokenizer)
-        whole, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control,
-                                      _strip_prefix_padding(prompt, pad))
+        context = prompt[-_JOINT_TOKENS:] if prompt else []
+        text, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control, response, context)
+        marked = marked or defused
+    if prompt and prefix_text and not control.is_clean(prefix_text, prompt[-window:] if window else prompt):
+        whole, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control, prompt)
         if whole.endswith("\ufffd") and not prefix_text.endswith("\ufffd"):  # the character went to the response
             whole = whole.rstrip("\ufffd")
         prefix_text, marked = whole, marked or defused
@@ -849,7 +864,7 @@ def _single_prefix_text(tokenizer: Any, prefix: Any) -> str:
     text = _decoder(tokenizer)(item)
     control = _control_tokens(tokenizer)
     if control is not None and item:
-        text, _, _ = _control_texts(tokenizer, control, item, None, text, "")
+        text, _, _ = _control_texts(tokenizer, control, item, None, text, "", len(item))
     return text
 
 
@@ -970,7 +985,8 @@ class ResponseTemplateMixin:
         engine_parse = _engine_parse
         if type(response) is list and type(prefix) is list and response and prefix and type(response[0]) is int:
             # one sequence of ids and its prompt (`generate(...)[0].tolist()`, `encode`)
-            texts = _decode_one(tokenizer, response, prefix, template.start_anchor)
+            used: list = []
+            texts = _decode_one(tokenizer, response, prefix, template.start_anchor, used)
             if texts is not None:
                 if len(response) > len(prefix) and response[0] == prefix[0]:
                     _warn_if_prompt_included([response], [prefix])
@@ -978,7 +994,8 @@ class ResponseTemplateMixin:
                 if control is None:
                     return engine_parse(texts[1], template, prefix=texts[0], tools=tools, strict=strict,
                                         policy=policy)
-                prefix_text, text, marked = _control_texts(tokenizer, control, prefix, response, *texts)
+                prefix_text, text, marked = _control_texts(tokenizer, control, *used[:2], *texts,
+                                                           window=used[2] if len(used) > 2 else None)
                 message = engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
                 return strip_markers(message) if marked else message
         responses, batched = _normalize(response, "response")
@@ -989,13 +1006,14 @@ class ResponseTemplateMixin:
         control = None
         if any(isinstance(item, list) for item in responses) or any(isinstance(item, list) for item in paired):
             control = _control_tokens(tokenizer)
-        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired, template.start_anchor)):
+        rows: list | None = None if control is None else []
+        for row, (prefix_text, text) in enumerate(
+            _decode_pairs(tokenizer, responses, paired, template.start_anchor, rows)
+        ):
             marked = False
-            if control is not None:
-                response_ids, prompt_ids = responses[row], paired[row]
-                prefix_text, text, marked = _control_texts(
-                    tokenizer, control, prompt_ids if isinstance(prompt_ids, list) else None,
-                    response_ids if isinstance(response_ids, list) else None, prefix_text, text)
+            if rows is not None:
+                prefix_text, text, marked = _control_texts(tokenizer, control, *rows[row][:2], prefix_text, text,
+                                                           window=rows[row][2])
             try:
                 message = engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
                 messages.append(strip_markers(message) if marked else message)
@@ -1619,7 +1637,8 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         prefix_text = _decode_many(self.tokenizer, [prompt_ids])[0] if prompt_ids else ""
         control = _control_tokens(self.tokenizer)
         if control is not None and prompt_ids:
-            prefix_text, _, self._marked = _control_texts(self.tokenizer, control, prompt_ids, None, prefix_text, "")
+            prefix_text, _, self._marked = _control_texts(self.tokenizer, control, prompt_ids, None, prefix_text, "",
+                                                          len(prompt_ids))
         # A prompt ending inside a UTF-8 character: the response completes (and owns) the character.
         prefix_text = prefix_text.rstrip("\ufffd") if prefix_text.endswith("\ufffd") else prefix_text
         _, ResponseParser, _, _ = _engine()
