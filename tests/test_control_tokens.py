@@ -156,9 +156,10 @@ def reference_message(tok, template, response: list[int], prompt: list[int]) -> 
 
 def our_texts(tok, response: list[int], prompt: list[int]) -> tuple[str, str]:
     """Our (prefix text, response text) with the markers: the one-sequence decoding, then the rule."""
-    texts = hf_tok._decode_one(tok, response, prompt, hf_tok._resolve_template(tok, TEMPLATE).start_anchor)
+    used: list = []
+    texts = hf_tok._decode_one(tok, response, prompt, hf_tok._resolve_template(tok, TEMPLATE).start_anchor, used)
     control = hf_tok._control_tokens(tok)
-    prefix_text, text, _ = hf_tok._control_texts(tok, control, prompt, response, *texts)
+    prefix_text, text, _ = hf_tok._control_texts(tok, control, *used[:2], *texts, window=used[2])
     return prefix_text, text
 
 
