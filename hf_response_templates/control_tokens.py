@@ -121,14 +121,16 @@ class ControlTokens:
 
         Exact: with no occurrence able to start inside another (`inner`), the matches of the scan start at every
         position where a control-token text starts in `text`; every control id of `ids` starts its own text at
-        its own position (`verbatim`), one of them. So when the ids hold as many control ids as the scan found
-        matches, the matches are exactly the ids' own texts, and no run of ordinary ids spells one out (its text,
-        apart from the control ids' texts, would start another match)."""
+        its own position (`verbatim`), one of them, so the control ids are at most as many as the matches. When
+        they are exactly as many, every match is an id's own text, and no run of ordinary ids spells one out (its
+        spelling would start at another position, another match)."""
         found = self.regex.findall(text)
         if not found:
             return True
         if not self.verbatim or (self.inner and not self.inner.isdisjoint(found)):
             return False
+        # (one pass over the ids in C: `filter` with the set's `__contains__`, faster than a `list.count` per
+        # spelling found)
         return len(found) == len([*filter(self.is_control, ids)])
 
 

@@ -767,30 +767,31 @@ def _control_tokens(tokenizer: Any) -> ControlTokens | None:
     """The control tokens of a fast tokenizer (None for a slow one, or one without any): its added tokens that
     are special, or listed in `chat_control_tokens` (Transformers 5.25) when it is set, or else whose text is
     in the literal text of one of its chat templates and is not whitespace. Computed once per tokenizer, again
-    when its backend, its number of tokens (added ones included), its chat template or its `chat_control_tokens`
-    change."""
+    when its backend, its chat template or its `chat_control_tokens` change or a token is added (a token already
+    there made special later is not seen until then)."""
     attrs = tokenizer.__dict__
     rust = attrs.get("_tokenizer")
-    size = getattr(rust, "get_vocab_size", None)
-    if size is None:
-        return None
-    size = size(True)
     chat_template = getattr(tokenizer, "chat_template", None)
     listed = getattr(tokenizer, "chat_control_tokens", None)
     cached = attrs.get(_CONTROL)
-    if cached is not None and cached[0] is rust and cached[1] == size and cached[2] is chat_template \
-            and cached[3] == listed:
+    # (a token added since takes the next free id: one lookup of it says whether one was)
+    if cached is not None and cached[0] is rust and cached[2] is chat_template and cached[3] == listed \
+            and rust.id_to_token(cached[1]) is None:
         return cached[4]
-    control = _build_control_tokens(tokenizer, rust, chat_template, listed)
-    attrs[_CONTROL] = (rust, size, chat_template, None if listed is None else list(listed), control)
+    to_token = getattr(rust, "id_to_token", None)
+    if to_token is None or not hasattr(rust, "get_added_tokens_decoder"):
+        return None  # a slow tokenizer: Transformers decodes its ids as text
+    control, next_id = _build_control_tokens(tokenizer, rust, chat_template, listed)
+    while to_token(next_id) is not None:
+        next_id += 1
+    attrs[_CONTROL] = (rust, next_id, chat_template, None if listed is None else list(listed), control)
     return control
 
 
-def _build_control_tokens(tokenizer: Any, rust: Any, chat_template: Any, listed: Any) -> ControlTokens | None:
-    try:
-        added = rust.get_added_tokens_decoder()
-    except Exception:  # noqa: BLE001 - a backend without added tokens
-        return None
+def _build_control_tokens(tokenizer: Any, rust: Any, chat_template: Any, listed: Any) -> tuple[Any, int]:
+    """(the `ControlTokens` or None, the first id past the vocabulary and the added tokens)."""
+    added = rust.get_added_tokens_decoder()
+    next_id = max([rust.get_vocab_size(False) - 1, *added]) + 1
     if listed is not None:
         wanted = set(listed)
         by_id = {i: t.content for i, t in added.items() if t.special or t.content in wanted}
@@ -801,14 +802,14 @@ def _build_control_tokens(tokenizer: Any, rust: Any, chat_template: Any, listed:
                  if t.special or (t.content in literal and not t.content.isspace())}
     by_id = {i: text for i, text in by_id.items() if text}
     if not by_id:
-        return None
+        return None, next_id
     # every control id decodes to exactly its text, alone and twice in a row (`ControlTokens.verbatim`)
     ids = sorted(by_id)
     probes = [[i] for i in ids] + [[i, i] for i in ids]
     batch = getattr(rust, "decode_batch", None) if _backend_decoder(tokenizer) is not None else None
     texts = batch(probes, False) if callable(batch) else _decode_many(tokenizer, probes)
     verbatim = all(texts[k] == by_id[i] and texts[len(ids) + k] == by_id[i] * 2 for k, i in enumerate(ids))
-    return ControlTokens(by_id, verbatim)
+    return ControlTokens(by_id, verbatim), next_id
 
 
 def _control_texts(
