@@ -26,7 +26,9 @@ This is the only module of the package that talks to Transformers, and it does s
   pickle as their source (`_pickling.py`), so tokenizers deep-copy and pickle.
 
 Token ids are decoded with special tokens kept (chat delimiters are special tokens) and without
-clean-up of tokenization spaces, and a prompt given as ids is decoded *together* with the generation,
+clean-up of tokenization spaces; a control token is a delimiter only where its id is in the ids (a spelled-out
+one is text: `control_tokens.py`, `_control_tokens`, `_control_texts`: a cheap exact test on the texts decoded,
+the ids decoded again run by run only when it fails), and a prompt given as ids is decoded *together* with the generation,
 then split where the prompt's own text ends, so tokenizers whose decoding depends on the previous
 token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 character) give exactly the
 text of the whole sequence (the plan is `joint_decode.py`'s; one sequence's prompt whose last 16 tokens hold
@@ -948,7 +950,10 @@ class ResponseTemplateMixin:
                 1-D array or tensor) or a batch (list of `str`, list of id lists, 2-D array or tensor, or a
                 mapping with `input_ids`). Tensors may live on any device. Token ids are decoded with special
                 tokens kept and without clean-up of tokenization spaces; trailing padding (pad tokens, repeated
-                EOS) of a batched `generate` is removed.
+                EOS) of a batched `generate` is removed. With a fast tokenizer, a control token (an added token
+                that is special, or in `chat_control_tokens`, or else in the chat template's literal text) is a
+                delimiter only where its id was generated: spelled out with ordinary tokens (`<`, `|im_end`,
+                `|>`) it is text, unchanged in the message (as in Transformers 5.25); a prompt's too.
             schema: a template to use instead of the tokenizer's `response_template` (Transformers' positional
                 name for it).
             prefix: **required**, the prompt the model was given, as text or token ids (left padding is removed).
@@ -1670,7 +1675,9 @@ def _make_response_streamer_class() -> type:
         incrementally *with their special tokens* (the trap it avoids: `TextStreamer(...,
         skip_special_tokens=True)` deletes the delimiters the template needs) and in the context of the
         previous tokens (SentencePiece leading spaces), and never splits a UTF-8 character (text ending in
-        U+FFFD is held until the next token completes it). Iterate it, typically while `generate` runs in
+        U+FFFD is held until the next token completes it). A control token is a delimiter only where its id was
+        generated (as in `parse_response`): spelled out with ordinary tokens it is text, held back while the next
+        tokens may still complete a spelling. Iterate it, typically while `generate` runs in
         another thread, to get the events; afterwards `.message` is the parsed message. Batch size 1 only.
 
         Args:
