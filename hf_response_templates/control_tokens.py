@@ -25,6 +25,8 @@ run (`IdTextStream`).
 from __future__ import annotations
 
 import re
+import sys
+from array import array
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -42,6 +44,37 @@ CONTEXT_TOKENS = 4
 #: At most this many ids read before are decoded again as the context of the next ones (`joint_decode`'s
 #: `_JOINT_TOKENS`).
 _LONG_CONTEXT = 8
+
+
+#: an `array` type code of 4-byte unsigned items, and the UTF-32 codec reading them: ids as one character each
+_CODE = next((c for c in "IL" if array(c).itemsize == 4), None)
+_UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
+
+
+def _as_codes(ids: list[int]) -> str | None:
+    """The ids as a string of one character each (a C conversion), or None (an id past U+10FFFF, negative, ...)."""
+    if _CODE is None:  # pragma: no cover - no 4-byte array type
+        return None
+    try:
+        return array(_CODE, ids).tobytes().decode(_UTF32, "surrogatepass")
+    except (OverflowError, TypeError, ValueError):
+        return None
+
+
+def _char_class(codes: Iterable[int]) -> str:
+    """A regex character class of the code points `codes` (as ranges)."""
+    out: list[str] = []
+    run: list[int] = []
+    for code in sorted(codes):
+        if run and code == run[-1] + 1:
+            run.append(code)
+            continue
+        if run:
+            out.append(re.escape(chr(run[0])) + ("-" + re.escape(chr(run[-1])) if len(run) > 1 else ""))
+        run = [code]
+    if run:
+        out.append(re.escape(chr(run[0])) + ("-" + re.escape(chr(run[-1])) if len(run) > 1 else ""))
+    return "[" + "".join(out) + "]"
 
 
 def _trie_pattern(tokens: Iterable[str]) -> str:
@@ -87,7 +120,7 @@ class ControlTokens:
     `tokenizer.py`); without it the cheap tests cannot see the ids in the text and say "not clean" (the exact
     path then decides)."""
 
-    __slots__ = ("by_id", "ids", "tokens", "regex", "search", "first", "longest", "prefixes", "inner", "verbatim",
+    __slots__ = ("by_id", "ids", "tokens", "firsts", "count_first", "weight", "uniform", "id_chars", "regex", "search", "first", "longest", "prefixes", "inner", "verbatim",
                  "is_control")
 
     def __init__(self, by_id: dict[int, str], verbatim: bool = True) -> None:
@@ -103,6 +136,23 @@ class ControlTokens:
         self.search = self.regex.search
         self.first = re.compile("[" + "".join(sorted({re.escape(t[0]) for t in self.tokens})) + "]" if self.tokens
                                 else "(?!)")
+        # the first characters of the control tokens, and how many of them each token's text holds
+        self.firsts = tuple(sorted({t[0] for t in self.tokens}))
+        self.weight = {i: sum(t.count(f) for f in self.firsts) for i, t in self.by_id.items()}
+        self.uniform = all(w == 1 for w in self.weight.values())
+        if len(self.firsts) <= 4:
+            firsts = self.firsts
+
+            def count_first(text: str) -> int:
+                return sum([text.count(f) for f in firsts])
+        else:
+            findall = self.first.findall
+
+            def count_first(text: str) -> int:
+                return len(findall(text))
+        self.count_first = count_first
+        self.id_chars = (re.compile(_char_class(self.by_id)).findall
+                         if self.by_id and max(self.by_id) < 0x110000 and min(self.by_id) >= 0 else None)
 
     def __bool__(self) -> bool:
         return bool(self.tokens)
@@ -119,19 +169,36 @@ class ControlTokens:
         """Whether `text`, the decode of exactly `ids` (in context), holds no spelled-out control token, so that
         the rule leaves it as it is.
 
-        Exact: with no occurrence able to start inside another (`inner`), the matches of the scan start at every
+        First, cheaper: a spelling starts with a control token's first character, and the control ids' own texts
+        hold a known number of those (`weight`, `verbatim`); when the text holds no more, none is in the text of
+        the runs of ordinary ids. Otherwise (such a character in ordinary text, e.g. `a < b`), the scan of
+        spellings decides. Exact: with no occurrence able to start inside another (`inner`), the matches of the
+        scan start at every
         position where a control-token text starts in `text`; every control id of `ids` starts its own text at
         its own position (`verbatim`), one of them, so the control ids are at most as many as the matches. When
         they are exactly as many, every match is an id's own text, and no run of ordinary ids spells one out (its
         spelling would start at another position, another match)."""
+        firsts = self.count_first(text)
+        if not firsts:
+            return True
+        if not self.verbatim:
+            return False
+        # the control ids (one C pass: the ids as characters, a character class; else `filter`), and the first
+        # characters of control tokens their texts hold
+        codes = _as_codes(ids) if self.id_chars is not None else None
+        controls = self.id_chars(codes) if codes is not None else [*filter(self.is_control, ids)]
+        if codes is None:
+            held = len(controls) if self.uniform else sum(map(self.weight.__getitem__, controls))
+        else:
+            held = len(controls) if self.uniform else sum(self.weight[ord(c)] for c in controls)
+        if held == firsts:
+            return True  # every such character of the text is in a control id's text: no spelling elsewhere
         found = self.regex.findall(text)
         if not found:
             return True
-        if not self.verbatim or (self.inner and not self.inner.isdisjoint(found)):
+        if self.inner and not self.inner.isdisjoint(found):
             return False
-        # (one pass over the ids in C: `filter` with the set's `__contains__`, faster than a `list.count` per
-        # spelling found)
-        return len(found) == len([*filter(self.is_control, ids)])
+        return len(found) == len(controls)
 
 
 def _spread(match: re.Match) -> str:
