@@ -37,14 +37,16 @@ from .anchor_lead import lead_window
 
 
 def byte_level_texts(
-    decode: Callable[[list[int], bool], str], backend: Any, prompt: list[int], response: list[int], anchor: Any
+    decode: Callable[[list[int], bool], str], backend: Any, prompt: list[int], response: list[int], anchor: Any,
+    used: list[int] | None = None,
 ) -> tuple[str, str] | None:
     """(prefix text, response text) of a non-empty `prompt` and its `response` as decoding `prompt + response` in
     one piece and splitting where the prompt's text ends gives them (the prefix text may be only the end of the
     prompt's, from before its last start `anchor` on, which parses the same), for the `tokenizers` `backend` whose
     decoder is `ByteLevel` alone; `decode` is its `decode` (called with special tokens kept). None where this does
     not apply: another decoder (read at every call), or a response whose decode starts with U+FFFD (its first
-    bytes may finish a character the prompt began: `joint_decode.decode_one_pair` then)."""
+    bytes may finish a character the prompt began: `joint_decode.decode_one_pair` then). `used`: a list the
+    number of the prompt's last ids the prefix text was decoded from is appended to (`control_tokens`)."""
     decoder = getattr(backend, "decoder", None)
     if decoder is None or type(decoder) is not (_jc._byte_level or _jc._byte_level_type()):
         return None
@@ -59,6 +61,8 @@ def byte_level_texts(
         if hint is not None and hint < size:  # (the ids say where the anchor starts: this window holds it)
             window_text = decode(prompt[-hint:], False)
             if window_text[:1] != "\ufffd" and window_text.rfind(literal) >= 0:
+                if used is not None:
+                    used.append(hint)
                 return window_text, text
         for window in _PAIR_WINDOWS:
             if 2 * window > size:  # (a failed try costs at most half the prompt's decode)
@@ -69,5 +73,9 @@ def byte_level_texts(
             if window_text[:1] == "\ufffd":
                 continue
             if window_text.rfind(literal) >= 0 if literal is not None else search(window_text, 0):
+                if used is not None:
+                    used.append(window)
                 return window_text, text
+    if used is not None:
+        used.append(size)
     return decode(prompt, False), text

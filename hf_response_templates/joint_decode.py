@@ -232,6 +232,7 @@ def _joint_split(
     response: list[int],
     whole: bool = False,
     context: int = _JOINT_TOKENS,
+    used: list[int] | None = None,
 ) -> tuple[str, str]:
     """(prefix text, response text) as decoding `prompt + response` in one piece and splitting it where the
     prompt's text ends (`_split_point`) gives them, decoding only the prompt's last `_JOINT_TOKENS` tokens
@@ -248,12 +249,16 @@ def _joint_split(
         if prompt_text.endswith(tail_text) and not tail_text.startswith("\ufffd"):
             cut = _split_point(joint, tail_text)
             return prompt_text[: len(prompt_text) - len(tail_text) + cut], joint[cut:]
+    if used is not None:  # (the prefix text is the whole prompt's: `used`, as in `decode_one_pair`)
+        used.append(len(prompt))
     full = decode(prompt + response)
     cut = _split_point(full, prompt_text if whole else decode(prompt))
     return full[:cut], full[cut:]
 
 
-def _prompt_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: Any) -> tuple[str, bool]:
+def _prompt_text(
+    decode: Callable[[list[int]], str], prompt: list[int], anchor: Any, used: list[int] | None = None
+) -> tuple[str, bool]:
     """(the text standing in for the (non-empty) prompt's, whether it is the whole prompt's decode): the
     decode of its last tokens when they hold the start anchor (`_window_text`, the windows of
     `_ANCHOR_WINDOWS` in turn, each where it decodes fewer tokens than the whole prompt: the window and its
@@ -264,7 +269,11 @@ def _prompt_text(decode: Callable[[list[int]], str], prompt: list[int], anchor: 
                 break
             text = _window_text(decode, prompt, anchor, size)
             if text is not None:
+                if used is not None:  # (the window's size: `decode_one_pair`'s `used`)
+                    used.append(size)
                 return text, False
+    if used is not None:
+        used.append(len(prompt))
     return decode(prompt), True
 
 
@@ -282,7 +291,7 @@ from .anchor_lead import lead_windows  # noqa: E402 - it reads the constants abo
 
 def decode_one_pair(
     decode: Callable[[list[int]], str], prompt: list[int], response: list[int], anchor: Any, backend: Any = None,
-    context: int = _JOINT_TOKENS, head: int | None = None,
+    context: int = _JOINT_TOKENS, head: int | None = None, used: list[int] | None = None,
 ) -> tuple[str, str]:
     """(prefix text, response text) of one non-empty prompt and its response, as decoding `prompt + response` in
     one piece and splitting where the prompt's text ends gives them (the prefix text may be only the end of the
@@ -301,7 +310,8 @@ def decode_one_pair(
     decoding depends on fewer tokens before (`joint_context.decode_context`). `head`: the tokens of a window's head
     (`context` when None); 0 where a window's text is the end of the whole prompt's as soon as it does not start
     with U+FFFD (a byte-level decoder, `joint_context.decode_context`): a window with no head, the anchor anywhere
-    in its text."""
+    in its text. `used`: a list the number of the prompt's last ids the prefix text is decoded from (the window,
+    or the whole prompt) is appended to (the control-token test, `control_tokens.ControlTokens.is_clean`)."""
     if head is None:
         head = context
     size = len(prompt)
@@ -333,14 +343,18 @@ def decode_one_pair(
                     continue
             elif not search(text, len(decode(tokens[:head]))):
                 continue
+            if used is not None:
+                used.append(window)
             if window > max(2 * context, _DIRECT_WINDOW):
-                return _joint_split(decode, prompt, text, response, False, context)
+                return _joint_split(decode, prompt, text, response, False, context, used)
             joint = decode(tokens + response)
             if joint.startswith(text):  # (`_split_point`'s first case, without the call)
                 return text, joint[len(text) :]
             cut = _split_point(joint, text)
             return text[:cut], joint[cut:]
     text = decode(prompt)
+    if used is not None:
+        used.append(len(prompt))
     return _joint_split(decode, prompt, text, response, True, context)
 
 

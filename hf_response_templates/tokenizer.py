@@ -26,7 +26,9 @@ This is the only module of the package that talks to Transformers, and it does s
   pickle as their source (`_pickling.py`), so tokenizers deep-copy and pickle.
 
 Token ids are decoded with special tokens kept (chat delimiters are special tokens) and without
-clean-up of tokenization spaces, and a prompt given as ids is decoded *together* with the generation,
+clean-up of tokenization spaces; a control token is a delimiter only where its id is in the ids (a spelled-out
+one is text: `control_tokens.py`, `_control_tokens`, `_control_texts`: a cheap exact test on the texts decoded,
+the ids decoded again run by run only when it fails), and a prompt given as ids is decoded *together* with the generation,
 then split where the prompt's own text ends, so tokenizers whose decoding depends on the previous
 token (SentencePiece leading spaces, byte-level tokens splitting one UTF-8 character) give exactly the
 text of the whole sequence (the plan is `joint_decode.py`'s; one sequence's prompt whose last 16 tokens hold
@@ -61,6 +63,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .byte_level_pair import byte_level_texts
+from .control_tokens import CONTEXT_TOKENS, ControlTokens, IdTextStream, defused_text, strip_markers
+from .control_tokens import MARKER as _MARKER
 from .joint_context import DEFAULT as _DEFAULT_CONTEXT
 from .joint_context import decode_context
 from .joint_decode import (  # the decoding plan; re-exported: tests and tools read them here
@@ -74,7 +78,7 @@ from .joint_decode import (  # the decoding plan; re-exported: tests and tools r
     _lead_never_inside,  # noqa: F401
     _one_char_excludes,  # noqa: F401
     _prompt_text,
-    _split_point,
+    _split_point,  # noqa: F401
     _window_text,  # noqa: F401
     decode_one_pair,
 )
@@ -608,14 +612,18 @@ def _strip_response_padding(ids: list[int], pad: int | None, eos: int | None) ->
     return ids[:end] + [eos] if saw_eos else ids[:end]
 
 
-def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: Any) -> tuple[str, str] | None:
+def _decode_one(
+    tokenizer: Any, response: list[int], prompt: list[int], anchor: Any, used: list | None = None
+) -> tuple[str, str] | None:
     """(prefix text, response text) of one non-empty list of ids and its non-empty prompt, with `_decode_pairs`'s
     padding rules and decodes, without the bookkeeping of `_normalize` / `_pair_up` / `_decode_pairs`; None where
     the ids are not all plain ints (the checked path then names the first bad id and its position). The prompt's
     ids are checked in C (`_plain_ids`); the response's by the backend's decode (`_backend_decoder`), which raises
     TypeError for an id that is not an integer (integer scalars of NumPy / torch convert as `_ids` converts
     them), except trailing padding, never decoded, checked here; another decoder gets checked ids. A byte-level
-    backend decodes the response alone (`byte_level_pair`), any other through `joint_decode.decode_one_pair`."""
+    backend decodes the response alone (`byte_level_pair`), any other through `joint_decode.decode_one_pair`.
+    `used` (for the control-token tests, `_control_texts`): a list that gets the prompt's and the response's ids
+    without padding, then the number of the prompt's last ids its text was decoded from (none without a prompt)."""
     if type(prompt[0]) is not int:
         return None
     try:
@@ -647,19 +655,21 @@ def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: 
                 if backend is not None and not _plain_ids(response[len(kept) - len(response) - 1 :]):
                     return None  # padding ids that are not integers
                 response = kept
+        if used is not None:
+            used += (prompt, response)
         if backend is None:
             decode = _decoder(tokenizer)
             if not prompt:
                 return "", decode(response)
-            return decode_one_pair(decode, prompt, response, anchor, rust, *_DEFAULT_CONTEXT)
+            return decode_one_pair(decode, prompt, response, anchor, rust, *_DEFAULT_CONTEXT, used)
         if not prompt:
             return "", backend(response, False)
         # a byte-level decoder: the response decoded alone (`byte_level_pair`), else as few prompt tokens of
         # context as the decoder needs (`joint_context`)
-        texts = byte_level_texts(backend, rust, prompt, response, anchor)
+        texts = byte_level_texts(backend, rust, prompt, response, anchor, used)
         if texts is not None:
             return texts
-        return decode_one_pair(_backend_call(backend), prompt, response, anchor, rust, *decode_context(rust))
+        return decode_one_pair(_backend_call(backend), prompt, response, anchor, rust, *decode_context(rust), used)
     except TypeError:
         if backend is not None:  # an id the backend could not convert
             return None
@@ -667,7 +677,7 @@ def _decode_one(tokenizer: Any, response: list[int], prompt: list[int], anchor: 
 
 
 def _decode_pairs(
-    tokenizer: Any, responses: list[_Item], prefixes: list[_Item], anchor: Any = None
+    tokenizer: Any, responses: list[_Item], prefixes: list[_Item], anchor: Any = None, used: list | None = None
 ) -> list[tuple[str, str]]:
     """(prefix text, response text) per item, decoding token ids jointly where both are ids.
 
@@ -675,18 +685,20 @@ def _decode_pairs(
     prompt), then only its last tokens again together with each response (`_joint_split`). With the
     template's start `anchor` (literal, or a regex of bounded match length), a prompt whose last tokens hold
     it is decoded from there only (`_window_text`): the prefix text is then the end of the prompt's, which
-    parses the same."""
+    parses the same. `used` (for the control-token tests, `_control_texts`): a list that gets per row its prompt's
+    and response's ids without padding (None where text) and the number of the prompt's last ids its text is from."""
     decode = _decoder(tokenizer)
     pad, eos = _pad_ids(tokenizer)
-    # a prompt's ids (its identity for one row) -> its text and whether it is the whole prompt's
-    prompt_texts: dict[Any, tuple[str, bool]] = {}
+    # a prompt's ids (its identity for one row) -> its text, whether it is the whole prompt's, its window
+    prompt_texts: dict[Any, tuple[str, bool, int]] = {}
     single = len(responses) == 1
 
-    def prompt_text(ids: list[int]) -> tuple[str, bool]:
+    def prompt_text(ids: list[int]) -> tuple[str, bool, int]:
         key = id(ids) if single else tuple(ids)
         known = prompt_texts.get(key)
         if known is None:
-            known = prompt_texts[key] = _prompt_text(decode, ids, anchor)
+            size: list[int] = []
+            known = prompt_texts[key] = (*_prompt_text(decode, ids, anchor, size), size[-1])
         return known
 
     out = []
@@ -695,17 +707,133 @@ def _decode_pairs(
             prefix = _strip_prefix_padding(prefix, pad)
         if isinstance(response, list):
             response = _strip_response_padding(response, pad, eos)
+        if used is not None:
+            used.append([prefix if isinstance(prefix, list) else None, response if isinstance(response, list)
+                         else None, None])
         if isinstance(prefix, list) and isinstance(response, list):
             if not prefix:
                 out.append(("", decode(response)))
             else:
-                text, whole = prompt_text(prefix)
-                out.append(_joint_split(decode, prefix, text, response, whole))
+                text, whole, size = prompt_text(prefix)
+                sizes = None if used is None else [size]
+                out.append(_joint_split(decode, prefix, text, response, whole, used=sizes))
+                if used is not None:
+                    used[-1][2] = sizes[-1]
         else:
-            p = prefix if isinstance(prefix, str) else prompt_text(prefix)[0]
+            if isinstance(prefix, str):
+                p = prefix
+            else:
+                p, _, size = prompt_text(prefix)
+                if used is not None:
+                    used[-1][2] = size
             r = response if isinstance(response, str) else decode(response)
             out.append((p, r))
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Control tokens: a delimiter only where the model generated its id (`control_tokens.py`)
+# --------------------------------------------------------------------------------------------------
+
+_CONTROL = "_hf_response_template_control"  # instance __dict__ key: (backend, its size, chat template, list, tokens)
+_NO_CONTROL = ControlTokens({})  # a slow tokenizer: ids are decoded as text, as Transformers does
+
+
+@functools.lru_cache(maxsize=64)
+def _template_literal_text(chat_template: str) -> str:
+    """The literal text of a Jinja chat template: its template data (outside `{{ }}`, `{% %}` and comments) and
+    every string constant inside them, joined with NUL (no token spans two). An added token found there is a
+    control token (`_control_tokens`). A template that does not parse has none."""
+    try:
+        from transformers.utils.chat_template_utils import _compile_jinja_template
+
+        environment = _compile_jinja_template(chat_template).environment
+    except Exception:  # noqa: BLE001 - older Transformers, or a template Transformers cannot compile
+        try:
+            import jinja2
+        except ImportError:  # pragma: no cover - Transformers requires jinja2 for chat templates
+            return ""
+        environment = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"])
+    try:
+        import jinja2.nodes
+
+        tree = environment.parse(chat_template)
+    except Exception:  # noqa: BLE001
+        return ""
+    literals = {node.data for node in tree.find_all(jinja2.nodes.TemplateData)}
+    literals |= {node.value for node in tree.find_all(jinja2.nodes.Const) if isinstance(node.value, str)}
+    return "\0".join(sorted(literals))
+
+
+def _control_tokens(tokenizer: Any) -> ControlTokens | None:
+    """The control tokens of a fast tokenizer (None for a slow one, or one without any): its added tokens that
+    are special, or listed in `chat_control_tokens` (Transformers 5.25) when it is set, or else whose text is
+    in the literal text of one of its chat templates and is not whitespace. Computed once per tokenizer, again
+    when its backend, its chat template or its `chat_control_tokens` change or a token is added (a token already
+    there made special later is not seen until then)."""
+    attrs = tokenizer.__dict__
+    rust = attrs.get("_tokenizer")
+    chat_template = getattr(tokenizer, "chat_template", None)
+    listed = getattr(tokenizer, "chat_control_tokens", None)
+    cached = attrs.get(_CONTROL)
+    # (a token added since takes the next free id: one lookup of it says whether one was)
+    if cached is not None and cached[0] is rust and cached[2] is chat_template and cached[3] == listed \
+            and rust.id_to_token(cached[1]) is None:
+        return cached[4]
+    to_token = getattr(rust, "id_to_token", None)
+    if to_token is None or not hasattr(rust, "get_added_tokens_decoder"):
+        return None  # a slow tokenizer: Transformers decodes its ids as text
+    control, next_id = _build_control_tokens(tokenizer, rust, chat_template, listed)
+    while to_token(next_id) is not None:
+        next_id += 1
+    attrs[_CONTROL] = (rust, next_id, chat_template, None if listed is None else list(listed), control)
+    return control
+
+
+def _build_control_tokens(tokenizer: Any, rust: Any, chat_template: Any, listed: Any) -> tuple[Any, int]:
+    """(the `ControlTokens` or None, the first id past the vocabulary and the added tokens)."""
+    added = rust.get_added_tokens_decoder()
+    next_id = max([rust.get_vocab_size(False) - 1, *added]) + 1
+    if listed is not None:
+        wanted = set(listed)
+        by_id = {i: t.content for i, t in added.items() if t.special or t.content in wanted}
+    else:
+        templates = list(chat_template.values()) if isinstance(chat_template, dict) else [chat_template or ""]
+        literal = "\0".join(_template_literal_text(t) for t in templates if isinstance(t, str) and t)
+        by_id = {i: t.content for i, t in added.items()
+                 if t.special or (t.content in literal and not t.content.isspace())}
+    by_id = {i: text for i, text in by_id.items() if text}
+    if not by_id:
+        return None, next_id
+    # every control id decodes to exactly its text, alone and twice in a row (`ControlTokens.verbatim`)
+    ids = sorted(by_id)
+    probes = [[i] for i in ids] + [[i, i] for i in ids]
+    batch = getattr(rust, "decode_batch", None) if _backend_decoder(tokenizer) is not None else None
+    texts = batch(probes, False) if callable(batch) else _decode_many(tokenizer, probes)
+    verbatim = all(texts[k] == by_id[i] and texts[len(ids) + k] == by_id[i] * 2 for k, i in enumerate(ids))
+    return ControlTokens(by_id, verbatim), next_id
+
+
+def _control_texts(
+    tokenizer: Any, control: ControlTokens, prompt: list[int] | None, response: list[int] | None, prefix_text: str,
+    text: str, window: int | None = None,
+) -> tuple[str, str, bool]:
+    """(prefix text, response text, whether a spelling was defused) by the control-token rule, from the texts
+    decoded with special tokens kept (the ids that were text: None), `prefix_text` from the prompt's last `window`
+    ids (None: all of them); the ids are without padding. The cheap exact test
+    (`ControlTokens.is_clean`) almost always keeps the texts; else the ids are decoded again run by run
+    (`control_tokens.defused_text`)."""
+    marked = False
+    if response and not control.is_clean(text, response):
+        context = prompt[-_JOINT_TOKENS:] if prompt else []
+        text, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control, response, context)
+        marked = marked or defused
+    if prompt and prefix_text and not control.is_clean(prefix_text, prompt[-window:] if window else prompt):
+        whole, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control, prompt)
+        if whole.endswith("\ufffd") and not prefix_text.endswith("\ufffd"):  # the character went to the response
+            whole = whole.rstrip("\ufffd")
+        prefix_text, marked = whole, marked or defused
+    return prefix_text, text, marked
 
 
 def _warn_if_prompt_included(responses: list[_Item], prefixes: list[_Item]) -> None:
@@ -735,7 +863,22 @@ def _single_prefix_text(tokenizer: Any, prefix: Any) -> str:
     if isinstance(item, str):
         return item
     pad, _ = _pad_ids(tokenizer)
-    return _decoder(tokenizer)(_strip_prefix_padding(item, pad))
+    item = _strip_prefix_padding(item, pad)
+    text = _decoder(tokenizer)(item)
+    control = _control_tokens(tokenizer)
+    if control is not None and item:
+        text, _, _ = _control_texts(tokenizer, control, item, None, text, "", len(item))
+    return text
+
+
+def _prompt_ids(tokenizer: Any, prefix: Any) -> list[int]:
+    """The prompt's ids without left padding ([] for a text prompt): the decoding context of a token-id stream."""
+    items, _ = _normalize(prefix, "prefix")
+    item = items[0]
+    if isinstance(item, str) or not item:
+        return []
+    pad, _ = _pad_ids(tokenizer)
+    return _strip_prefix_padding(item, pad)
 
 
 def _underlying_tokenizer(obj: Any) -> Any:
@@ -807,7 +950,10 @@ class ResponseTemplateMixin:
                 1-D array or tensor) or a batch (list of `str`, list of id lists, 2-D array or tensor, or a
                 mapping with `input_ids`). Tensors may live on any device. Token ids are decoded with special
                 tokens kept and without clean-up of tokenization spaces; trailing padding (pad tokens, repeated
-                EOS) of a batched `generate` is removed.
+                EOS) of a batched `generate` is removed. With a fast tokenizer, a control token (an added token
+                that is special, or in `chat_control_tokens`, or else in the chat template's literal text) is a
+                delimiter only where its id was generated: spelled out with ordinary tokens (`<`, `|im_end`,
+                `|>`) it is text, unchanged in the message (as in Transformers 5.25); a prompt's too.
             schema: a template to use instead of the tokenizer's `response_template` (Transformers' positional
                 name for it).
             prefix: **required**, the prompt the model was given, as text or token ids (left padding is removed).
@@ -845,20 +991,38 @@ class ResponseTemplateMixin:
         engine_parse = _engine_parse
         if type(response) is list and type(prefix) is list and response and prefix and type(response[0]) is int:
             # one sequence of ids and its prompt (`generate(...)[0].tolist()`, `encode`)
-            texts = _decode_one(tokenizer, response, prefix, template.start_anchor)
+            used: list = []
+            texts = _decode_one(tokenizer, response, prefix, template.start_anchor, used)
             if texts is not None:
                 if len(response) > len(prefix) and response[0] == prefix[0]:
                     _warn_if_prompt_included([response], [prefix])
-                return engine_parse(texts[1], template, prefix=texts[0], tools=tools, strict=strict, policy=policy)
+                control = _control_tokens(tokenizer)
+                if control is None:
+                    return engine_parse(texts[1], template, prefix=texts[0], tools=tools, strict=strict,
+                                        policy=policy)
+                prefix_text, text, marked = _control_texts(tokenizer, control, *used[:2], *texts,
+                                                           window=used[2] if len(used) > 2 else None)
+                message = engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
+                return strip_markers(message) if marked else message
         responses, batched = _normalize(response, "response")
         prefixes, prefix_batched = _normalize(prefix, "prefix")
         paired = _pair_up(responses, batched, prefixes, prefix_batched)
         _warn_if_prompt_included(responses, paired)
         messages = []
-        for row, (prefix_text, text) in enumerate(_decode_pairs(tokenizer, responses, paired, template.start_anchor)):
+        control = None
+        if any(isinstance(item, list) for item in responses) or any(isinstance(item, list) for item in paired):
+            control = _control_tokens(tokenizer)
+        rows: list | None = None if control is None else []
+        for row, (prefix_text, text) in enumerate(
+            _decode_pairs(tokenizer, responses, paired, template.start_anchor, rows)
+        ):
+            marked = False
+            if rows is not None:
+                prefix_text, text, marked = _control_texts(tokenizer, control, *rows[row][:2], prefix_text, text,
+                                                           window=rows[row][2])
             try:
-                messages.append(engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict,
-                                             policy=policy))
+                message = engine_parse(text, template, prefix=prefix_text, tools=tools, strict=strict, policy=policy)
+                messages.append(strip_markers(message) if marked else message)
             except ValueError as exc:  # ResponseParseError (strict) or RegexTimeoutError: say which row
                 if batched:
                     exc.row = row  # type: ignore[attr-defined]
@@ -873,6 +1037,7 @@ class ResponseTemplateMixin:
         prefix: SequenceLike | None = None,
         tools: list[dict | Callable] | None = None,
         policy: ParsePolicy | dict[str, str] | None = None,
+        token_ids: bool = False,
     ) -> ResponseParser:
         """A streaming `ResponseParser` for one generation, set up with the prompt.
 
@@ -882,9 +1047,15 @@ class ResponseTemplateMixin:
                 batch). `prefix=""` opts out.
             tools: as for `parse_response`.
             policy: as for `parse_response`.
+            token_ids: feed the parser the generated token ids (a list, a 1-D array or tensor, or one id) instead of
+                text; `feed` then raises `TypeError` for text, and `finalize` works as for text. The ids are decoded
+                with special tokens kept, after the prompt's last ids (`prefix` as ids), and a control token acts as
+                a delimiter only where its id was generated (as in `parse_response`); a slow tokenizer decodes them
+                as text.
 
         Feed it text: if you decode tokens yourself, keep special tokens (`skip_special_tokens=True` deletes
-        the delimiters). To stream straight out of `generate`, `ResponseStreamer` does all of this for you.
+        the delimiters), or pass `token_ids=True` and feed the ids. To stream straight out of `generate`,
+        `ResponseStreamer` does all of this for you.
 
         Example:
             >>> parser = tokenizer.get_response_parser(prefix=inputs["input_ids"][0])
@@ -897,7 +1068,70 @@ class ResponseTemplateMixin:
         template = _resolve_template(tokenizer, response_template)
         prefix_text = _single_prefix_text(tokenizer, prefix)
         _, ResponseParser, _, _ = _engine()
-        return ResponseParser(template, prefix_text, tools=tools, policy=policy)
+        parser = ResponseParser(template, prefix_text, tools=tools, policy=policy)
+        if not token_ids:
+            return parser
+        return TokenIdResponseParser(tokenizer, parser, _prompt_ids(tokenizer, prefix),
+                                     marked=_MARKER in prefix_text)
+
+
+class TokenIdResponseParser:
+    """A `ResponseParser` fed token ids (`get_response_parser(..., token_ids=True)`): `feed(ids)` decodes them
+    after the prompt's last ids (`control_tokens.IdTextStream`: a control token is a delimiter only where its id
+    was generated; held text is released by `finalize`) and feeds the text to the parser; the events and the
+    message are the parser's, with the defusing markers removed. Everything else is the parser's
+    (`initial_events`, `errors`, `strict_errors`, ...)."""
+
+    def __init__(self, tokenizer: Any, parser: ResponseParser, prompt_ids: list[int], marked: bool = False) -> None:
+        control = _control_tokens(tokenizer) or _NO_CONTROL
+        self._parser = parser
+        self._stream = IdTextStream(lambda seqs: _decode_many(tokenizer, seqs), control,
+                                    prompt_ids[-CONTEXT_TOKENS:])
+        self._marked = marked
+        self.initial_events = strip_markers(parser.initial_events) if marked else parser.initial_events
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_parser", "_stream", "_marked"):
+            raise AttributeError(name)
+        return getattr(self._parser, name)
+
+    @property
+    def parser(self) -> ResponseParser:
+        """The text parser the ids' text goes to."""
+        return self._parser
+
+    def feed(self, token_ids: Any) -> list[dict]:
+        """Feed the next generated token ids (a list, a 1-D array or tensor, or one id); returns the events."""
+        if isinstance(token_ids, str):
+            raise TypeError(
+                "this parser was created with token_ids=True: feed it token ids (a list of ints, a 1-D array or "
+                "tensor), not text (create one without token_ids=True to feed text)"
+            )
+        if isinstance(token_ids, numbers.Integral) and not isinstance(token_ids, bool):
+            ids = [int(token_ids)]
+        else:
+            items, batched = _normalize(token_ids, "token_ids")
+            if batched:
+                if len(items) != 1:
+                    raise ValueError(f"feed one sequence's token ids, got a batch of {len(items)}")
+            ids = items[0]
+            if isinstance(ids, str):
+                raise TypeError("this parser was created with token_ids=True: feed it token ids, not text")
+        text = self._stream.feed(ids)
+        return self._events(self._parser.feed(text) if text else [])
+
+    def finalize(self) -> tuple[dict, list[dict]]:
+        """Release the held text and finish: (message, final events), as `ResponseParser.finalize`."""
+        text = self._stream.flush()
+        events = self._parser.feed(text) if text else []
+        message, final_events = self._parser.finalize()
+        events = self._events(events + final_events)
+        return (strip_markers(message) if self._marked else message), events
+
+    def _events(self, events: list[dict]) -> list[dict]:
+        if not self._marked and self._stream.defused:
+            self._marked = True
+        return strip_markers(events) if self._marked else events
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1326,9 +1560,8 @@ class _ResponseStreamerImpl(_EventQueueIterator):
             resolve_policy(policy, load_template(self._template))
         self._policy = policy
         self._parser: Any = None
-        self._ids: list[int] = []
-        self._prefix_offset = 0  # ids[_prefix_offset:_read_offset] is decoding context, already emitted
-        self._read_offset = 0
+        self._stream: Any = None
+        self._marked = False  # a spelled-out control token was defused: markers to remove from the events
         self._closed = False
         self._prefix_text: str | None = None
         _watch_for_failures(self)
@@ -1349,10 +1582,9 @@ class _ResponseStreamerImpl(_EventQueueIterator):
             if self._parser is None:
                 self._start(ids)
             else:
-                self._ids.extend(ids)
-                text = self._new_text(final=False)
+                text = self._stream.feed(ids)
                 if text:
-                    self._emit(self._parser.feed(text))
+                    self._emit_events(self._parser.feed(text))
         except BaseException as exc:
             self._closed = True
             self._finish(None, exc)
@@ -1366,15 +1598,23 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         try:
             if self._parser is None:
                 self._start([])
-            text = self._new_text(final=True)
+            text = self._stream.flush()
             if text:
-                self._emit(self._parser.feed(text))
+                self._emit_events(self._parser.feed(text))
             message, events = self._parser.finalize()
-            self._emit(events)
+            self._emit_events(events)
+            if self._marked:
+                message = strip_markers(message)
         except Exception as exc:
             self._finish(None, exc)
             return
         self._finish(message, _strict_error(self._parser, self._strict))
+
+    def _emit_events(self, events: list[dict]) -> None:
+        """Queue the parser's events, without the markers of defused spellings (`control_tokens`)."""
+        if not self._marked and self._stream.defused:
+            self._marked = True
+        self._emit(strip_markers(events) if self._marked else events)
 
     # -- internals ----------------------------------------------------------------------------------
     def _row(self, value: Any) -> list[int]:
@@ -1401,41 +1641,23 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         pad, _ = _pad_ids(self.tokenizer)
         prompt_ids = _strip_prefix_padding(prompt_ids, pad)
         prefix_text = _decode_many(self.tokenizer, [prompt_ids])[0] if prompt_ids else ""
+        control = _control_tokens(self.tokenizer)
+        if control is not None and prompt_ids:
+            prefix_text, _, self._marked = _control_texts(self.tokenizer, control, prompt_ids, None, prefix_text, "",
+                                                          len(prompt_ids))
         # A prompt ending inside a UTF-8 character: the response completes (and owns) the character.
         prefix_text = prefix_text.rstrip("\ufffd") if prefix_text.endswith("\ufffd") else prefix_text
         _, ResponseParser, _, _ = _engine()
         self._parser = ResponseParser(
             self._template, prefix_text, tools=self._tools, policy=self._policy, trace=self._trace
         )
-        self._prefix_text = prefix_text
-        self._ids = list(prompt_ids)
-        self._read_offset = len(self._ids)
-        self._prefix_offset = max(0, self._read_offset - _CONTEXT_TOKENS)
-        self._emit(self._parser.initial_events)
-
-    def _new_text(self, final: bool) -> str:
-        """Text of the ids not yet emitted, decoded after a few context ids; held back while it ends in
-        an incomplete UTF-8 character (U+FFFD), except at the end."""
-        if self._read_offset >= len(self._ids):
-            return ""
-        before, after = _decode_many(
-            self.tokenizer,
-            [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset :]],
-        )
-        end = len(self._ids)
-        if not final and (len(after) <= len(before) or after.endswith("\ufffd")):
-            if end - self._read_offset < _MAX_HELD_TOKENS:
-                return ""
-            # More than a UTF-8 character's worth: the U+FFFD is real. Stream it, holding only the last
-            # token (it may start a character the next tokens complete).
-            end -= 1
-            before, after = _decode_many(
-                self.tokenizer,
-                [self._ids[self._prefix_offset : self._read_offset], self._ids[self._prefix_offset : end]],
-            )
-        text = after[_split_point(after, before) :]
-        self._prefix_offset, self._read_offset = self._read_offset, end
-        return text
+        self._prefix_text = strip_markers(prefix_text) if self._marked else prefix_text
+        # the new ids' text, decoded after the prompt's last ids (held back while it ends in an unfinished UTF-8
+        # character), a control token a delimiter only where its id was generated (`control_tokens.IdTextStream`)
+        tokenizer = self.tokenizer
+        self._stream = IdTextStream(lambda seqs: _decode_many(tokenizer, seqs), control or _NO_CONTROL,
+                                    prompt_ids[-_CONTEXT_TOKENS:])
+        self._emit_events(self._parser.initial_events)
 
     @property
     def prefix_text(self) -> str | None:
@@ -1453,7 +1675,9 @@ def _make_response_streamer_class() -> type:
         incrementally *with their special tokens* (the trap it avoids: `TextStreamer(...,
         skip_special_tokens=True)` deletes the delimiters the template needs) and in the context of the
         previous tokens (SentencePiece leading spaces), and never splits a UTF-8 character (text ending in
-        U+FFFD is held until the next token completes it). Iterate it, typically while `generate` runs in
+        U+FFFD is held until the next token completes it). A control token is a delimiter only where its id was
+        generated (as in `parse_response`): spelled out with ordinary tokens it is text, held back while the next
+        tokens may still complete a spelling. Iterate it, typically while `generate` runs in
         another thread, to get the events; afterwards `.message` is the parsed message. Batch size 1 only.
 
         Args:
