@@ -630,11 +630,19 @@ class OneShotPlan:
                     continue
                 # (-2) plain JSON calls back to back (`value_close.py`): each call's close (the trigger's first
                 # candidate), its value (decoded once) and the next call's open right at the close's end, in this turn
-                trig, kinds, cd, fast, span, scan, slot, dinfo, ilits, od, ifast, ispan, by_cd, by_both = cb
+                trig, kinds, cd, fast, span, scan, slot, dinfo, ilits, od, ifast, ispan, by_cd, by_both, heads = cb
                 while True:
                     # the close: a zero-width one at `pos` that fired there is skipped (the watch's one delimiter)
                     done = pos if pos == zw and cd in fired else pos - 1
-                    f = trig(window, done)  # (`re` reads -1 as 0)
+                    if heads is None:
+                        f = trig(window, done)  # (`re` reads -1 as 0)
+                    else:  # the trigger searched from the first of its first characters (`value_close._heads`)
+                        q = n
+                        for c in heads:
+                            k = window.find(c, done if done > 0 else 0, q)
+                            if k >= 0:
+                                q = k
+                        f = trig(window, q) if q < n else None
                     if f is None:  # (no candidate: no close; `TriggerScan.end` tries nothing at offset 0 here)
                         cs = ce = n
                     else:

@@ -36,6 +36,8 @@ from typing import Any
 
 from .content import get_content_parser, parse_json
 from .delimiters import OPEN
+from .regex_leads import _sre_constants
+from .regex_safety import tolerant_parse
 from .trigger_scan import TriggerScan
 
 __all__ = ["value_close"]
@@ -55,11 +57,43 @@ def _plain_json(tpl: Any, f: Any) -> bool:
         return False
 
 
+def _heads(trigger: Any) -> tuple[str, ...] | None:
+    """The characters every match of `trigger` (a compiled stdlib pattern: `TriggerScan.trigger`'s) starts with,
+    in the order of its alternatives; None where some alternative does not start with a literal character or a
+    class of only those (a case-insensitive pattern, a range, a category, anything else: not read).
+
+    No match can start before the first of them at or past a position, so the search from there finds what the
+    search from the position finds: `str.find` (memchr) passes the text between, where the `re` search tries a
+    match at each of its characters (~50 instructions each; a call's whole JSON body for Llama 4's close)."""
+    C = _sre_constants
+    if trigger.flags & C.SRE_FLAG_IGNORECASE:
+        return None
+    parsed = tolerant_parse(trigger.pattern)
+    if parsed is None or not len(parsed):
+        return None
+    op, av = parsed[0]
+    alternatives = av[1] if op is C.BRANCH and len(parsed) == 1 else [parsed]
+    heads: list[str] = []
+    for alternative in alternatives:
+        if not len(alternative):
+            return None
+        op, av = alternative[0]
+        if op is C.LITERAL:
+            chars = [chr(av)]
+        elif op is C.IN and av and all(o is C.LITERAL for o, _ in av):
+            chars = [chr(c) for _, c in av]
+        else:
+            return None
+        heads.extend(c for c in chars if c not in heads)
+    return tuple(heads)
+
+
 def value_close(plan: Any, tpl: Any, f: Any, w: Any, dinfo: tuple) -> tuple | None:
     """Close kind -2's constants for field `f` closed by watch `w` (see the module docstring): `(trigger search,
     kinds by group number, close delimiter, its untimed match, untimed span, TriggerScan, its slot, dinfo, the idle
     watch's literals, its open, the open's untimed match, untimed span, and the `fired` sets the loop moves to:
-    `{close}` and `{close, open}`, made here once)`; None where the kind does not apply."""
+    `{close}` and `{close, open}`, made here once, and the trigger's first characters (`_heads`) or None)`; None
+    where the kind does not apply."""
     one = plan._ones.get(w)
     if one is None or len(one) != 4 or one[2].__class__ is not TriggerScan or not _plain_json(tpl, f):
         return None
@@ -78,4 +112,4 @@ def value_close(plan: Any, tpl: Any, f: Any, w: Any, dinfo: tuple) -> tuple | No
         return None
     cd, _, fast, span, _ = scan.one
     return (scan.trigger, kinds, cd, fast, span, scan, slot, dinfo, ids.lit_texts, od, ids.one[2], ids.one[3],
-            frozenset({cd}), frozenset({cd, od}))
+            frozenset({cd}), frozenset({cd, od}), _heads(scan.trigger.__self__))

@@ -7,15 +7,18 @@ synthetic templates of the same shape (an `_AT` text, arrays, no transform), mal
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from engine_helpers import assert_fast_loop_agrees, oneshot_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_oneshot_equals_streaming import TEMPLATES
 
-from hf_response_templates import load_template, parse_response
+from hf_response_templates import load_template, parse_response, value_close
 from hf_response_templates.content import json_values
 from hf_response_templates.library import list_templates
+from hf_response_templates.plan import OneShotPlan
 from hf_response_templates.trigger_scan import TriggerScan
 
 L4 = "llama4-json"
@@ -327,3 +330,64 @@ def test_zero_width_closes_and_opens_back_to_back(text):
         plan = oneshot_plan(TEMPLATES[L4])
         assert plan._fast_run(text, prefix, None) == plan._general(text, prefix, None)
         assert_fast_loop_agrees(TEMPLATES[L4], text, prefix)
+
+
+def _fused(tpl) -> tuple:
+    (fused,) = [act[3] for act in oneshot_plan(tpl)._fast[3].values() if act is not None and act[1] == -2]
+    return fused
+
+
+def test_the_close_trigger_is_searched_from_its_first_characters():
+    # (`value_close._heads`: the trigger's search starts at the first of them, found by `str.find`; fails on the code
+    # before, which had no such entry)
+    assert _fused(TEMPLATES[L4])[14] == ("}", "<")
+    assert _fused(_synthetic(True))[14] == _fused(_synthetic(False))[14] == ("]", "<", "!")
+
+
+@pytest.mark.parametrize(
+    "pattern, heads",
+    [
+        ("a|b", ("a", "b")),
+        ("[ab]c|d()", ("a", "b", "d")),
+        ("abc|abd", ("a",)),
+        (r"\}(?:x|y)()|<\|e()|<\|f()", ("}", "<")),
+        ("(?i)a|b", None),  # (case-insensitive: not read)
+        ("[a-z]x|b", None),  # (a range)
+        (r"\sx|b", None),  # (a category)
+        ("x?|b", None),
+        ("(a)|b", None),
+        ("", None),
+    ],
+)
+def test_the_heads_of_a_pattern(pattern, heads):
+    assert value_close._heads(re.compile(pattern)) == heads
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from([*_PIECES, *_SYN]), max_size=8).map("".join))
+def test_no_trigger_match_starts_at_another_character(text):
+    # (what the search from the first head character relies on, for each trigger that takes it)
+    for tpl in (TEMPLATES[L4], _synthetic(True)):
+        fused = _fused(tpl)
+        match, heads = fused[0].__self__.match, fused[14]
+        for i in range(len(text) + 1):
+            assert match(text, i) is None or text[i] in heads
+
+
+@pytest.mark.parametrize("tpl", [TEMPLATES[L4], _synthetic(True)])
+def test_a_trigger_without_heads_is_searched_from_the_position(tpl, monkeypatch):
+    # (`_heads` None: the plain search; the same messages as the general loop)
+    monkeypatch.setattr(value_close, "_heads", lambda trigger: None)
+    plan = OneShotPlan(load_template(tpl))
+    assert [act[3][14] for act in plan._fast[3].values() if act is not None and act[1] == -2] == [None]
+    texts = [
+        '{"name": "f", "parameters": {"q": "}{"}}{"name": "g"} ; {"name": "h"}<|eot|>',
+        '{"name": "f", "parameters": {"q": "<|eot|>"}}{"name": "g"}<|eot|>',
+        '{"name": "f"}{"name": "g"}}{"name": "h"}<|eom|>',
+        "[1]!!<e>[2]",
+        '["a", {"b": "]["}], [2] <e>',
+        "[1]~~<t>[2]",
+    ]
+    for text in texts:
+        for prefix in ("", "<s>", ANCHOR):
+            assert plan._fast_run(text, prefix, None) == plan._general(text, prefix, None)
