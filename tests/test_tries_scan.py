@@ -146,3 +146,32 @@ def test_tries_scan_with_a_lead_end_equals_lead_scan_end(text, data):
 @given(st.lists(st.sampled_from(_RANKED_PIECES), max_size=14).map("".join), st.sampled_from(["", "<s>", "<s><m>"]))
 def test_tries_with_a_lead_in_the_plan_equal_the_general_loop_and_the_state_machine(text, prefix):
     assert_fast_loop_agrees(_RANKED, text, prefix)
+
+
+#: `_TRIES` with a third fixed text (`%%`, a literal open): `TriesScan.end` finds the first of three texts by
+#: comparing them (GigaChat 3's count: not `min` and `list.index`); the first of equal finds is the one taken
+_TRIES3 = {**_TRIES, "fields": {**_TRIES["fields"], "e": {"open": "%%", "close": "</e>", "repeats": True}}}
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from([*_PIECES, "%%", "</e>", "%"]), max_size=12).map("".join), st.data())
+def test_tries_scan_end_of_three_texts_equals_lead_scan_end(text, data):
+    scan, tries = _scans(_TRIES3)
+    assert tries.__class__ is TriesScan and tries.width == 3
+    positions = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=4)))
+    zw = data.draw(st.sampled_from([-1, *positions]))
+    fired = frozenset(data.draw(st.sampled_from([(), tuple(load_template(_TRIES3).idle_watch.delimiters)])))
+    a = scan.fresh(text, positions[0] if positions else 0)
+    b = a[:]
+    for pos in positions:
+        assert tries.end(text, pos, zw, fired, None, b) == scan.end(text, pos, zw, fired, None, a)
+        assert b == a  # (the same finds kept: each stale one searched again from `pos`)
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.lists(st.sampled_from([*_PIECES, "%%", "</e>", "%"]), max_size=14).map("".join),
+    st.sampled_from(["", "<s>", "<s><m>"]),
+)
+def test_tries_scan_of_three_texts_in_the_plan_equals_the_general_loop_and_the_state_machine(text, prefix):
+    assert_fast_loop_agrees(_TRIES3, text, prefix)
