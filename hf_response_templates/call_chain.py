@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .delimiters import MAX_DELIMITER_LENGTH, open_at
+from .delimiters import MAX_DELIMITER_LENGTH, open_at, open_slots
 from .jsonscan import _WS
 from .lead_scan import LeadSearch
 from .plan_general import _NONE_FIRED, _TIMEOUT
@@ -48,14 +48,14 @@ __all__ = ["chain_opens", "chain_run", "chain_search_run"]
 _SKIPPED = " \t\n\r"
 
 
-def chain_run(close: str, begins: tuple[str, ...], match: Any, span: int, slots: bool, info: tuple) -> Any:
+def chain_run(close: str, begins: tuple[str, ...], match: Any, span: int, slots: int, info: tuple) -> Any:
     """`run(window, pos, n, groups, regions)` of one open delimiter's calls (see the module docstring): read the
     region opened at `pos` (with the open's `groups`) to its close, then each call whose open follows the last
     close after whitespace, appending their regions to `regions`; return the position right after the last
     close read (the plan's loop goes on from there), or -1 when a region runs to the end of the window (no close:
     the loop stops). `close`: the close's fixed text; `begins`: the open's fixed texts, each of whose one idle
     try is the open's regex, `match` its untimed match, `span` the longest text that is untimed on; `slots`:
-    whether the open has named groups; `info`: the field's info (`plan_shape._fast_shape`). (A closure: its
+    `delimiters.open_slots` of the open; `info`: the field's info (`plan_shape._fast_shape`). (A closure: its
     constants are read without a lookup per call.)"""
     width = len(close)
     ws = _WS.match
@@ -86,7 +86,7 @@ def chain_search_run(
     begins: tuple[str, ...],
     match: Any,
     span: int,
-    slots: bool,
+    slots: int,
     info: tuple,
 ) -> Any:
     """`chain_run`'s `run` for a close found by a `LeadSearch` searched from the region's start (`plan_shape.
@@ -167,14 +167,14 @@ def chain_opens(tpl: Any, idle: tuple[int, Any, Any], opens: dict) -> None:
             continue
         heads = tuple(text for text, _ in found)
         if act[1] == 0 and act[2]:
-            run = chain_run(act[2], heads, t[2], t[3], bool(d.group_slots), act[0])
+            run = chain_run(act[2], heads, t[2], t[3], open_slots(d), act[0])
         elif (
             act[1] == 3
             and act[3] is not None
             and not tpl.close_watches[tpl.by_name[d.field].index].zero_width
         ):
             close_scan = act[3][0]
-            run = chain_search_run(act[2], act[3], close_scan, heads, t[2], t[3], bool(d.group_slots), act[0])
+            run = chain_search_run(act[2], act[3], close_scan, heads, t[2], t[3], open_slots(d), act[0])
         else:
             continue
         opens[d] = (act[0], -1, run, None)

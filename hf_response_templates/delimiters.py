@@ -71,6 +71,7 @@ from .regex_leads import (
     _start_chars,
     _sure_holds,
     _sure_leads,
+    always_groups,
     stdlib_equivalent,
 )
 from .regex_safety import backtracking_degree
@@ -1059,11 +1060,11 @@ def _groups(d: Delimiter, m: Any) -> dict | None:
     return out
 
 
-def open_at(match: Any, window: str, at: int, slots: Any) -> tuple[int, dict | None] | None:
+def open_at(match: Any, window: str, at: int, slots: int) -> tuple[int, dict | None] | None:
     """An open delimiter's regex matched at `at` the way the one-shot chains take it (`call_chain`, `fused_chain`,
     `section_scan`): `(end, groups)` where `match(window, at)` (an untimed match) matches, not with zero width and no
-    longer than `MAX_DELIMITER_LENGTH`; else None. `groups`: the named groups that took part (None where `slots` is
-    false: the delimiter has none)."""
+    longer than `MAX_DELIMITER_LENGTH`; else None. `groups`: the named groups that took part (None where `slots`
+    is 0: the delimiter has none; `open_slots` says which)."""
     m = match(window, at)
     if m is None:
         return None
@@ -1073,9 +1074,17 @@ def open_at(match: Any, window: str, at: int, slots: Any) -> tuple[int, dict | N
     if not slots:
         return end, None
     groups = m.groupdict()
-    if None in groups.values():  # (only the groups that took part)
+    if slots == 1 and None in groups.values():  # (only the groups that took part)
         groups = {k: v for k, v in groups.items() if v is not None}
     return end, groups
+
+
+def open_slots(d: Delimiter) -> int:
+    """`open_at`'s `slots` for open delimiter `d`: 0 where it has no named groups, 2 where each takes part in every
+    match (`regex_leads.always_groups`: then its `groupdict()` is the groups that took part, with no test), else 1."""
+    if not d.group_slots:
+        return 0
+    return 2 if len(always_groups(d.pattern)) == len(d.group_slots) else 1
 
 
 #: The most characters a template regex may stand for once its counted repeats are written out

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .delimiters import open_at
+from .delimiters import open_at, open_slots
 from .jsonscan import _WS, _scan_once
 
 __all__ = ["fused_chain"]
@@ -49,7 +49,7 @@ def fused_chain(texts: tuple[str, ...], j: int, t: tuple) -> Any:
     if fk != 5 and not ((j == a and not wa and wb) or (j == b and not wb and wa)):
         return None
     ta, tb = texts[a], texts[b]
-    slots = bool(d.group_slots)
+    slots = open_slots(d)
 
     def chain(window: str, pos: int, n: int, finds: list, regions: list) -> int:
         """Read the calls from `pos` (where `finds[j]` is) one after another. Kind 5: while each value ends where

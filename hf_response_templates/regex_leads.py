@@ -76,6 +76,24 @@ def stdlib_parse(source: str) -> Any | None:
     return strict_parse(source)
 
 
+def always_groups(pattern: Any) -> frozenset[str]:
+    """The names of compiled regex `pattern`'s named groups that take part in every match: each written at the
+    pattern's top level or inside a group that is (not inside an alternative, an optional or repeated part, or a
+    lookaround), read from `stdlib_parse`; none where that parse is unknown or numbers the groups otherwise."""
+    parsed = stdlib_parse(pattern.pattern)
+    if parsed is None or parsed.state.groups != pattern.groups + 1:
+        return frozenset()
+    top: set[int] = set()
+    stack = [parsed]
+    while stack:
+        for op, av in stack.pop():
+            if op is _sre_constants.SUBPATTERN:
+                if av[0] is not None:
+                    top.add(av[0])
+                stack.append(av[3])
+    return frozenset(name for name, i in pattern.groupindex.items() if i in top)
+
+
 # `\s` as `regex` reads it, written out for `re` (whose `\s` also takes \x1c-\x1f): inside a class.
 _REGEX_SPACE = "\\t-\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 

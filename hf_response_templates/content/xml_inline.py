@@ -44,23 +44,12 @@ def _key_value_columns(pattern: regex.Pattern) -> tuple[int, int] | None:
     pattern (not inside an alternative, an optional or repeated part, or a lookaround) always takes
     part. `findall` is ~2x cheaper than `finditer` plus `Match.group`.
     """
-    from ..regex_leads import stdlib_parse  # local: a structural helper shared with the delimiter prefilters
+    from ..regex_leads import always_groups  # local: a structural helper shared with the delimiter prefilters
 
-    parsed = stdlib_parse(pattern.pattern)
-    if parsed is None:  # `regex`-only syntax, duplicate group names, or unsure: use finditer
+    always = always_groups(pattern)  # (none for `regex`-only syntax, duplicate group names, or unsure: finditer)
+    if "key" not in always or "value" not in always:
         return None
-    top: set[int] = set()
-    stack = [parsed]
-    while stack:
-        for op, av in stack.pop():
-            if op is _sre_constants.SUBPATTERN:
-                if av[0] is not None:
-                    top.add(av[0])
-                stack.append(av[3])
-    key, value = pattern.groupindex["key"], pattern.groupindex["value"]
-    if key not in top or value not in top or parsed.state.groups != pattern.groups + 1:
-        return None
-    return key - 1, value - 1
+    return pattern.groupindex["key"] - 1, pattern.groupindex["value"] - 1
 
 
 Chain = tuple[tuple[str, ...], bool, "bool | tuple[str, ...]"]
