@@ -23,7 +23,7 @@ from hf_response_templates.delta_state import (
     _scrub,
     _Shape,
 )
-from hf_response_templates.tools import UNTYPED, ToolSchemas, _schema_types, admits_string, cast_value
+from hf_response_templates.tools import ToolSchemas, _schema_types, admits_string, cast_value
 
 
 class ToolCallDeltas:
@@ -252,7 +252,7 @@ class ToolCallDeltas:
                 # every member was sent whole, each as json.dumps writes it (typed): the arguments are what
                 # was sent and the "}" (not encoded again; the close checks the parsed value against it)
                 full = call.sent + "}"
-                if self._params(call.name, r) is None:  # (untyped: what was sent is json.dumps of `value`)
+                if self._params(call.name) is None:  # (untyped: what was sent is json.dumps of `value`)
                     call.value = value
                 # (all but the "}" was sent: nothing to advance)
             else:
@@ -287,7 +287,7 @@ class ToolCallDeltas:
         name = call.name
         keys = frame.keys
         n = call.members
-        props = self._params(name, r) if self._tools else None
+        props = self._params(name) if self._tools else None
         kept = props is not None and self._kept(r)
         while n < len(keys):
             key = keys[n]
@@ -379,10 +379,9 @@ class ToolCallDeltas:
         call.str_idx = len(chunks)
         return _encode_string(new)[1:-1]
 
-    def _params(self, name: str, r: _Region) -> Mapping | None:
-        """The `properties` of tool `name`'s schema, where they type the calls of region `r` (None for a field
-        whose calls `tools=` does not type: `FieldSpec.tool_typing`)."""
-        if not self._tools or self._tpl.by_name[r.name].tool_typing == UNTYPED:
+    def _params(self, name: str) -> Mapping | None:
+        """The `properties` of tool `name`'s schema (None without them)."""
+        if not self._tools:
             return None
         params = self._tools.by_name.get(name)
         if not params:
@@ -391,12 +390,12 @@ class ToolCallDeltas:
         return props if isinstance(props, dict) else None
 
     def _kept(self, r: _Region) -> bool:
-        """Whether region `r`'s field is a `TYPED_BODY` (`json`, `python-call-list`): an argument whose schema admits
-        a string is left as written (`tools.ToolSchemas.type_tool_calls`)."""
+        """Whether region `r`'s field is a `TYPED_BODY` (`json`, `python-call-list`, or one with `value_parser_by`):
+        an argument whose schema admits a string is left as written (`tools.ToolSchemas.type_tool_calls`)."""
         return bool(self._tpl.by_name[r.name].tool_typing)
 
     def _typed_args(self, name: str, value: Any, r: _Region) -> Any:
-        props = self._params(name, r) if isinstance(value, dict) else None
+        props = self._params(name) if isinstance(value, dict) else None
         if props is not None:
             kept = self._kept(r)
             return {k: cast_value(v, props[k], kept) if k in props else v for k, v in value.items()}

@@ -205,7 +205,8 @@ TEMPLATE_INFO: dict[str, dict[str, Any]] = {
         "content up to <｜end▁of▁sentence｜>. The string attribute picks each value's parser (xml-inline "
         'value_parser_by): string="true" values are raw text, string="false" or absent ones JSON (objects, '
         "arrays, numbers, booleans, null; text that is not JSON is kept), so arguments are typed without tools=, "
-        "and tools= retypes none of them (as in Transformers 5.25). "
+        "and tools= retypes only a string for a parameter that admits no string (string=\"true\" 42 for an "
+        "integer is 42, as vLLM gives; Transformers 5.25 leaves it \"42\"). "
         "The chat template renders history turns with </think> only, so thinking-off turns do not continue the "
         "<think></think> prompt: the round trip checks thinking mode.",
     },

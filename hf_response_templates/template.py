@@ -96,8 +96,9 @@ class FieldSpec:
     #: `json` with no options: `parse(body, captures)` is `reshape(json.loads(body), captures)` (the one-shot
     #: plan decodes such a body in its loop: `plan_shape._fused_tails`)
     plain_json: bool = False
-    #: How `tools=` schemas type the tool calls this field parses to (`tools.SCHEMA_TYPED`, `TYPED_BODY` for a
-    #: `json` / `python-call-list` body, `UNTYPED` with `value_parser_by` / `value_parser_group`): `tools` docs
+    #: How `tools=` schemas type the tool calls this field parses to (`tools.SCHEMA_TYPED`, or `TYPED_BODY` for a
+    #: `json` / `python-call-list` body and, unlike native, a field with `value_parser_by` / `value_parser_group`):
+    #: `tools` docs
     tool_typing: int = 0
 
     @property
@@ -932,11 +933,16 @@ def _compile_field(name: Any, raw: Any, index: int) -> FieldSpec:
 
 
 def _tool_typing(content: str, content_args: Any) -> int:
-    """`FieldSpec.tool_typing` of a field (as Transformers 5.25 decides it): `UNTYPED` when its `content_args` have
-    `value_parser_by` (or this package's older spelling, `value_parser_group`), whatever the parser; else
-    `TYPED_BODY` for a `json` or `python-call-list` body; else `SCHEMA_TYPED`."""
-    from .tools import SCHEMA_TYPED, TYPED_BODY, TYPED_BODY_PARSERS, UNTYPED  # local: tools imports content
+    """`FieldSpec.tool_typing` of a field: `TYPED_BODY` for a `json` or `python-call-list` body (as Transformers 5.25
+    decides it) and for a field whose `content_args` have `value_parser_by` (or this package's older spelling,
+    `value_parser_group`), whatever the parser; else `SCHEMA_TYPED`.
+
+    The `value_parser_by` rule is a deliberate difference from 5.25, which leaves such a field's calls untyped: the
+    model's tag says how to read each value, so a value whose schema admits a string stays as the tag's parser gave
+    it, but a string for a parameter that admits no string (DeepSeek V3.2's `string="true"` `42` for an `integer`)
+    is cast, as vLLM's parser does: a strict tool would reject it as written (`tools` docs)."""
+    from .tools import SCHEMA_TYPED, TYPED_BODY, TYPED_BODY_PARSERS  # local: tools imports content
 
     if isinstance(content_args, dict) and ("value_parser_by" in content_args or "value_parser_group" in content_args):
-        return UNTYPED
+        return TYPED_BODY
     return TYPED_BODY if content in TYPED_BODY_PARSERS else SCHEMA_TYPED

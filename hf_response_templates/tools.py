@@ -19,14 +19,18 @@ the rules Transformers' native parser and llama.cpp follow:
 * anything else (a `string`-only parameter, no declared type, a failed cast) keeps the text.
 
 Which values are typed depends on the field the call was parsed from (`FieldSpec.tool_typing`), as in
-Transformers 5.25:
+Transformers 5.25 but for one deliberate difference (`value_parser_by`):
 
 * a `json` or `python-call-list` body (`TYPED_BODY`): its syntax already tells a quoted string from a typed
   literal, so an argument whose schema admits a string (`["integer", "string"]`, `["string", "null"]`, ...) is
   left as the model wrote it (`"8"` stays `"8"`, `"null"` stays `"null"`), at any depth; a quoted string for a
   parameter that admits no string is still cast (`"8"` is `8` for `"integer"`);
-* an `xml-inline` field with `value_parser_by` (or its older spelling `value_parser_group`) (`UNTYPED`): the
-  model's own output says how to read each value, which the schemas must not undo: nothing is cast;
+* an `xml-inline` field with `value_parser_by` (or its older spelling `value_parser_group`) is typed as such a
+  body (`TYPED_BODY`), a deliberate difference from Transformers 5.25, which types nothing there: the model's
+  tag already says how to read each value, so where the schema admits a string the value stays as the tag's
+  parser gave it (DeepSeek V3.2's `string="true"` `"8"` stays `"8"` for `["integer", "string"]`), but a string
+  for a parameter that admits no string is cast (`"42"` is `42` for `"integer"`, as vLLM's DeepSeek V3.2 parser
+  does): a strict tool (OpenAI's `strict: true`) would reject it as written;
 * any other body (`SCHEMA_TYPED`: `xml-inline`, `kv-lines`, text): the rules above.
 
 An `enum` without a `type` casts only to one of its members (`"2"` is `2` for `{"enum": [1, 2]}`, `"7"`
@@ -47,13 +51,13 @@ from typing import Any
 
 from .content import parse_python_literal
 
-__all__ = ["SCHEMA_TYPED", "TYPED_BODY", "UNTYPED", "ToolSchemas", "admits_string", "cast_value", "tool_schemas"]
+__all__ = ["SCHEMA_TYPED", "TYPED_BODY", "ToolSchemas", "admits_string", "cast_value", "tool_schemas"]
 
 #: `FieldSpec.tool_typing`: how the `tools=` schemas type the tool calls a field parses to (module docstring).
-SCHEMA_TYPED, TYPED_BODY, UNTYPED = 0, 1, 2
+SCHEMA_TYPED, TYPED_BODY = 0, 1
 
 #: The content parsers whose syntax tells strings from typed literals (Transformers 5.25's
-#: `TYPED_STRUCTURED_PARSERS`): their fields are `TYPED_BODY`.
+#: `TYPED_STRUCTURED_PARSERS`): their fields are `TYPED_BODY` (as are the fields with `value_parser_by`).
 TYPED_BODY_PARSERS = frozenset({"json", "python-call-list"})
 
 
@@ -82,11 +86,9 @@ class ToolSchemas:
 
     def type_tool_calls(self, value: Any, typing: int = SCHEMA_TYPED) -> Any:
         """Type the arguments of every tool call found in `value` (a call dict or a list of them), in place, as
-        a field of `typing` (`FieldSpec.tool_typing`) has them typed: `SCHEMA_TYPED`, `TYPED_BODY` (arguments
-        whose schema admits a string stay as written) or `UNTYPED` (`value` as it is)."""
+        a field of `typing` (`FieldSpec.tool_typing`) has them typed: `SCHEMA_TYPED` or `TYPED_BODY` (arguments
+        whose schema admits a string stay as written)."""
         if typing:
-            if typing == UNTYPED:
-                return value
             kept = True
             by_tool = self._kept
         else:

@@ -263,8 +263,6 @@ def _reference_typing(by_name, call, typing=0):
     from hf_response_templates import tools as T
 
     props = (by_name.get(call["name"]) or {}).get("properties")
-    if typing == T.UNTYPED:
-        return call
     with mock.patch.object(T, "_cast_nested", _reference_cast_nested):
         if isinstance(props, dict):
             for key, arg in call["arguments"].items():
@@ -286,11 +284,12 @@ def _reference_typing(by_name, call, typing=0):
 def test_typing_without_inert_parameters_equals_casting_every_one(properties, arguments):
     import copy
 
+    from hf_response_templates import tools as T
     from hf_response_templates.tools import tool_schemas
 
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": properties}}}]
     schemas = tool_schemas(tools)
-    for typing in (0, 1, 2):  # (`FieldSpec.tool_typing`: schema-typed, a typed body, untyped)
+    for typing in (T.SCHEMA_TYPED, T.TYPED_BODY):  # (`FieldSpec.tool_typing`: schema-typed, a typed body)
         got = schemas.type_tool_calls({"name": "f", "arguments": copy.deepcopy(arguments)}, typing)
         want = _reference_typing(schemas.by_name, {"name": "f", "arguments": copy.deepcopy(arguments)}, typing)
         assert repr(got) == repr(want), typing  # repr: 8 and 8.0 and True differ

@@ -742,10 +742,10 @@ CASES += [
         {"role": "assistant", "tool_calls": [call("get_weather", {"location": "SF"}), call("get_weather", {"location": "NYC"})]},
     ),
     # test_type_conversion_in_non_streaming, test_string_attr_true_coerced_by_schema,
-    # test_object_and_array_params, test_number_param (values typed by their string="false" JSON). One departure
-    # from vLLM: its test_string_attr_true_coerced_by_schema casts the string="true" 42 to 42 by the schema;
-    # the template's value_parser_by makes the model's string="true" the word (Transformers 5.25: tools= retypes
-    # no value of such a field), so it stays "42"
+    # test_object_and_array_params, test_number_param (values typed by their string="false" JSON). vLLM's
+    # test_string_attr_true_coerced_by_schema: the string="true" 42 of an `integer` parameter is cast to 42 by the
+    # schema, as here (a value_parser_by field is typed as a typed body: a string for a parameter that admits no
+    # string is cast). Transformers 5.25 types nothing in a value_parser_by field and leaves "42" (README)
     (
         "deepseek-v3.2-typed-by-schema",
         "deepseek-v3.2",
@@ -763,7 +763,7 @@ CASES += [
             "reasoning_content": "Several tools.",
             "tool_calls": [
                 call("toggle", {"enabled": True, "count": 42}),
-                call("score", {"value": "42"}),
+                call("score", {"value": 42}),
                 call("update", {"tags": ["a", "b"], "meta": {"k": 1}}),
                 call("measure", {"ratio": 3.14}),
             ],

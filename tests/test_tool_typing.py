@@ -349,9 +349,11 @@ EVERY_CASES = {
     # a text body (xml-inline): every value is text, typed by the schema
     "xml": ("qwen3-coder", "", _xml_call({"u": "8", "n": "null", "i": "8", "o": '{"k": "1", "j": "2"}', "s": "x"}),
             {"u": 8, "n": None, "i": 8, "o": {"k": 1, "j": 2}, "s": "x"}),
-    # value_parser_by: the model's string="true|false" says how to read each value; the schemas type nothing
+    # value_parser_by: the model's string="true|false" says how to read each value, typed as a JSON body is:
+    # "u", "n" and "s" admit a string (kept as the tag's parser gave them, "s" the string="false" 8); "i" admits
+    # none, so its string="true" "8" is cast (unlike native 5.25, which types nothing in such a field)
     "value_parser_by": ("deepseek-v3.2", "<｜Assistant｜><think></think>", DSML_CALL,
-                        {"u": "8", "n": "null", "i": "8", "s": 8}),
+                        {"u": "8", "n": "null", "i": 8, "s": 8}),
 }
 
 

@@ -4,8 +4,10 @@
 each value's parser; a capture with no entry, or a group that took no part in the match, falls back to
 `value_parser`. Both spellings compile to the same arguments (every fast path reads those), the template dict
 given is never changed, both at once is an error, and mistakes are `TemplateError`s at load time (native reports
-some only while parsing). On Transformers with a native `value_parser_by`, native parses what we parse, with and
-without `tools=` (whose schemas must not retype what the model's own output says how to read).
+some only while parsing). On Transformers with a native `value_parser_by`, native parses what we parse without
+`tools=`, and with `tools=` up to the one deliberate difference (`_native_typing`): native types nothing in such a
+field, we type it as a JSON body's, so a value whose schema admits a string stays as the tag's parser gave it (as
+native) but a string for a parameter that admits no string is cast (`"42"` is `42` for `integer`, as vLLM gives).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from typing import Any
 
 import pytest
+from _native_typing import native_value_parser_by_argument, ours_value_parser_by_argument
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -145,13 +148,74 @@ DSML_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"typ
 
 @pytest.mark.parametrize("tools", [None, DSML_TOOLS])
 def test_the_shipped_deepseek_template_parses_as_native_does(tools):
-    # with tools= too: the schemas do not retype values whose parser the model's output picked
+    # with tools=: the schemas do not retype a value whose schema admits a string ("n", "t", "o": as the tag's
+    # parser gave them, as native); the string="true" "42" of the integer "s" is cast (the one difference)
     tpl = get_template("deepseek-v3.2")
     prefix = "<｜Assistant｜><think></think>"
     ours = parse_response(DSML, tpl, prefix=prefix, tools=tools)
-    assert arguments(ours) == [{"n": 42, "s": "42", "t": "null", "o": {"a": [1]}}]
+    assert arguments(ours) == [{"n": 42, "s": "42" if tools is None else 42, "t": "null", "o": {"a": [1]}}]
     if NATIVE_BY:
-        assert native_parse_response(DSML, tpl, prefix=prefix, tools=tools) == ours
+        theirs = native_parse_response(DSML, tpl, prefix=prefix, tools=tools)
+        if tools is not None:
+            ours["tool_calls"][0]["function"]["arguments"]["s"] = "42"
+        assert theirs == ours
+
+
+SCORE_TOOLS = [{"type": "function", "function": {"name": "score", "strict": True, "parameters": {
+    "type": "object", "properties": {"value": {"type": "integer"}}, "required": ["value"],
+    "additionalProperties": False}}}]
+SCORE = ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="score">\n'
+         '<｜DSML｜parameter name="value" string="true">42</｜DSML｜parameter>\n'
+         '</｜DSML｜invoke>\n</｜DSML｜function_calls><｜end▁of▁sentence｜>')
+SCORE_PREFIX = "<｜Assistant｜><think></think>"
+
+
+def test_value_parser_by_string_for_a_non_string_parameter_is_cast_unlike_native():
+    """The deliberate difference from native (README): a `value_parser_by` field is typed as a JSON body is, so
+    DeepSeek V3.2's `string="true"` `42` for an `integer` parameter (of a strict tool, which would reject `"42"`)
+    is `42`, as vLLM's parser gives (its test_string_attr_true_coerced_by_schema); native 5.25 types nothing in
+    such a field and gives `"42"`. Every place that types tool calls does it: the one-shot plan (both loops),
+    the streaming parser, DeltaStream's deltas and the tokenizer's parse_response, for both spellings."""
+    from hf_response_templates.openai import DeltaStream, accumulate_deltas
+    from hf_response_templates.plan import plan_for
+    from hf_response_templates.tools import tool_schemas
+
+    want = {"value": 42}
+
+    def args(message: dict[str, Any]) -> Any:
+        return message["tool_calls"][0]["function"]["arguments"]
+
+    tpl = get_template("deepseek-v3.2")
+    assert args(parse_response(SCORE, tpl, prefix=SCORE_PREFIX)) == {"value": "42"}  # (without tools=: the word)
+    assert args(parse_response(SCORE, tpl, prefix=SCORE_PREFIX, tools=SCORE_TOOLS)) == want
+    plan, schemas = plan_for(load_template(tpl)), tool_schemas(SCORE_TOOLS)
+    assert args(plan.run(SCORE, SCORE_PREFIX, schemas)) == want
+    assert args(plan._general(SCORE, SCORE_PREFIX, schemas)) == want
+    parser = ResponseParser(tpl, SCORE_PREFIX, tools=SCORE_TOOLS)
+    for ch in SCORE:  # (piece by piece: the state machine)
+        parser.feed(ch)
+    assert args(parser.finalize()[0]) == want
+    for mode in ("incremental", "validated"):
+        stream = DeltaStream(tpl, prefix=SCORE_PREFIX, tools=SCORE_TOOLS, tool_call_streaming=mode)
+        deltas = [d for ch in SCORE for d in stream.feed(ch)] + stream.finish()
+        assert not [c for d in deltas for c in d.get("tool_calls", []) if c.get("error")], mode
+        assert json.loads(args(accumulate_deltas(deltas))) == want, mode
+    # the older spelling (value_parser_group / value_parsers) types alike
+    for spelling in ("by", "old"):
+        tools = [{"type": "function", "function": {"name": "f", "parameters": SCORE_TOOLS[0]["function"]["parameters"]}}]
+        text = '<call name="f"><p name="value" string="true">42</p></call>'
+        assert args(parse_response(text, template(content_args(spelling)), prefix="", tools=tools)) == want, spelling
+    _tokenizers = pytest.importorskip("_tokenizers")
+    from hf_response_templates.tokenizer import install
+
+    install()
+    tok = _tokenizers.byte_level_tokenizer()
+    tok.response_template = tpl
+    for response, prefix in ((SCORE, SCORE_PREFIX), (tok.encode(SCORE, add_special_tokens=False),
+                                                     tok.encode(SCORE_PREFIX, add_special_tokens=False))):
+        assert args(tok.parse_response(response, prefix=prefix, tools=SCORE_TOOLS)) == want
+    if NATIVE_BY:  # native (>= 5.25) leaves it as the tag's parser gave it: the README's row stays true
+        assert args(native_parse_response(SCORE, tpl, prefix=SCORE_PREFIX, tools=SCORE_TOOLS)) == {"value": "42"}
 
 
 def test_a_group_named_key_picks_a_parser_per_parameter():
@@ -248,7 +312,7 @@ def test_openai_deltas_of_the_shipped_deepseek_template_with_tools():
     ds = DeltaStream(get_template("deepseek-v3.2"), prefix="<｜Assistant｜><think></think>", tools=DSML_TOOLS)
     deltas = [d for ch in DSML for d in ds.feed(ch)] + ds.finish()
     message = accumulate_deltas(deltas)
-    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"n": 42, "s": "42", "t": "null",
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"n": 42, "s": 42, "t": "null",
                                                                             "o": {"a": [1]}}
     assert not any(c.get("error") for d in deltas for c in d.get("tool_calls", []))
 
@@ -265,8 +329,9 @@ PARSER_POOL = {
 DEFAULTS = [None, {"name": "json", "args": {"allow_non_json": True}}, {"name": "text"}, {"name": "int"}]
 VALUES = ["1", " 2 ", "-2.5", "true", "null", '["x", 2]', '{"k": {"j": []}}', "abc", "", "{bad", " x\n", "0", "7 8"]
 ATTRS = [None, "true", "false", "", "raw", "t", "other"]
-TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
-    "a": {"type": "integer"}, "b": {"type": ["string", "null"]}, "c": {"type": "object"}, "d": {"type": "boolean"}}}}}]
+PROPERTIES = {"a": {"type": "integer"}, "b": {"type": ["string", "null"]}, "c": {"type": "object"},
+              "d": {"type": "boolean"}}
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": PROPERTIES}}}]
 
 
 @st.composite
@@ -300,12 +365,29 @@ def _outcome(parse: Any, text: str, tpl: dict[str, Any], tools: Any) -> Any:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value_parser_by_cases(), st.booleans())
 def test_value_parser_by_parses_as_native(case: tuple[dict[str, Any], str], with_tools: bool) -> None:
+    # without tools=: exactly native. With tools=: ours is what both give without tools= (`written`), typed as a
+    # JSON body's (a string for a parameter that admits no string cast); native is `written` (it types nothing
+    # in a value_parser_by field): they differ there and only there
     args, text = case
     tpl = template(args)
     tools = TOOLS if with_tools else None
     ours = _outcome(parse_response, text, tpl, tools)
     theirs = _outcome(native_parse_response, text, tpl, tools)
-    assert ours == theirs, (args, text)
+    if with_tools and ours != "raised":
+        written = _outcome(parse_response, text, tpl, None)
+        assert written != "raised", (args, text)
+        modeled = copy.deepcopy(ours)
+        for call, plain, native_call in zip(ours["tool_calls"], written["tool_calls"], modeled["tool_calls"],
+                                            strict=True):
+            got, raw = call["function"]["arguments"], plain["function"]["arguments"]
+            assert got.keys() == raw.keys(), (args, text)
+            for key, value in raw.items():
+                schema = PROPERTIES.get(key)
+                assert got[key] == ours_value_parser_by_argument(value, schema), (args, text, key)
+                native_call["function"]["arguments"][key] = native_value_parser_by_argument(got[key], value, schema)
+        assert modeled == theirs, (args, text)
+    else:
+        assert ours == theirs, (args, text)
     if ours != "raised":  # the older spelling reads the same
         old = {k: v for k, v in args.items() if k != "value_parser_by"}
         old["value_parser_group"] = "string"
