@@ -167,8 +167,9 @@ def test_the_texts_equal_the_whole_decode_and_the_previous_plan(
 def test_lead_window_is_the_last_anchor_among_the_last_ids() -> None:
     """`anchor_lead.lead_window`: the window from the last occurrence of the anchor's lead token followed by the rest
     of the anchor's ids, among the prompt's last ids; a lead token followed by other ids, or none at all: None."""
-    from hf_response_templates.anchor_lead import lead_window
+    from hf_response_templates.anchor_lead import _LEADS, lead_window
 
+    _LEADS.clear()  # (hints are cached by `id(backend)`: one of a backend freed earlier may stand at this id)
     tok = byte_level_tokenizer()
     backend = tok.backend_tokenizer
     turn = "<|im_start|>user\nHi<|im_end|>\n"
