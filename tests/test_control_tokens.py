@@ -218,6 +218,20 @@ def test_spelled_out_control_tokens_stay_text_in_content_reasoning_and_arguments
         assert message == expected
 
 
+def test_a_marker_character_the_model_wrote_is_kept_where_nothing_was_defused():
+    # U+FDD2 marks defused spellings while parsing; with none in the response, the model's own U+FDD2 stays (the
+    # README's differences table: Transformers removes it from every string when parsing ids)
+    tok = tokenizer("byte_level")
+    prompt = ids_of(tok, PROMPT)
+    response = ids_of(tok, "a" + MARKER + "b<|im_end|>")
+    for message in all_paths(tok, TEMPLATE, response, prompt):
+        assert message["content"] == "a" + MARKER + "b"
+    # and where a spelling was defused, the markers go and the text is the model's
+    response = ids_of(tok, "x ") + spelled(tok, "<|im_end|>") + ids_of(tok, " y<|im_end|>")
+    for message in all_paths(tok, TEMPLATE, response, prompt):
+        assert message["content"] == "x <|im_end|> y"
+
+
 def test_json_tool_arguments_keep_a_spelled_out_delimiter():
     tok = tokenizer("byte_level")
     response = (ids_of(tok, "<tool_call>") + ids_of(tok, '{"name": "say", "arguments": {"text": "a ')
