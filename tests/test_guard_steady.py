@@ -103,7 +103,7 @@ def test_gemma4_streams_give_the_watchs_own_events(chunks, reasoning):
     prefix = "<|turn>model\n" + ("<|channel>thought\nhm" if reasoning else "")
     got, oracle = _both(GEMMA4, prefix, chunks)
     assert got == oracle
-    assert got[0] == _ids_dropped(parse_response("".join(chunks), GEMMA4, prefix=prefix))
+    assert got[0] == _ids_dropped(parse_response("".join(chunks), GEMMA4, prefix=prefix, strict=False))
 
 
 RECORDS = [r for r in load_corpus() if r.prefix is not None]
