@@ -53,6 +53,7 @@ import regex
 
 from .behind_guard import false_partial
 from .end_search import _finders, _next_of, end_finder
+from .guard_steady import guarded_steady
 from .regex_leads import (
     _SPACE_CHARS,
     ANCHOR_NONE,
@@ -266,6 +267,7 @@ class Watch:
         "held_memo",
         "whole",
         "steady",
+        "narrow",
     )
 
     def __init__(self, delimiters: list[Delimiter], early: bool = True, *, prefilter: bool = True):
@@ -508,6 +510,9 @@ class Watch:
         )
         #: `region_change.steady_for`'s tuples, by field (the parser's steady state in a region without markup).
         self.steady: dict = {}
+        #: `feed()`'s steady state where the text so far is out of every lookbehind guard's reach: this watch's prefilter
+        #: without the leads those guards keep (`guard_steady.GuardedSteady`: Gemma 4's `call:`), or None.
+        self.narrow = guarded_steady(self) if prefilter else None
 
     def scan(
         self,

@@ -618,6 +618,13 @@ class ResponseParser:
         chars = watch.fast_chars
         if chars is None:
             return None
+        narrow = watch.narrow
+        if narrow is not None and self._ctx_on:  # (away from a lookbehind's guard: `guard_steady.py`)
+            if self._ctx_at != self._consumed:
+                self._sync_ctx()
+            ctx = self._ctx
+            if narrow.live(ctx, len(ctx) - narrow.span if len(ctx) > narrow.span else 0) is None:
+                watch = narrow
         if self._acc is None:
             self._acc = _new_acc()
         cur = self._current

@@ -91,8 +91,17 @@ def test_a_beginning_of_a_lookbehind_guarded_lead_is_left_to_the_scan(scans):
     """Gemma 4's `(?<=<channel\\|>\\s{0,2})call:` is not bare: a `c` ending a chunk may be no partial match."""
     parser = _open("gemma4")
     assert parser._watch.lead_texts is None
+    parser._fast = None  # (the watch itself, not the steady state's view without `call:`: `guard_steady.py`)
     scans.calls = 0
     assert _chunks(parser.feed(" c")) == " c"  # the regex says no partial match here: nothing held
+    assert scans.calls == 1
+    # the steady state away from `<channel|>` routes it without a scan; right after `<channel|>`, it is scanned
+    scans.calls = 0
+    assert _chunks(parser.feed(" c")) == " c"
+    assert scans.calls == 0
+    parser.feed(" <channel|>")
+    scans.calls = 0
+    assert _chunks(parser.feed(" c")) == " "  # (a partial match of `call:` there: held)
     assert scans.calls == 1
 
 
