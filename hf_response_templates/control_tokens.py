@@ -157,6 +157,10 @@ class ControlTokens:
     def __bool__(self) -> bool:
         return bool(self.tokens)
 
+    def __reduce__(self) -> tuple:
+        # (rebuilt from what defines it: `count_first` is a closure, the scans are compiled again)
+        return (ControlTokens, (self.by_id, self.verbatim))
+
     # -- the rule --------------------------------------------------------------------------------------
     def defuse(self, text: str) -> str:
         """`text` (one run of ordinary ids' text) with every control-token spelling defused."""

@@ -487,6 +487,22 @@ def _decode_many(tokenizer: Any, sequences: list[list[int]]) -> list[str]:
         return list(tokenizer.batch_decode(sequences, skip_special_tokens=False))
 
 
+class _DecodeMany:
+    """`_decode_many` bound to one tokenizer, as `IdTextStream` takes it; a class rather than a lambda so that a
+    parser holding it pickles (with its tokenizer, as Transformers objects pickle)."""
+
+    __slots__ = ("tokenizer",)
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, sequences: list[list[int]]) -> list[str]:
+        return _decode_many(self.tokenizer, sequences)
+
+    def __reduce__(self) -> tuple:
+        return (_DecodeMany, (self.tokenizer,))
+
+
 def _decoder(tokenizer: Any) -> Callable[[list[int]], str]:
     """How one call of `parse_response` / `get_response_parser` decodes one sequence of checked ids, looked up
     once per call: the `tokenizers` backend's `decode` (`_backend_decoder`, through `_backend_call`), else the
@@ -1085,7 +1101,7 @@ class TokenIdResponseParser:
     def __init__(self, tokenizer: Any, parser: ResponseParser, prompt_ids: list[int], marked: bool = False) -> None:
         control = _control_tokens(tokenizer) or _NO_CONTROL
         self._parser = parser
-        self._stream = IdTextStream(lambda seqs: _decode_many(tokenizer, seqs), control,
+        self._stream = IdTextStream(_DecodeMany(tokenizer), control,
                                     prompt_ids[-CONTEXT_TOKENS:])
         self._marked = marked
         self.initial_events = strip_markers(parser.initial_events) if marked else parser.initial_events
@@ -1655,7 +1671,7 @@ class _ResponseStreamerImpl(_EventQueueIterator):
         # the new ids' text, decoded after the prompt's last ids (held back while it ends in an unfinished UTF-8
         # character), a control token a delimiter only where its id was generated (`control_tokens.IdTextStream`)
         tokenizer = self.tokenizer
-        self._stream = IdTextStream(lambda seqs: _decode_many(tokenizer, seqs), control or _NO_CONTROL,
+        self._stream = IdTextStream(_DecodeMany(tokenizer), control or _NO_CONTROL,
                                     prompt_ids[-_CONTEXT_TOKENS:])
         self._emit_events(self._parser.initial_events)
 

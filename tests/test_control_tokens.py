@@ -460,3 +460,26 @@ def test_messages_equal_native_parse_response(data):
     expected = {k: v for k, v in expected.items() if v != ""}
     ours = tok.parse_response(response, template, prefix=prompt, strict=False)
     assert {k: v for k, v in ours.items() if v != ""} == expected
+
+
+@pytest.mark.parametrize("name", ["byte_level", "metaspace"])
+def test_a_token_id_parser_pickles_and_copies_mid_stream(name):
+    # (README: a ResponseParser pickles mid-stream; so does one fed ids, with its held text and its tokenizer)
+    import pickle
+
+    tok = tokenizer(name)
+    prompt = ids_of(tok, PROMPT)
+    response = (ids_of(tok, "<think>\nwhy ") + spelled(tok, "</think> and <|im_end|>") + ids_of(tok, " ok</think>")
+                + ids_of(tok, "Say ") + spelled(tok, "<tool_call>x</tool_call>") + ids_of(tok, "<|im_end|>"))
+    expected = reference_message(tok, TEMPLATE, response, prompt)
+    for cut in range(len(response) + 1):
+        parser = tok.get_response_parser(TEMPLATE, prefix=prompt, token_ids=True)
+        events = list(parser.initial_events) + parser.feed(response[:cut])
+        for clone in (pickle.loads(pickle.dumps(parser)), copy.deepcopy(parser)):
+            tail = clone.feed(response[cut:])
+            message, final = clone.finalize()
+            assert message == expected
+            assert all(MARKER not in repr(e) for e in events + tail + final)
+        # the original goes on unchanged by its copies
+        parser.feed(response[cut:])
+        assert parser.finalize()[0] == expected
