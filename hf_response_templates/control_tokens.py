@@ -30,6 +30,8 @@ from array import array
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .joint_decode import _split_point
+
 #: Put between the characters of a spelled-out control token so that no delimiter matches it, and removed from
 #: the message: a Unicode noncharacter (reserved for a program's internal use), the one Transformers uses.
 MARKER = "\ufdd2"
@@ -220,12 +222,6 @@ def strip_markers(value: Any) -> Any:
     if isinstance(value, dict):
         return {strip_markers(k): strip_markers(v) for k, v in value.items()}
     return value
-
-
-def _split_point(full: str, prefix: str) -> int:
-    from .joint_decode import _split_point as split
-
-    return split(full, prefix)
 
 
 class IdTextStream:

@@ -842,10 +842,10 @@ def _control_texts(
     marked = False
     if response and not control.is_clean(text, response):
         context = prompt[-_JOINT_TOKENS:] if prompt else []
-        text, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control, response, context)
+        text, defused = defused_text(_DecodeMany(tokenizer), control, response, context)
         marked = marked or defused
     if prompt and prefix_text and not control.is_clean(prefix_text, prompt[-window:] if window else prompt):
-        whole, defused = defused_text(lambda seqs: _decode_many(tokenizer, seqs), control, prompt)
+        whole, defused = defused_text(_DecodeMany(tokenizer), control, prompt)
         if whole.endswith("\ufffd") and not prefix_text.endswith("\ufffd"):  # the character went to the response
             whole = whole.rstrip("\ufffd")
         prefix_text, marked = whole, marked or defused
