@@ -17,6 +17,7 @@ scan, each pinned by a test that fails without it, and streaming still equal to 
 from __future__ import annotations
 
 import copy
+import threading
 
 import pytest
 from hypothesis import given
@@ -31,14 +32,17 @@ from hf_response_templates.regex_leads import _guard_chars
 
 
 class _Count:
-    """Counts calls of a function while delegating to it."""
+    """Counts calls of a function made by the thread that created it, while delegating every call to it. (Templates
+    are compiled once and shared: a thread an earlier test left running may call it meanwhile.)"""
 
     def __init__(self, fn):
         self.fn = fn
         self.calls = 0
+        self.thread = threading.get_ident()
 
     def __call__(self, *args, **kwargs):
-        self.calls += 1
+        if threading.get_ident() == self.thread:
+            self.calls += 1
         return self.fn(*args, **kwargs)
 
 
