@@ -112,14 +112,13 @@ class ControlTokens:
                                 else "(?!)")
         # The spellings scan of `is_clean`: one trie per first character, whose literal first character `re` skips
         # to in a tight C loop (a set of first characters is tested character by character, ~15x slower), when
-        # they are few; their matches are the whole trie's where no occurrence can start inside another (`inner`),
-        # since then occurrences never overlap.
+        # they are few.
         groups: dict[str, list[str]] = {}
         for token in sorted(self.tokens):
             groups.setdefault(token[0], []).append(token)
         self.scans = (
             tuple(re.compile(_trie_pattern(group)).findall for group in groups.values())
-            if not self.inner and len(groups) <= _FIRST_CHAR_SCANS
+            if len(groups) <= _FIRST_CHAR_SCANS
             else (self.regex.findall,)
         )
         # a control token's text -> its id, where exactly one control id has that text
@@ -153,7 +152,8 @@ class ControlTokens:
         at its own position (`verbatim`), one of them, so the control ids are at most as many as the matches, and
         when they are exactly as many, every match is an id's own text and no run of ordinary ids spells one out
         (its spelling would start at another position, another match). Per first character too (the matches of
-        one scan, the control ids whose text starts with it); and they are as many when the ids hold, in order,
+        one scan, the control ids whose text starts with it: an occurrence the scan passes over is inside one of
+        its matches, an `inner` token); and they are as many when the ids hold, in order,
         the id of each match's text (`list.index` from the last one found, one C walk of the ids per scan at
         most): that many control ids of that first character, at distinct positions. Where they do not (a
         spelling, or a match longer than the text of the id at its position), the counts decide (`_count_clean`).

@@ -428,13 +428,18 @@ ORDINARY = ["<", "[", "a", "x", ">", "]", "|", "INST", "/", "t", "b", "<a", "[/"
 @settings(deadline=None, max_examples=300)
 @given(data=st.data())
 def test_the_cheap_test_says_clean_exactly_where_the_rule_changes_nothing(name, data):
-    """`is_clean` on a decoder that writes each id's text (verbatim, no context): clean only where the rule (split
-    at the control ids, every spelling in the runs defused) leaves the text as it is, and, where no occurrence can
-    start inside another, everywhere it does (the exact path is not taken for nothing)."""
+    """`is_clean` on a decoder that writes each id's text (verbatim, no context; the ids: ordinary pieces, control
+    ids, control tokens spelled out one character per id): clean only where the rule (split at the control ids,
+    every spelling in the runs defused) leaves the text as it is, and, where no occurrence can start inside another,
+    everywhere it does (the exact path is not taken for nothing)."""
     tokens = CLEAN_SETS[name]
     control = ControlTokens({1000 + i: t for i, t in enumerate(tokens)})
     texts = {**dict(enumerate(ORDINARY)), **control.by_id}
-    ids = data.draw(st.lists(st.sampled_from(sorted(texts)), max_size=14))
+    chars = {c: 100 + k for k, c in enumerate(sorted({c for t in tokens for c in t} - set(ORDINARY)))}
+    texts.update({i: c for c, i in chars.items()})
+    spell = {t: [ORDINARY.index(c) if c in ORDINARY else chars[c] for c in t] for t in tokens}
+    pieces = st.one_of(st.sampled_from(sorted(texts)).map(lambda i: [i]), st.sampled_from(tokens).map(spell.get))
+    ids = [i for piece in data.draw(st.lists(pieces, max_size=10)) for i in piece]
     text = "".join(texts[i] for i in ids)
     alternation = re.compile("|".join(map(re.escape, sorted(set(tokens), key=len, reverse=True))))
     runs, run = [], ""
