@@ -79,6 +79,7 @@ def _count(module: Any, tok: Any, ids: list[int], pids: list[int]) -> tuple[list
         module._decoder = real
         if rust is not None:
             tok.__dict__["_tokenizer"] = rust
+    method(tok, ids, prefix=pids)  # warm again: the caches keyed by the backend (`_control_tokens`) saw `Counted`
     counts = {"all": 0, "glue": 0}
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:

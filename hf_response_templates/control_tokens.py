@@ -17,16 +17,15 @@ response are separate sequences for this rule (a spelling that straddles them is
 Nothing here knows Transformers or the tokenizer: `ControlTokens` is built from `{id: text}` (`tokenizer.py` reads
 them from a tokenizer, once per tokenizer), and `IdTextStream` takes a `decode_many` callable (lists of ids to
 their texts). Cost: `is_clean` decides from the text already decoded whether the rule changes
-anything (almost never: the model wrote no spelling), in one regex scan of the text and one C-level pass over the
-ids (a prompt's: those of the window its text was decoded from); only otherwise is the text decoded again run by
-run (`IdTextStream`).
+anything (almost never: the model wrote no spelling), in one scan of the text for spellings (a literal first
+character's C loop per first character) and, where it finds some, one `list.index` per spelling found, which together
+walk the ids (a prompt's: those of the window its text was decoded from) at most once per first character; only
+otherwise is the text decoded again run by run (`IdTextStream`).
 """
 
 from __future__ import annotations
 
 import re
-import sys
-from array import array
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -47,36 +46,9 @@ CONTEXT_TOKENS = 4
 #: `_JOINT_TOKENS`).
 _LONG_CONTEXT = 8
 
-
-#: an `array` type code of 4-byte unsigned items, and the UTF-32 codec reading them: ids as one character each
-_CODE = next((c for c in "IL" if array(c).itemsize == 4), None)
-_UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
-
-
-def _as_codes(ids: list[int]) -> str | None:
-    """The ids as a string of one character each (a C conversion), or None (an id past U+10FFFF, negative, ...)."""
-    if _CODE is None:  # pragma: no cover - no 4-byte array type
-        return None
-    try:
-        return array(_CODE, ids).tobytes().decode(_UTF32, "surrogatepass")
-    except (OverflowError, TypeError, ValueError):
-        return None
-
-
-def _char_class(codes: Iterable[int]) -> str:
-    """A regex character class of the code points `codes` (as ranges)."""
-    out: list[str] = []
-    run: list[int] = []
-    for code in sorted(codes):
-        if run and code == run[-1] + 1:
-            run.append(code)
-            continue
-        if run:
-            out.append(re.escape(chr(run[0])) + ("-" + re.escape(chr(run[-1])) if len(run) > 1 else ""))
-        run = [code]
-    if run:
-        out.append(re.escape(chr(run[0])) + ("-" + re.escape(chr(run[-1])) if len(run) > 1 else ""))
-    return "[" + "".join(out) + "]"
+#: `ControlTokens.is_clean` scans once per first character of the control tokens up to this many of them (else one
+#: scan with a set of first characters)
+_FIRST_CHAR_SCANS = 4
 
 
 def _trie_pattern(tokens: Iterable[str]) -> str:
@@ -119,11 +91,11 @@ class ControlTokens:
     """The control tokens of one tokenizer, and the tests and scans over them (built once per tokenizer).
 
     `by_id`: id -> its text. `verbatim`: every control id decodes to exactly its text wherever it is (probed by
-    `tokenizer.py`); without it the cheap tests cannot see the ids in the text and say "not clean" (the exact
-    path then decides)."""
+    `tokenizer.py`); without it the cheap test cannot see the ids in the text and says "clean" only for a text
+    without any spelling (the exact path then decides)."""
 
-    __slots__ = ("by_id", "ids", "tokens", "firsts", "count_first", "weight", "uniform", "id_chars", "regex", "search", "first", "longest", "prefixes", "inner", "verbatim",
-                 "is_control")
+    __slots__ = ("by_id", "ids", "tokens", "regex", "search", "first", "longest", "prefixes", "inner", "verbatim",
+                 "is_control", "scans", "id_of")
 
     def __init__(self, by_id: dict[int, str], verbatim: bool = True) -> None:
         self.by_id = {int(k): v for k, v in by_id.items() if v}
@@ -138,29 +110,28 @@ class ControlTokens:
         self.search = self.regex.search
         self.first = re.compile("[" + "".join(sorted({re.escape(t[0]) for t in self.tokens})) + "]" if self.tokens
                                 else "(?!)")
-        # the first characters of the control tokens, and how many of them each token's text holds
-        self.firsts = tuple(sorted({t[0] for t in self.tokens}))
-        self.weight = {i: sum(t.count(f) for f in self.firsts) for i, t in self.by_id.items()}
-        self.uniform = all(w == 1 for w in self.weight.values())
-        if len(self.firsts) <= 4:
-            firsts = self.firsts
-
-            def count_first(text: str) -> int:
-                return sum([text.count(f) for f in firsts])
-        else:
-            findall = self.first.findall
-
-            def count_first(text: str) -> int:
-                return len(findall(text))
-        self.count_first = count_first
-        self.id_chars = (re.compile(_char_class(self.by_id)).findall
-                         if self.by_id and max(self.by_id) < 0x110000 and min(self.by_id) >= 0 else None)
+        # The spellings scan of `is_clean`: one trie per first character, whose literal first character `re` skips
+        # to in a tight C loop (a set of first characters is tested character by character, ~15x slower), when
+        # they are few.
+        groups: dict[str, list[str]] = {}
+        for token in sorted(self.tokens):
+            groups.setdefault(token[0], []).append(token)
+        self.scans = (
+            tuple(re.compile(_trie_pattern(group)).findall for group in groups.values())
+            if len(groups) <= _FIRST_CHAR_SCANS
+            else (self.regex.findall,)
+        )
+        # a control token's text -> its id, where exactly one control id has that text
+        ids_by_text: dict[str, list[int]] = {}
+        for i, text in self.by_id.items():
+            ids_by_text.setdefault(text, []).append(i)
+        self.id_of = {text: ids[0] for text, ids in ids_by_text.items() if len(ids) == 1}
 
     def __bool__(self) -> bool:
         return bool(self.tokens)
 
     def __reduce__(self) -> tuple:
-        # (rebuilt from what defines it: `count_first` is a closure, the scans are compiled again)
+        # (rebuilt from what defines it: the scans are compiled again)
         return (ControlTokens, (self.by_id, self.verbatim))
 
     # -- the rule --------------------------------------------------------------------------------------
@@ -170,41 +141,45 @@ class ControlTokens:
             return text
         return self.regex.sub(_spread, text)
 
-    # -- the cheap exact tests -------------------------------------------------------------------------
+    # -- the cheap exact test --------------------------------------------------------------------------
     def is_clean(self, text: str, ids: list[int]) -> bool:
         """Whether `text`, the decode of exactly `ids` (in context), holds no spelled-out control token, so that
         the rule leaves it as it is.
 
-        First, cheaper: a spelling starts with a control token's first character, and the control ids' own texts
-        hold a known number of those (`weight`, `verbatim`); when the text holds no more, none is in the text of
-        the runs of ordinary ids. Otherwise (such a character in ordinary text, e.g. `a < b`), the scan of
-        spellings decides. Exact: with no occurrence able to start inside another (`inner`), the matches of the
-        scan start at every
-        position where a control-token text starts in `text`; every control id of `ids` starts its own text at
-        its own position (`verbatim`), one of them, so the control ids are at most as many as the matches. When
-        they are exactly as many, every match is an id's own text, and no run of ordinary ids spells one out (its
-        spelling would start at another position, another match)."""
-        firsts = self.count_first(text)
-        if not firsts:
-            return True
+        The spellings scan finds the control-token texts in `text` (leftmost, longest); none: clean. Else, with no
+        occurrence able to start inside another (`inner`, or no match is one such token), the matches start at
+        every position where a control-token text starts in `text`; every control id of `ids` starts its own text
+        at its own position (`verbatim`), one of them, so the control ids are at most as many as the matches, and
+        when they are exactly as many, every match is an id's own text and no run of ordinary ids spells one out
+        (its spelling would start at another position, another match). Per first character too (the matches of
+        one scan, the control ids whose text starts with it: an occurrence the scan passes over is inside one of
+        its matches, an `inner` token); and they are as many when the ids hold, in order,
+        the id of each match's text (`list.index` from the last one found, one C walk of the ids per scan at
+        most): that many control ids of that first character, at distinct positions. Where they do not (a
+        spelling, or a match longer than the text of the id at its position), the counts decide (`_count_clean`).
+        Without `verbatim`: clean where no first character of a control token is in the text."""
         if not self.verbatim:
-            return False
-        # the control ids (one C pass: the ids as characters, a character class; else `filter`), and the first
-        # characters of control tokens their texts hold
-        codes = _as_codes(ids) if self.id_chars is not None else None
-        controls = self.id_chars(codes) if codes is not None else [*filter(self.is_control, ids)]
-        if codes is None:
-            held = len(controls) if self.uniform else sum(map(self.weight.__getitem__, controls))
-        else:
-            held = len(controls) if self.uniform else sum(self.weight[ord(c)] for c in controls)
-        if held == firsts:
-            return True  # every such character of the text is in a control id's text: no spelling elsewhere
-        found = self.regex.findall(text)
-        if not found:
-            return True
-        if self.inner and not self.inner.isdisjoint(found):
-            return False
-        return len(found) == len(controls)
+            return self.first.search(text) is None
+        index = ids.index
+        id_of = self.id_of
+        inner = self.inner
+        for scan in self.scans:
+            found = scan(text)
+            if not found:
+                continue
+            if inner and not inner.isdisjoint(found):
+                return False
+            at = 0
+            try:
+                for spelling in found:
+                    at = index(id_of[spelling], at) + 1
+            except (KeyError, ValueError):  # (KeyError: a text several control ids have)
+                return self._count_clean(text, ids)
+        return True
+
+    def _count_clean(self, text: str, ids: list[int]) -> bool:
+        """`is_clean` past the `inner` test, by counting: the matches of the scans as many as the control ids."""
+        return sum(len(scan(text)) for scan in self.scans) == sum(map(self.is_control, ids))
 
 
 def _spread(match: re.Match) -> str:

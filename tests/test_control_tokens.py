@@ -411,6 +411,53 @@ def test_the_incremental_defusing_equals_defusing_the_whole_run(text, final, cut
         "|".join(map(re.escape, sorted(OVERLAPS, key=len, reverse=True))), lambda m: MARKER.join(m.group()), text)
 
 
+#: control-token sets for the cheap test alone (`ControlTokens.is_clean`): two first characters (one scan each); a
+#: token that is a prefix of another (a match longer than the id's own text); one text that two ids have; more first
+#: characters than `_FIRST_CHAR_SCANS` (one scan of them all); the overlapping ones (`inner`: one scan, its test)
+CLEAN_SETS = {
+    "two firsts": ["<|im_end|>", "<think>", "</think>", "[INST]", "[/INST]", "[TOOL_CALLS]"],
+    "prefix of another": ["<a>", "<a>x", "[b]"],
+    "shared text": ["<t>", "<t>", "[u]"],
+    "many firsts": ["<a>", "[b]", "{c}", "(d)", "|e|", "#f#"],
+    "overlaps": OVERLAPS,
+}
+ORDINARY = ["<", "[", "a", "x", ">", "]", "|", "INST", "/", "t", "b", "<a", "[/", "think", "im_end|>", " ", "e", "f"]
+
+
+@pytest.mark.parametrize("name", list(CLEAN_SETS))
+@settings(deadline=None, max_examples=300)
+@given(data=st.data())
+def test_the_cheap_test_says_clean_exactly_where_the_rule_changes_nothing(name, data):
+    """`is_clean` on a decoder that writes each id's text (verbatim, no context; the ids: ordinary pieces, control
+    ids, control tokens spelled out one character per id): clean only where the rule (split at the control ids,
+    every spelling in the runs defused) leaves the text as it is, and, where no occurrence can start inside another,
+    everywhere it does (the exact path is not taken for nothing)."""
+    tokens = CLEAN_SETS[name]
+    control = ControlTokens({1000 + i: t for i, t in enumerate(tokens)})
+    texts = {**dict(enumerate(ORDINARY)), **control.by_id}
+    chars = {c: 100 + k for k, c in enumerate(sorted({c for t in tokens for c in t} - set(ORDINARY)))}
+    texts.update({i: c for c, i in chars.items()})
+    spell = {t: [ORDINARY.index(c) if c in ORDINARY else chars[c] for c in t] for t in tokens}
+    pieces = st.one_of(st.sampled_from(sorted(texts)).map(lambda i: [i]), st.sampled_from(tokens).map(spell.get))
+    ids = [i for piece in data.draw(st.lists(pieces, max_size=10)) for i in piece]
+    text = "".join(texts[i] for i in ids)
+    alternation = re.compile("|".join(map(re.escape, sorted(set(tokens), key=len, reverse=True))))
+    runs, run = [], ""
+    for i in ids:
+        if i in control.by_id:
+            runs += [alternation.sub(lambda m: MARKER.join(m.group()), run), texts[i]]
+            run = ""
+        else:
+            run += texts[i]
+    unchanged = "".join([*runs, alternation.sub(lambda m: MARKER.join(m.group()), run)]) == text
+    clean = control.is_clean(text, ids)
+    assert not clean or unchanged
+    if not control.inner:
+        assert clean == unchanged
+    assert ControlTokens(control.by_id, verbatim=False).is_clean(text, ids) == (
+        unchanged and not any(t[0] in text for t in tokens))
+
+
 # ---------------------------------------------------------------------------------------------- native 5.25
 
 
