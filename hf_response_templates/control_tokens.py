@@ -154,8 +154,8 @@ class ControlTokens:
         (its spelling would start at another position, another match). Per first character too (the matches of
         one scan, the control ids whose text starts with it: an occurrence the scan passes over is inside one of
         its matches, an `inner` token); and they are as many when the ids hold, in order,
-        the id of each match's text (`list.index` from the last one found, one C walk of the ids per scan at
-        most): that many control ids of that first character, at distinct positions. Where they do not (a
+        the id of each match's text (the last ones compared with the last ids, then `list.index` from the last one
+        found, before those: one C walk of the ids per scan at most): that many control ids of that first character, at distinct positions. Where they do not (a
         spelling, or a match longer than the text of the id at its position), the counts decide (`_count_clean`).
         Without `verbatim`: clean where no first character of a control token is in the text."""
         if not self.verbatim:
@@ -169,10 +169,17 @@ class ControlTokens:
                 continue
             if inner and not inner.isdisjoint(found):
                 return False
+            # (the matches that the last ids are, from the end: no walk of the ids for them, the common case of a
+            # response ending with its end token)
+            n = len(found)
+            end = len(ids)
+            while n and end and ids[end - 1] == id_of.get(found[n - 1]):
+                n -= 1
+                end -= 1
             at = 0
             try:
-                for spelling in found:
-                    at = index(id_of[spelling], at) + 1
+                for i in range(n):
+                    at = index(id_of[found[i]], at, end) + 1
             except (KeyError, ValueError):  # (KeyError: a text several control ids have)
                 return self._count_clean(text, ids)
         return True
