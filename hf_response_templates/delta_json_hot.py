@@ -77,12 +77,6 @@ _CUT_TAIL = r'(?:\Z| \Z| "[^"]*+(?:\Z|"(?:\Z|:(?:\Z| \Z))))'  # (after the cut's
 _CUT_AHEAD = rf"(?=\Z|,{_CUT_TAIL})"
 _FIRST_HELD = re.compile(f"(?:{_HELD_MEMBER}){_CUT_AHEAD}")
 _NEXT_HELD = re.compile(f", (?:{_HELD_MEMBER}){_CUT_AHEAD}")
-# `_NEXT_HELD`'s two commonest members, its groups 2 (an integer, followed by the next member cut before its value) and
-# 6 (a string open at the end of the text; group 3 here), in one pattern of two alternatives (in `member_end`, first):
-# no list, literal or closed string tried first, no nested lookahead: fewer machine instructions, the groups read in
-# one call. It matches where `_NEXT_HELD` matches with one of those groups, with the same span, key and value
-# (tests/test_delta_json_hot.py compares them)
-_QUICK_NEXT = re.compile(rf', "({_S_RUN})": (?:(0|-?[1-9][0-9]*+)(?=,{_CUT_TAIL})|"({_S_RUN})\Z)')
 # The end of a JSON string without escapes (its last characters, group 1, and its quote), followed by nothing or by
 # the next member cut before its value (`json_reader._CUT_MEMBER`)
 _STRING_ENDS = re.compile(rf'({_S_RUN})"(?:\Z|,{_CUT_TAIL})')
@@ -101,7 +95,6 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
     pending_append = pending.append
     join = "".join
     first_member, next_member, string_ends = _FIRST_HELD.match, _NEXT_HELD.match, _STRING_ENDS.match
-    quick_next = _QUICK_NEXT.match
     # The stream's lag character (`DeltaStream._lag_char`, one character) when `feed` last saw it (see `first`):
     # while it is still that one, a piece holding none of '"', a backslash and it (a sunk string's piece needing
     # no escaping and not ending the region), or none of '"', "}", "]" and it (a piece held between members, quotes
@@ -540,17 +533,9 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
             s = text
         frame = p.following
         keys = frame.keys
-        # (`_QUICK_NEXT` first, unless the text holds a list's end: its groups are `_NEXT_HELD`'s 1, 2 and 6)
-        if keys and "]" not in s and (m := quick_next(s)) is not None:
-            key, num, v = m.groups()
-            g = 2 if num is not None else 6
-        elif (m := next_member(s) if keys else first_member(s)) is not None:
-            key = m[1]
+        m = next_member(s) if keys else first_member(s)
+        if m is not None and (key := m[1]) not in (node := frame.node):
             g = m.lastindex  # the value's group: 2 integer, 3 literal, 4 string, 5 list, 6 open string
-            v = None
-        else:
-            key = None
-        if key is not None and key not in (node := frame.node):
             if g == 6:  # a string opens, cut by the end of the text: the stream sinks it
                 keys.append(key)
                 frame.open_key = key
@@ -558,8 +543,7 @@ def json_hot_feed(ds: Any, r: _Region) -> Callable[[str], _Deltas]:
                 frame.version += 1
                 p._mode = _STR
                 p._is_key = False
-                if v is None:
-                    v = m[6]
+                v = m[6]
                 p._chunks = chunks = [v] if v else []
                 p.wait = None
                 if not p._carry:  # (`JsonPartial.string_sink`: nothing is held back then)
