@@ -276,3 +276,36 @@ def test_token_sized_pieces_give_the_deltas_of_the_plain_patterns(n, data) -> No
         for name, pattern in saved.items():
             setattr(delta_json_hot, name, pattern)
     assert new == old
+
+
+# --------------------------------------------------------------------------- the quotes a cut member leaves to come
+
+
+def test_the_quotes_to_come_after_a_member_read_in_place_are_those_the_cut_leaves() -> None:
+    """A member's end read in place (`member_end`: an integer, a list; `unsink`: a string's end) followed by the next
+    member cut before its value: the reader waits for the quotes the cut does not hold (`JsonPartial.quotes`), the
+    same state and deltas as the generic path, for every cut, and a piece at a time after it. (It failed with either
+    count of 5416734 (without `str.count`, since reverted) made wrong.)"""
+    tpl = get_template("hermes3")
+    head = '<tool_call>\n{"name": "f", "arguments": {"a": 1, "b": '
+    tail = ', "k": 5}}\n</tool_call><|im_end|>'
+    for opening, value in (("", "123"), ("", "0"), ("", "[1, 2, 3]"), ('"xy', 'z"')):
+        for n in range(1, 8):  # (",", ", ", ', "', ', "k', ', "k"', ', "k":', ', "k": ')
+            cut = tail[:n]
+            # (the head in pieces: the stream installs its region feed once the region is open)
+            heads = [head[i : i + 5] for i in range(0, len(head), 5)]
+            pieces = [*heads, *([opening] if opening else []), value + cut, *tail[n:]]
+            runs = []
+            for generic in (False, True):
+                with generic_hot_feed() if generic else contextlib.nullcontext():
+                    ds = DeltaStream(tpl, prefix=CHATML, id_seed=0)
+                    out = []
+                    for piece in pieces:
+                        out.append(ds.feed(piece))
+                        r = ds._open
+                        p = r.partial if r is not None else None
+                        out.append(None if p is None else (p.quotes, "".join(p.pending), p.wait))
+                    out.append(ds.finish())
+                    assert not ds.warnings
+                runs.append(out)
+            assert runs[0] == runs[1], (value, cut)
