@@ -153,10 +153,11 @@ class ControlTokens:
         when they are exactly as many, every match is an id's own text and no run of ordinary ids spells one out
         (its spelling would start at another position, another match). Per first character too (the matches of
         one scan, the control ids whose text starts with it: an occurrence the scan passes over is inside one of
-        its matches, an `inner` token); and they are as many when the ids hold, in order,
-        the id of each match's text (the last ones compared with the last ids, then `list.index` from the last one
-        found, before those: one C walk of the ids per scan at most): that many control ids of that first character, at distinct positions. Where they do not (a
-        spelling, or a match longer than the text of the id at its position), the counts decide (`_count_clean`).
+        its matches, an `inner` token); and they are as many when the ids hold, in order, the id of each match's
+        text (the last matches compared with the last ids, then `list.index` from the last one found, before
+        those: one C walk of the ids per scan at most): that many control ids of that first character, at
+        distinct positions. Where they do not (a spelling, or a match longer than the text of the id at its
+        position), the counts decide (`_count_clean`).
         Without `verbatim`: clean where no first character of a control token is in the text."""
         if not self.verbatim:
             return self.first.search(text) is None
