@@ -33,7 +33,7 @@ from hf_response_templates.regex_leads import _guard_chars
 
 class _Count:
     """Counts calls of a function made by the thread that created it, while delegating every call to it. (Templates
-    are compiled once and shared: a thread an earlier test left running may call it meanwhile.)"""
+    are compiled once and shared: another thread's calls would be counted too.)"""
 
     def __init__(self, fn):
         self.fn = fn

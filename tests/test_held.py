@@ -170,8 +170,8 @@ def test_a_complete_match_at_the_end_of_the_window_is_held():
 
 
 def _scans(monkeypatch) -> dict[str, int]:
-    """Count `Watch.scan` calls made by this test's thread. (A compiled template is shared: a thread left running by
-    an earlier test in the same worker, a loopback server's or a `generate` worker's, may scan with it meanwhile.)"""
+    """Count `Watch.scan` calls made by this test's thread. (A compiled template is shared: any other thread of the
+    worker, a loopback server's or a `generate` worker's, would be counted too.)"""
     calls = {"scans": 0}
     scan = Watch.scan
     mine = threading.get_ident()
