@@ -77,11 +77,14 @@ def held_scan(p: Any, resume: tuple, text: str, events: Any, timed: bool) -> boo
     whole = watch.whole
     held = p._buf + text
     got = whole.get(held)
-    if got is None:
+    if got is None or got is NOT_WHOLE:
+        # (NOT_WHOLE, learned where `still_held` could not say, e.g. after a scan held the text for another
+        # delimiter, says only that no delimiter is whole there: the text may be held all the same, a fact about it
+        # `still_held` knows now, which `remember_held` keeps)
         if still_held(watch, resume[4], p._ctx, held):
             remember_held(whole, held)
             got = HELD
-        elif watch.regexes:
+        elif got is None and watch.regexes:
             got = learn_whole(watch, whole, held)  # (not yet asked: `held_commit.commit_at`)
     if got is HELD:
         p._buf = held
